@@ -1,0 +1,78 @@
+#!/bin/sh
+# One entry point for newcomers and CI.
+#   scripts/dev.sh demo   install what is missing, build, run the demo
+#   scripts/dev.sh test   install what is missing, build, run every test:
+#                         make check (-Werror), unit tests again under
+#                         ASan+UBSan, fuzz targets (clang), make distcheck
+# Builds go to build/ (and build-asan/) beside the sources.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+jobs=$(nproc 2>/dev/null || echo 2)
+
+# Debian packages: build tools, the libraries madcm links, the programs the
+# simulated fabric runs (OpenSM, diags, verbs utils, perftest, rdmacm utils),
+# and the test tools (CMocka, tshark, clang/libFuzzer, valgrind, ibsim for
+# the comparison benchmark).
+PKGS="autoconf automake libtool pkg-config make gcc libc6-dev
+libibverbs-dev libibumad-dev libibmad-dev librdmacm-dev libcmocka-dev
+opensm infiniband-diags ibverbs-utils rdmacm-utils perftest
+tshark clang libclang-rt-14-dev valgrind ibsim-utils iproute2 procps"
+
+install_missing() {
+	missing=""
+	for p in $PKGS; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "missing Debian packages; as root run:" >&2
+		echo "  apt-get update && apt-get install -y$missing" >&2
+		exit 1
+	fi
+	echo "installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq $missing >/dev/null
+}
+
+build() {
+	dir=$1
+	shift
+	[ -x configure ] && [ configure -nt configure.ac ] || autoreconf -fi
+	mkdir -p "$dir"
+	(cd "$dir" && { [ -f Makefile ] || ../configure "$@"; } && make -j"$jobs")
+}
+
+case "${1:-}" in
+demo)
+	install_missing
+	build build --enable-werror
+	exec sh scripts/demo.sh build
+	;;
+test)
+	install_missing
+	build build --enable-werror
+	(cd build && make -j"$jobs" check) || { cat build/test-suite.log 2>/dev/null | tail -100; exit 1; }
+	echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+	build build-asan --enable-werror \
+		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+		LDFLAGS="-fsanitize=address,undefined"
+	(cd build-asan && make -j"$jobs" check-unit) ||
+		{ cat build-asan/test-suite.log 2>/dev/null | tail -100; exit 1; }
+	if command -v clang >/dev/null; then
+		echo "== fuzz targets (libFuzzer)"
+		(cd build && make fuzz-run FUZZ_RUNS="${FUZZ_RUNS:-200000}")
+	fi
+	echo "== make distcheck"
+	(cd build && make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror) ||
+		exit 1
+	echo "all test stages passed"
+	;;
+*)
+	echo "usage: $0 demo|test" >&2
+	exit 2
+	;;
+esac
