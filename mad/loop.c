@@ -1,0 +1,323 @@
+/* Progress loop (see loop.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include "mad/loop.h"
+
+#define MAX_WATCH 32
+
+struct watch {
+	int fd;
+	mad_loop_fd_fn fn;
+	void *arg;
+};
+
+struct mad_loop {
+	struct mad_timer_heap timers;
+	int evfd;
+	pthread_mutex_t lock;           /* guards the command queue and stop */
+	struct mad_loop_cmd *head, *tail;
+	bool stopping;
+	bool started;
+	pthread_t thread;
+	struct watch w[MAX_WATCH];
+	unsigned nw;
+};
+
+int mad_loop_create(struct mad_loop **out, uint64_t (*now_ns)(void *), void *clock_ctx)
+{
+	struct mad_loop *l;
+
+	if (!out)
+		return -EINVAL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (l->evfd < 0) {
+		int e = errno;
+
+		free(l);
+		return -e;
+	}
+	pthread_mutex_init(&l->lock, NULL);
+	mad_timer_heap_init(&l->timers, now_ns, clock_ctx);
+	*out = l;
+	return 0;
+}
+
+static struct mad_loop_cmd *take_cmds(struct mad_loop *l)
+{
+	struct mad_loop_cmd *c;
+	uint64_t v;
+
+	pthread_mutex_lock(&l->lock);
+	c = l->head;
+	l->head = l->tail = NULL;
+	pthread_mutex_unlock(&l->lock);
+	if (read(l->evfd, &v, sizeof(v)) < 0)
+		(void)0; /* EAGAIN: nothing was signalled */
+	return c;
+}
+
+static int run_cmds(struct mad_loop *l)
+{
+	struct mad_loop_cmd *c = take_cmds(l);
+	int n = 0;
+
+	while (c) {
+		struct mad_loop_cmd *next = c->next;
+
+		c->run(l, c);   /* may free c */
+		c = next;
+		n++;
+	}
+	return n;
+}
+
+static int iterate(struct mad_loop *l, int timeout_ms)
+{
+	struct pollfd p[MAX_WATCH + 1];
+	struct watch snap[MAX_WATCH];
+	uint64_t next = mad_timer_next_deadline(&l->timers);
+	unsigned nw = l->nw;
+	int n = 0, rc;
+
+	if (next != UINT64_MAX) {
+		uint64_t now = mad_timer_now(&l->timers);
+		uint64_t ms = next > now ? (next - now + 999999) / 1000000 : 0;
+
+		if (timeout_ms < 0 || ms < (uint64_t)timeout_ms)
+			timeout_ms = (int)(ms > 60000 ? 60000 : ms);
+	}
+	p[0].fd = l->evfd;
+	p[0].events = POLLIN;
+	memcpy(snap, l->w, sizeof(snap[0]) * nw);
+	for (unsigned i = 0; i < nw; i++) {
+		p[i + 1].fd = snap[i].fd;
+		p[i + 1].events = POLLIN;
+		p[i + 1].revents = 0;
+	}
+	rc = poll(p, nw + 1, timeout_ms);
+	if (rc > 0) {
+		for (unsigned i = 0; i < nw; i++) {
+			if (!(p[i + 1].revents & (POLLIN | POLLERR | POLLHUP)))
+				continue;
+			/* Skip a watch removed by an earlier callback. */
+			for (unsigned j = 0; j < l->nw; j++)
+				if (l->w[j].fd == snap[i].fd && l->w[j].fn == snap[i].fn) {
+					snap[i].fn(l, snap[i].fd, snap[i].arg);
+					n++;
+					break;
+				}
+		}
+	}
+	n += (int)mad_timer_run(&l->timers);
+	n += run_cmds(l);
+	return n;
+}
+
+static void *loop_thread(void *arg)
+{
+	struct mad_loop *l = arg;
+
+	for (;;) {
+		bool stop;
+
+		pthread_mutex_lock(&l->lock);
+		stop = l->stopping;
+		pthread_mutex_unlock(&l->lock);
+		if (stop)
+			break;
+		iterate(l, -1);
+	}
+	return NULL;
+}
+
+int mad_loop_start(struct mad_loop *l)
+{
+	int rc;
+
+	if (!l)
+		return -EINVAL;
+	if (l->started)
+		return 0;
+	rc = pthread_create(&l->thread, NULL, loop_thread, l);
+	if (rc)
+		return -rc;
+	l->started = true;
+	return 0;
+}
+
+int mad_loop_run_once(struct mad_loop *l, int timeout_ms)
+{
+	if (!l || l->started)
+		return -EINVAL;
+	return iterate(l, timeout_ms);
+}
+
+static void wake(struct mad_loop *l)
+{
+	uint64_t one = 1;
+
+	if (write(l->evfd, &one, sizeof(one)) < 0)
+		(void)0; /* counter saturated: the loop is awake anyway */
+}
+
+int mad_loop_post(struct mad_loop *l, struct mad_loop_cmd *cmd)
+{
+	if (!l || !cmd || !cmd->run)
+		return -EINVAL;
+	cmd->next = NULL;
+	pthread_mutex_lock(&l->lock);
+	if (l->stopping) {
+		pthread_mutex_unlock(&l->lock);
+		return -ESHUTDOWN;
+	}
+	if (l->tail)
+		l->tail->next = cmd;
+	else
+		l->head = cmd;
+	l->tail = cmd;
+	pthread_mutex_unlock(&l->lock);
+	wake(l);
+	return 0;
+}
+
+bool mad_loop_started(const struct mad_loop *l)
+{
+	return l && l->started;
+}
+
+bool mad_loop_owns(const struct mad_loop *l)
+{
+	return l && (!l->started || pthread_equal(pthread_self(), l->thread));
+}
+
+struct call_cmd {
+	struct mad_loop_cmd cmd;
+	void (*fn)(void *arg);
+	void *arg;
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	bool done;
+};
+
+static void call_run(struct mad_loop *l, struct mad_loop_cmd *cmd)
+{
+	struct call_cmd *c = (struct call_cmd *)cmd;
+
+	(void)l;
+	c->fn(c->arg);
+	pthread_mutex_lock(&c->m);
+	c->done = true;
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->m);
+}
+
+int mad_loop_call(struct mad_loop *l, void (*fn)(void *arg), void *arg)
+{
+	struct call_cmd c;
+	int rc;
+
+	if (!l || !fn)
+		return -EINVAL;
+	if (mad_loop_owns(l)) {
+		fn(arg);
+		return 0;
+	}
+	memset(&c, 0, sizeof(c));
+	c.cmd.run = call_run;
+	c.fn = fn;
+	c.arg = arg;
+	pthread_mutex_init(&c.m, NULL);
+	pthread_cond_init(&c.cv, NULL);
+	rc = mad_loop_post(l, &c.cmd);
+	if (rc == 0) {
+		pthread_mutex_lock(&c.m);
+		while (!c.done)
+			pthread_cond_wait(&c.cv, &c.m);
+		pthread_mutex_unlock(&c.m);
+	}
+	pthread_cond_destroy(&c.cv);
+	pthread_mutex_destroy(&c.m);
+	return rc;
+}
+
+int mad_loop_watch_fd(struct mad_loop *l, int fd, mad_loop_fd_fn fn, void *arg)
+{
+	if (!l || fd < 0 || !fn)
+		return -EINVAL;
+	if (l->nw == MAX_WATCH)
+		return -ENOSPC;
+	l->w[l->nw].fd = fd;
+	l->w[l->nw].fn = fn;
+	l->w[l->nw].arg = arg;
+	l->nw++;
+	return 0;
+}
+
+void mad_loop_unwatch_fd(struct mad_loop *l, int fd)
+{
+	if (!l)
+		return;
+	for (unsigned i = 0; i < l->nw; i++)
+		if (l->w[i].fd == fd) {
+			l->w[i] = l->w[--l->nw];
+			return;
+		}
+}
+
+struct mad_timer_heap *mad_loop_timers(struct mad_loop *l)
+{
+	return l ? &l->timers : NULL;
+}
+
+void mad_loop_destroy(struct mad_loop *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_lock(&l->lock);
+	l->stopping = true;
+	pthread_mutex_unlock(&l->lock);
+	if (l->started) {
+		wake(l);
+		pthread_join(l->thread, NULL);
+	}
+	/* Commands still queued run now so their owners are not left waiting. */
+	run_cmds(l);
+	mad_timer_heap_destroy(&l->timers);
+	close(l->evfd);
+	pthread_mutex_destroy(&l->lock);
+	free(l);
+}
+
+static struct mad_loop *default_loop;
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+
+static void default_init(void)
+{
+	struct mad_loop *l;
+
+	if (mad_loop_create(&l, NULL, NULL))
+		return;
+	if (mad_loop_start(l)) {
+		mad_loop_destroy(l);
+		return;
+	}
+	default_loop = l;
+}
+
+struct mad_loop *mad_loop_default(void)
+{
+	pthread_once(&default_once, default_init);
+	return default_loop;
+}

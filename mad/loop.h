@@ -1,0 +1,74 @@
+/*
+ * The progress loop: one per process (DESIGN.md, Threading), owner of the
+ * umad fds, the timer heap and every protocol object hung from them.
+ *
+ * Other threads never touch that state: they post commands, self-contained
+ * messages (struct mad_loop_cmd embedded in a caller struct that carries
+ * copies of the arguments and a place for the result), which the loop
+ * runs in order.  This is the interface a future daemon would speak over a
+ * socket.  Events go back by whatever the command's owner chose (a
+ * condition variable in mad_loop_call(), an event channel's fd later).
+ *
+ * Tests drive a loop without its thread: mad_loop_run_once() polls, runs
+ * due timers and queued commands, on a clock they supply.
+ */
+#ifndef MADCM_MAD_LOOP_H
+#define MADCM_MAD_LOOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mad/timer.h"
+
+struct mad_loop;
+struct mad_loop_cmd;
+
+typedef void (*mad_loop_cmd_fn)(struct mad_loop *loop, struct mad_loop_cmd *cmd);
+typedef void (*mad_loop_fd_fn)(struct mad_loop *loop, int fd, void *arg);
+
+struct mad_loop_cmd {
+	struct mad_loop_cmd *next;   /* queue link, owned by the loop */
+	mad_loop_cmd_fn run;         /* runs on the loop; may free cmd */
+};
+
+/* now_ns NULL: CLOCK_MONOTONIC. */
+int mad_loop_create(struct mad_loop **out, uint64_t (*now_ns)(void *), void *clock_ctx);
+/* Stops the thread (if any); watched fds are forgotten, not closed. */
+void mad_loop_destroy(struct mad_loop *l);
+
+/* Start the progress thread; idempotent.  Returns 0 or -errno. */
+int mad_loop_start(struct mad_loop *l);
+
+/*
+ * One iteration on the calling thread: wait up to timeout_ms for an fd
+ * (clipped to the next timer; 0 = do not wait, -1 = until something
+ * happens), then run ready fds, due timers and queued commands.  Only
+ * when the thread is not started.  Returns the number of things run.
+ */
+int mad_loop_run_once(struct mad_loop *l, int timeout_ms);
+
+/* Queue a command; any thread.  Returns 0, -EINVAL, -ESHUTDOWN. */
+int mad_loop_post(struct mad_loop *l, struct mad_loop_cmd *cmd);
+
+/*
+ * Run fn(arg) on the loop and wait until it returns.  From the loop
+ * thread itself, or when no thread was started, it runs inline.
+ */
+int mad_loop_call(struct mad_loop *l, void (*fn)(void *arg), void *arg);
+
+/* True once mad_loop_start() ran: a thread drives the loop. */
+bool mad_loop_started(const struct mad_loop *l);
+
+/* True on the loop's own thread (or always when it has no thread). */
+bool mad_loop_owns(const struct mad_loop *l);
+
+/* Loop-side only: call fn when fd is readable. */
+int mad_loop_watch_fd(struct mad_loop *l, int fd, mad_loop_fd_fn fn, void *arg);
+void mad_loop_unwatch_fd(struct mad_loop *l, int fd);
+
+struct mad_timer_heap *mad_loop_timers(struct mad_loop *l);
+
+/* The process-wide loop, created and started on first use; NULL on error. */
+struct mad_loop *mad_loop_default(void);
+
+#endif

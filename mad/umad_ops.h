@@ -1,0 +1,67 @@
+/*
+ * The few libibumad calls the MAD transport makes, behind a table of
+ * function pointers, so that unit tests drive the transport with a fake
+ * port (no fabric, no kernel) and the library runs on the real one.
+ *
+ * Every call returns 0 (or a non-negative id) on success and -errno on
+ * failure; none blocks except where noted.
+ */
+#ifndef MADCM_MAD_UMAD_OPS_H
+#define MADCM_MAD_UMAD_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mad/addr.h"
+
+#define MAD_CA_NAME_MAX 20      /* UMAD_CA_NAME_LEN */
+#define MAD_MAX_CAS 32
+
+/* What a port says about itself and about the subnet manager. */
+struct mad_port_attr {
+	char ca_name[MAD_CA_NAME_MAX];
+	int portnum;
+	uint16_t lid;
+	uint8_t lmc;
+	uint16_t sm_lid;
+	uint8_t sm_sl;
+	uint8_t state;          /* 1 Down, 2 Init, 3 Armed, 4 Active */
+	uint8_t gid[16];        /* GID index 0: subnet prefix + port GUID */
+	uint16_t pkey0;         /* P_Key at index 0 (default 0xffff) */
+	unsigned numports;      /* ports of the CA (for enumeration) */
+};
+
+struct mad_umad_ops {
+	/* CA names on this host; returns how many, or -errno. */
+	int (*list_cas)(void *ctx, char names[][MAD_CA_NAME_MAX], int max);
+	/* Fresh attributes of a port (re-read, never cached). */
+	int (*query_port)(void *ctx, const char *ca, int port, struct mad_port_attr *out);
+	/* Open a port; returns a port id. */
+	int (*open_port)(void *ctx, const char *ca, int port);
+	void (*close_port)(void *ctx, int portid);
+	/* A pollable fd, readable when a MAD is waiting. */
+	int (*get_fd)(void *ctx, int portid);
+	/*
+	 * Register an agent for (class, version) with the methods in
+	 * method_mask (bit m of word m/32) as unsolicited receiver.  Returns
+	 * the agent id the kernel chose.
+	 */
+	int (*register_agent)(void *ctx, int portid, uint8_t mgmt_class, uint8_t class_version,
+			      uint8_t rmpp_version, const uint32_t method_mask[4]);
+	int (*unregister_agent)(void *ctx, int portid, int agent);
+	/* Queue one MAD for sending; never waits for a response. */
+	int (*send)(void *ctx, int portid, int agent, const void *mad, size_t len,
+		    const struct mad_addr *dst);
+	/*
+	 * Take one received MAD without waiting: 0 with *len, *agent, *src
+	 * filled; -EAGAIN when none is waiting; -ENOSPC when `cap` is too
+	 * small (*len says how much is needed; the MAD is not consumed).
+	 */
+	int (*recv)(void *ctx, int portid, void *buf, size_t cap, size_t *len, int *agent,
+		    struct mad_addr *src);
+};
+
+/* The libibumad implementation (mad/umad_real.c); ctx is unused. */
+extern const struct mad_umad_ops mad_umad_real_ops;
+
+#endif

@@ -1,0 +1,210 @@
+/* mad_umad_ops over Debian's libibumad (or anything preloaded in its place). */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <infiniband/umad.h>
+
+#include "mad/umad_ops.h"
+
+/* umad_init() once per process; later calls are cheap no-ops. */
+static int real_init(void)
+{
+	static int done, rc;
+
+	if (!done) {
+		rc = umad_init() < 0 ? -EIO : 0;
+		done = 1;
+	}
+	return rc;
+}
+
+static int real_list_cas(void *ctx, char names[][MAD_CA_NAME_MAX], int max)
+{
+	char cas[MAD_MAX_CAS][UMAD_CA_NAME_LEN];
+	int n;
+
+	(void)ctx;
+	if (!names || max <= 0)
+		return -EINVAL;
+	if (real_init())
+		return -EIO;
+	n = umad_get_cas_names(cas, MAD_MAX_CAS);
+	if (n < 0)
+		return n;
+	if (n > max)
+		n = max;
+	for (int i = 0; i < n; i++) {
+		snprintf(names[i], MAD_CA_NAME_MAX, "%.*s", MAD_CA_NAME_MAX - 1, cas[i]);
+	}
+	return n;
+}
+
+static int real_query_port(void *ctx, const char *ca, int port, struct mad_port_attr *out)
+{
+	umad_port_t p;
+	umad_ca_t c;
+	uint64_t prefix, guid;
+	int rc;
+
+	(void)ctx;
+	if (!out)
+		return -EINVAL;
+	if (real_init())
+		return -EIO;
+	memset(out, 0, sizeof(*out));
+	rc = umad_get_port(ca, port, &p);
+	if (rc < 0)
+		return rc;
+	snprintf(out->ca_name, MAD_CA_NAME_MAX, "%.*s", MAD_CA_NAME_MAX - 1, p.ca_name);
+	out->portnum = p.portnum;
+	out->lid = (uint16_t)p.base_lid;
+	out->lmc = (uint8_t)p.lmc;
+	out->sm_lid = (uint16_t)p.sm_lid;
+	out->sm_sl = (uint8_t)p.sm_sl;
+	out->state = (uint8_t)p.state;
+	prefix = p.gid_prefix;
+	guid = p.port_guid;
+	memcpy(out->gid, &prefix, 8);   /* both already in network order */
+	memcpy(out->gid + 8, &guid, 8);
+	out->pkey0 = (p.pkeys_size && p.pkeys) ? p.pkeys[0] : 0xffff;
+	umad_release_port(&p);
+	if (umad_get_ca(out->ca_name, &c) == 0) {
+		out->numports = (unsigned)c.numports;
+		umad_release_ca(&c);
+	}
+	return 0;
+}
+
+static int real_open_port(void *ctx, const char *ca, int port)
+{
+	(void)ctx;
+	if (real_init())
+		return -EIO;
+	return umad_open_port(ca, port);
+}
+
+static void real_close_port(void *ctx, int portid)
+{
+	(void)ctx;
+	umad_close_port(portid);
+}
+
+static int real_get_fd(void *ctx, int portid)
+{
+	(void)ctx;
+	return umad_get_fd(portid);
+}
+
+static int real_register(void *ctx, int portid, uint8_t mgmt_class, uint8_t class_version,
+			 uint8_t rmpp_version, const uint32_t method_mask[4])
+{
+	/* libibumad takes the mask as an array of longs, bit m = method m. */
+	long mask[16 / sizeof(long)];
+
+	(void)ctx;
+	memset(mask, 0, sizeof(mask));
+	for (unsigned m = 0; m < 128; m++)
+		if (method_mask[m / 32] & (1u << (m % 32)))
+			mask[m / (8 * sizeof(long))] |= 1l << (m % (8 * sizeof(long)));
+	return umad_register(portid, mgmt_class, class_version, rmpp_version, mask);
+}
+
+static int real_unregister(void *ctx, int portid, int agent)
+{
+	(void)ctx;
+	return umad_unregister(portid, agent);
+}
+
+static int real_send(void *ctx, int portid, int agent, const void *mad, size_t len,
+		     const struct mad_addr *dst)
+{
+	size_t sz = umad_size() + len;
+	char buf[sizeof(struct ib_user_mad) + 2048] __attribute__((aligned(8)));
+	void *umad = buf;
+	int rc;
+
+	(void)ctx;
+	if (!mad || !dst || len == 0 || len > 2048)
+		return -EINVAL;
+	memset(umad, 0, sz);
+	memcpy(umad_get_mad(umad), mad, len);
+	umad_set_addr(umad, dst->lid, (int)dst->qpn, dst->sl, (int)dst->qkey);
+	umad_set_pkey(umad, dst->pkey_index);
+	if (dst->grh_present) {
+		ib_mad_addr_t a;
+
+		memset(&a, 0, sizeof(a));
+		memcpy(a.gid, dst->gid, 16);
+		a.gid_index = dst->gid_index;
+		a.hop_limit = dst->hop_limit;
+		a.traffic_class = dst->traffic_class;
+		a.flow_label = htonl(dst->flow_label);
+		umad_set_grh(umad, &a);
+	}
+	/* timeout 0: the transport does its own retries and matching. */
+	rc = umad_send(portid, agent, umad, (int)len, 0, 0);
+	return rc < 0 ? (errno ? -errno : -EIO) : 0;
+}
+
+static int real_recv(void *ctx, int portid, void *buf, size_t cap, size_t *len, int *agent,
+		     struct mad_addr *src)
+{
+	static __thread char ubuf[sizeof(struct ib_user_mad) + 65536] __attribute__((aligned(8)));
+	struct pollfd pfd;
+	ib_mad_addr_t *a;
+	int length = 65536, rc;
+
+	(void)ctx;
+	pfd.fd = umad_get_fd(portid);
+	pfd.events = POLLIN;
+	if (pfd.fd < 0)
+		return -EBADF;
+	/* Never block the progress loop, whatever flags the fd was opened with. */
+	if (poll(&pfd, 1, 0) <= 0)
+		return -EAGAIN;
+	errno = 0;
+	rc = umad_recv(portid, ubuf, &length, 0);
+	if (rc < 0)
+		return (rc == -ENOSPC || errno == ENOSPC) ? -EIO : -EAGAIN;
+	if ((size_t)length > cap) {
+		*len = (size_t)length;
+		return -ENOSPC;
+	}
+	memcpy(buf, umad_get_mad(ubuf), (size_t)length);
+	*len = (size_t)length;
+	*agent = rc;
+	a = umad_get_mad_addr(ubuf);
+	memset(src, 0, sizeof(*src));
+	src->lid = ntohs(a->lid);
+	src->sl = a->sl;
+	src->path_bits = a->path_bits;
+	src->qpn = ntohl(a->qpn);
+	src->qkey = ntohl(a->qkey);
+	src->pkey_index = a->pkey_index;
+	src->grh_present = a->grh_present;
+	if (a->grh_present) {
+		memcpy(src->gid, a->gid, 16);
+		src->flow_label = ntohl(a->flow_label);
+		src->hop_limit = a->hop_limit;
+		src->traffic_class = a->traffic_class;
+		src->gid_index = a->gid_index;
+	}
+	return 0;
+}
+
+const struct mad_umad_ops mad_umad_real_ops = {
+	.list_cas = real_list_cas,
+	.query_port = real_query_port,
+	.open_port = real_open_port,
+	.close_port = real_close_port,
+	.get_fd = real_get_fd,
+	.register_agent = real_register,
+	.unregister_agent = real_unregister,
+	.send = real_send,
+	.recv = real_recv,
+};

@@ -1,0 +1,782 @@
+/* SA client engine (see client.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/mad_wire.h"
+#include "sa/client.h"
+#include "sa/path_cache.h"
+#include "sa/sa_wire.h"
+
+#define PORT_REREAD_NS 1000000000ull   /* re-read SM LID at most once a second */
+#define MAX_REDIRECTS 2
+#define MAX_REC_LEN SA_SR_SIZE         /* largest record we send */
+
+struct sa_client {
+	struct mad_loop *loop;
+	struct mad_transport *t;
+	struct mad_agent *agent;
+	struct mad_send_opts opts;
+	struct sa_path_cache *cache;
+	/* Loop-side state. */
+	struct mad_addr dst;            /* the SA: SM LID/SL, or a redirect */
+	bool redirected;
+	uint64_t port_read_ns;
+	struct sa_client_stats st;
+};
+
+/*
+ * One query, owned by the loop from submission to its done() call.  The
+ * records passed to done() live in the response and are valid during the
+ * call only.
+ */
+struct sa_query;
+typedef void (*sa_query_done)(struct sa_query *q, int status, uint16_t mad_status,
+			      const uint8_t *recs, unsigned n, size_t rec_size);
+
+struct sa_query {
+	struct sa_client *c;
+	uint8_t method;
+	uint16_t attr;
+	uint64_t comp_mask;
+	uint8_t rec[MAX_REC_LEN];
+	size_t rec_len;
+	unsigned redirects;
+	sa_query_done done;
+};
+
+/* ---- port and SA address (loop side) ---- */
+
+static void set_dst_from_port(struct sa_client *c, const struct mad_port_attr *a)
+{
+	memset(&c->dst, 0, sizeof(c->dst));
+	c->dst.lid = a->sm_lid;
+	c->dst.sl = a->sm_sl;
+	c->dst.qpn = 1;
+	c->dst.qkey = MAD_QP1_QKEY;
+	c->redirected = false;
+}
+
+static void refresh_port(struct sa_client *c, bool force)
+{
+	uint64_t now = mad_timer_now(mad_loop_timers(c->loop));
+	struct mad_port_attr a;
+	bool changed = false;
+
+	if (!force && now - c->port_read_ns < PORT_REREAD_NS)
+		return;
+	c->port_read_ns = now;
+	if (mad_transport_port(c->t, &a, &changed))
+		return;
+	if (!changed)
+		return;
+	c->st.port_changes++;
+	set_dst_from_port(c, &a);
+	if (c->cache) {
+		sa_path_cache_flush(c->cache);
+		c->st.cache_flushes++;
+	}
+}
+
+/* ---- queries (loop side) ---- */
+
+static void query_send(struct sa_query *q);
+
+static void finish(struct sa_query *q, int status, uint16_t mad_status, const uint8_t *recs,
+		   unsigned n, size_t rec_size)
+{
+	if (status)
+		q->c->st.errors++;
+	q->done(q, status, mad_status, recs, n, rec_size);
+}
+
+struct cpi_ctx {
+	struct sa_query *q;
+};
+
+/* ClassPortInfo answer during a redirect: point the client at the new SA. */
+static void on_redirect_cpi(void *arg, int status, const void *mad, size_t len,
+			    const struct mad_addr *src)
+{
+	struct sa_query *q = arg;
+	struct sa_client *c = q->c;
+	const uint8_t *cpi;
+	uint16_t lid;
+
+	(void)src;
+	if (status) {
+		finish(q, status, 0, NULL, 0, 0);
+		return;
+	}
+	if (sa_mad_check(mad, len) || len < SA_DATA_OFFSET + MAD_CPI_SIZE ||
+	    mad_get(mad, mad_hdr_fields, MAD_HDR_STATUS)) {
+		finish(q, -EPROTO, (uint16_t)mad_get(mad, mad_hdr_fields, MAD_HDR_STATUS), NULL, 0, 0);
+		return;
+	}
+	cpi = (const uint8_t *)mad + SA_DATA_OFFSET;
+	lid = (uint16_t)mad_get(cpi, mad_cpi_fields, MAD_CPI_REDIRECT_LID);
+	if (lid == 0) {
+		/* No redirect after all (or the SA changed its mind): retry as is. */
+		query_send(q);
+		return;
+	}
+	memset(&c->dst, 0, sizeof(c->dst));
+	c->dst.lid = lid;
+	c->dst.sl = (uint8_t)mad_get(cpi, mad_cpi_fields, MAD_CPI_REDIRECT_SL);
+	c->dst.qpn = (uint32_t)mad_get(cpi, mad_cpi_fields, MAD_CPI_REDIRECT_QP);
+	c->dst.qkey = (uint32_t)mad_get(cpi, mad_cpi_fields, MAD_CPI_REDIRECT_Q_KEY);
+	c->dst.flow_label = (uint32_t)mad_get(cpi, mad_cpi_fields, MAD_CPI_REDIRECT_FL);
+	c->dst.traffic_class = (uint8_t)mad_get(cpi, mad_cpi_fields, MAD_CPI_REDIRECT_TC);
+	if (!c->dst.qpn)
+		c->dst.qpn = 1;
+	if (!c->dst.qkey)
+		c->dst.qkey = MAD_QP1_QKEY;
+	c->redirected = true;
+	c->st.redirects++;
+	query_send(q);
+}
+
+static void redirect(struct sa_query *q)
+{
+	struct sa_client *c = q->c;
+	uint8_t mad[MAD_SIZE];
+	int rc;
+
+	q->redirects++;
+	/* Ask the SM's SA (not a stale redirect target) where to go. */
+	refresh_port(c, true);
+	if (c->redirected) {
+		struct mad_port_attr a = *mad_transport_port_cached(c->t);
+
+		set_dst_from_port(c, &a);
+	}
+	sa_mad_init(mad, MAD_METHOD_GET, SA_ATTR_CLASS_PORT_INFO, 0, 0);
+	rc = mad_request_send(c->agent, mad, MAD_SIZE, &c->dst, &c->opts, on_redirect_cpi, q, NULL);
+	if (rc)
+		finish(q, rc, 0, NULL, 0, 0);
+}
+
+static void on_response(void *arg, int status, const void *mad, size_t len,
+			const struct mad_addr *src)
+{
+	struct sa_query *q = arg;
+	const uint8_t *m = mad;
+	size_t rec_size = 0;
+	uint16_t st;
+	int n;
+
+	(void)src;
+	if (status) {
+		if (status == -ETIMEDOUT)
+			refresh_port(q->c, true);
+		finish(q, status, 0, NULL, 0, 0);
+		return;
+	}
+	if (sa_mad_check(mad, len)) {
+		q->c->st.mad.malformed++;
+		finish(q, -EPROTO, 0, NULL, 0, 0);
+		return;
+	}
+	st = (uint16_t)mad_get(m, mad_hdr_fields, MAD_HDR_STATUS);
+	if ((st & MAD_STATUS_REDIRECT) && q->redirects < MAX_REDIRECTS) {
+		redirect(q);
+		return;
+	}
+	if (st & ~MAD_STATUS_REDIRECT) {
+		finish(q, sa_status_to_errno(st), st, NULL, 0, 0);
+		return;
+	}
+	n = sa_mad_record_count(m, len, &rec_size);
+	if (n < 0) {
+		finish(q, -EPROTO, st, NULL, 0, 0);
+		return;
+	}
+	if (q->method != MAD_METHOD_GET_TABLE) {
+		/*
+		 * Get/Set/Delete answer one record in one MAD, the rest of the
+		 * data area being padding; some SAs leave the offset 0.
+		 */
+		if (n == 0 && len >= SA_DATA_OFFSET + q->rec_len)
+			rec_size = q->rec_len;
+		n = rec_size ? 1 : 0;
+	}
+	if (n > 0 && rec_size < q->rec_len) {
+		finish(q, -EPROTO, st, NULL, 0, 0);
+		return;
+	}
+	finish(q, 0, st, m + SA_DATA_OFFSET, (unsigned)n, rec_size);
+}
+
+static void query_send(struct sa_query *q)
+{
+	struct sa_client *c = q->c;
+	uint8_t mad[MAD_SIZE];
+	int rc;
+
+	rc = sa_mad_init(mad, q->method, q->attr, 0, q->comp_mask);
+	if (rc == 0) {
+		memcpy(mad + SA_DATA_OFFSET, q->rec, q->rec_len);
+		rc = mad_request_send(c->agent, mad, MAD_SIZE, &c->dst, &c->opts, on_response, q, NULL);
+	}
+	if (rc)
+		finish(q, rc, 0, NULL, 0, 0);
+}
+
+/* Loop side: start a query; done() is called exactly once, maybe now. */
+static void query_start(struct sa_query *q)
+{
+	struct sa_client *c = q->c;
+
+	c->st.queries++;
+	refresh_port(c, false);
+	if (!c->dst.lid) {
+		finish(q, -ENETDOWN, 0, NULL, 0, 0);
+		return;
+	}
+	query_send(q);
+}
+
+/* ---- from API threads: commands to the loop ---- */
+
+struct sync_cmd {
+	struct mad_loop_cmd cmd;
+	struct sa_query q;
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	bool done;
+	int status;
+	uint16_t mad_status;
+	uint8_t *recs;          /* malloc'd copy */
+	unsigned n;
+	size_t rec_size;
+};
+
+static void sync_done(struct sa_query *q, int status, uint16_t mad_status, const uint8_t *recs,
+		      unsigned n, size_t rec_size)
+{
+	struct sync_cmd *s = (struct sync_cmd *)((char *)q - offsetof(struct sync_cmd, q));
+
+	s->status = status;
+	s->mad_status = mad_status;
+	if (status == 0 && n) {
+		s->recs = malloc(n * rec_size);
+		if (s->recs) {
+			memcpy(s->recs, recs, n * rec_size);
+			s->n = n;
+			s->rec_size = rec_size;
+		} else {
+			s->status = -ENOMEM;
+		}
+	}
+	pthread_mutex_lock(&s->m);
+	s->done = true;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->m);
+}
+
+static void sync_run(struct mad_loop *l, struct mad_loop_cmd *cmd)
+{
+	(void)l;
+	query_start(&((struct sync_cmd *)cmd)->q);
+}
+
+/* Run a query and wait; the caller frees s->recs. */
+static int query_sync(struct sa_client *c, struct sync_cmd *s, uint8_t method, uint16_t attr,
+		      uint64_t comp_mask, const void *rec, size_t rec_len)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->cmd.run = sync_run;
+	s->q.c = c;
+	s->q.method = method;
+	s->q.attr = attr;
+	s->q.comp_mask = comp_mask;
+	memcpy(s->q.rec, rec, rec_len);
+	s->q.rec_len = rec_len;
+	s->q.done = sync_done;
+	if (mad_loop_started(c->loop) && mad_loop_owns(c->loop))
+		return -EDEADLK;   /* waiting here would stop the loop we wait for */
+	pthread_mutex_init(&s->m, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	rc = mad_loop_post(c->loop, &s->cmd);
+	if (rc == 0) {
+		if (!mad_loop_started(c->loop)) {
+			/* No thread (tests, single-threaded tools): drive it here. */
+			while (!s->done)
+				mad_loop_run_once(c->loop, 100);
+		} else {
+			pthread_mutex_lock(&s->m);
+			while (!s->done)
+				pthread_cond_wait(&s->cv, &s->m);
+			pthread_mutex_unlock(&s->m);
+		}
+		rc = s->status;
+	}
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->m);
+	return rc;
+}
+
+/* ---- open / close ---- */
+
+static void on_readable(struct mad_loop *l, int fd, void *arg)
+{
+	struct sa_client *c = arg;
+
+	(void)l;
+	(void)fd;
+	mad_transport_poll(c->t, 0);
+}
+
+struct open_args {
+	struct sa_client *c;
+	const struct sa_client_params *p;
+	int rc;
+};
+
+static void open_on_loop(void *arg)
+{
+	struct open_args *o = arg;
+	struct sa_client *c = o->c;
+	struct mad_transport_params tp = { 0 };
+	struct mad_agent_desc d = { 0 };
+	int rc;
+
+	tp.ops = o->p->ops;
+	tp.ops_ctx = o->p->ops_ctx;
+	tp.ca = o->p->ca;
+	tp.port = o->p->port;
+	tp.gid = o->p->gid;
+	tp.timers = mad_loop_timers(c->loop);
+	rc = mad_transport_open(&c->t, &tp);
+	if (rc)
+		goto out;
+	d.mgmt_class = MAD_CLASS_SUBN_ADM;
+	d.class_version = MAD_CLASS_VERSION_SA;
+	rc = mad_agent_register(c->t, &d, &c->agent);
+	if (rc) {
+		mad_transport_close(c->t);
+		goto out;
+	}
+	if (mad_transport_fd(c->t) >= 0) {
+		rc = mad_loop_watch_fd(c->loop, mad_transport_fd(c->t), on_readable, c);
+		if (rc) {
+			mad_transport_close(c->t);
+			goto out;
+		}
+	}
+	set_dst_from_port(c, mad_transport_port_cached(c->t));
+	c->port_read_ns = mad_timer_now(mad_loop_timers(c->loop));
+out:
+	o->rc = rc;
+}
+
+int sa_client_open(struct sa_client **out, const struct sa_client_params *p)
+{
+	struct sa_client *c;
+	struct open_args o;
+	int rc;
+
+	if (!out || !p)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->loop = p->loop ? p->loop : mad_loop_default();
+	if (!c->loop) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->opts.timeout_ms = p->timeout_ms ? p->timeout_ms : 1000;
+	c->opts.retries = p->retries;
+	if (p->cache_lifetime_ms) {
+		rc = sa_path_cache_create(&c->cache, p->cache_entries ? p->cache_entries : 4096,
+					  (uint64_t)p->cache_lifetime_ms * 1000000u, NULL, NULL);
+		if (rc) {
+			free(c);
+			return rc;
+		}
+	}
+	o.c = c;
+	o.p = p;
+	o.rc = 0;
+	rc = mad_loop_call(c->loop, open_on_loop, &o);
+	if (rc == 0)
+		rc = o.rc;
+	if (rc) {
+		sa_path_cache_destroy(c->cache);
+		free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+static void close_on_loop(void *arg)
+{
+	struct sa_client *c = arg;
+
+	if (mad_transport_fd(c->t) >= 0)
+		mad_loop_unwatch_fd(c->loop, mad_transport_fd(c->t));
+	mad_transport_close(c->t);   /* in-flight queries end with -ECANCELED */
+}
+
+void sa_client_close(struct sa_client *c)
+{
+	if (!c)
+		return;
+	mad_loop_call(c->loop, close_on_loop, c);
+	sa_path_cache_destroy(c->cache);
+	free(c);
+}
+
+struct info_args {
+	struct sa_client *c;
+	struct mad_port_attr port;
+	struct sa_client_stats st;
+};
+
+static void info_on_loop(void *arg)
+{
+	struct info_args *a = arg;
+
+	a->port = *mad_transport_port_cached(a->c->t);
+	a->st = a->c->st;
+	mad_transport_counters(a->c->t, &a->st.mad);
+	a->st.mad.malformed += a->c->st.mad.malformed;
+}
+
+int sa_client_port(struct sa_client *c, struct mad_port_attr *out)
+{
+	struct info_args a = { .c = c };
+	int rc;
+
+	if (!c || !out)
+		return -EINVAL;
+	rc = mad_loop_call(c->loop, info_on_loop, &a);
+	if (rc == 0)
+		*out = a.port;
+	return rc;
+}
+
+int sa_client_stats(struct sa_client *c, struct sa_client_stats *out)
+{
+	struct info_args a = { .c = c };
+	int rc;
+
+	if (!c || !out)
+		return -EINVAL;
+	rc = mad_loop_call(c->loop, info_on_loop, &a);
+	if (rc)
+		return rc;
+	*out = a.st;
+	if (c->cache) {
+		struct sa_path_cache_stats cs;
+
+		sa_path_cache_stats(c->cache, &cs);
+		out->cache_hits = cs.hits;
+		out->cache_misses = cs.misses;
+	}
+	return 0;
+}
+
+void sa_client_flush_cache(struct sa_client *c)
+{
+	if (c && c->cache)
+		sa_path_cache_flush(c->cache);
+}
+
+/* ---- PathRecord ---- */
+
+static int path_prepare(const struct sa_path_query *q, uint8_t *rec)
+{
+	if (!q)
+		return -EINVAL;
+	return sa_path_encode(&q->rec, rec);
+}
+
+static uint8_t path_method(const struct sa_path_query *q)
+{
+	return q->table ? MAD_METHOD_GET_TABLE : MAD_METHOD_GET;
+}
+
+int sa_path_query(struct sa_client *c, const struct sa_path_query *q, struct sa_path *out,
+		  unsigned max, unsigned *n, uint16_t *mad_status)
+{
+	uint8_t rec[SA_PR_SIZE];
+	struct sa_path_key key;
+	struct sync_cmd s;
+	struct sa_path *all = NULL;
+	int rc;
+
+	if (!c || !q || !n || (max && !out))
+		return -EINVAL;
+	if (mad_status)
+		*mad_status = 0;
+	*n = 0;
+	rc = path_prepare(q, rec);
+	if (rc)
+		return rc;
+	if (c->cache && !q->no_cache) {
+		sa_path_key_make(&key, q);
+		if (sa_path_cache_lookup(c->cache, &key, out, max, n) == 0)
+			return 0;
+	}
+	rc = query_sync(c, &s, path_method(q), SA_ATTR_PATH_RECORD, q->comp_mask, rec, SA_PR_SIZE);
+	if (mad_status)
+		*mad_status = s.mad_status;
+	if (rc == 0 && s.n) {
+		all = calloc(s.n, sizeof(*all));
+		if (!all) {
+			free(s.recs);
+			return -ENOMEM;
+		}
+		for (unsigned i = 0; i < s.n; i++)
+			sa_path_decode(s.recs + i * s.rec_size, &all[i]);
+		*n = s.n < max ? s.n : max;
+		memcpy(out, all, sizeof(*out) * *n);
+	}
+	if (rc == 0 && c->cache && !q->no_cache)
+		sa_path_cache_insert(c->cache, &key, all, s.n);
+	free(all);
+	free(s.recs);
+	return rc;
+}
+
+struct async_cmd {
+	struct mad_loop_cmd cmd;
+	struct sa_query q;
+	struct sa_path_key key;
+	bool cache;
+	sa_path_cb cb;
+	void *arg;
+};
+
+static void async_done(struct sa_query *q, int status, uint16_t mad_status, const uint8_t *recs,
+		       unsigned n, size_t rec_size)
+{
+	struct async_cmd *a = (struct async_cmd *)((char *)q - offsetof(struct async_cmd, q));
+	struct sa_path one, *paths = &one;
+
+	(void)mad_status;
+	if (status || n == 0) {
+		a->cb(a->arg, status, NULL, 0);
+		free(a);
+		return;
+	}
+	if (n > 1) {
+		paths = calloc(n, sizeof(*paths));
+		if (!paths) {
+			a->cb(a->arg, -ENOMEM, NULL, 0);
+			free(a);
+			return;
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		sa_path_decode(recs + i * rec_size, &paths[i]);
+	if (a->cache)
+		sa_path_cache_insert(q->c->cache, &a->key, paths, n);
+	a->cb(a->arg, 0, paths, n);
+	if (paths != &one)
+		free(paths);
+	free(a);
+}
+
+static void async_run(struct mad_loop *l, struct mad_loop_cmd *cmd)
+{
+	(void)l;
+	query_start(&((struct async_cmd *)cmd)->q);
+}
+
+int sa_path_query_async(struct sa_client *c, const struct sa_path_query *q, sa_path_cb cb,
+			void *arg)
+{
+	struct async_cmd *a;
+	int rc;
+
+	if (!c || !q || !cb)
+		return -EINVAL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	rc = path_prepare(q, a->q.rec);
+	if (rc) {
+		free(a);
+		return rc;
+	}
+	if (c->cache && !q->no_cache) {
+		struct sa_path hit[8];
+		unsigned n;
+
+		sa_path_key_make(&a->key, q);
+		if (sa_path_cache_lookup(c->cache, &a->key, hit, 8, &n) == 0) {
+			free(a);
+			cb(arg, 0, hit, n);
+			return 0;
+		}
+		a->cache = true;
+	}
+	a->cmd.run = async_run;
+	a->q.c = c;
+	a->q.method = path_method(q);
+	a->q.attr = SA_ATTR_PATH_RECORD;
+	a->q.comp_mask = q->comp_mask;
+	a->q.rec_len = SA_PR_SIZE;
+	a->q.done = async_done;
+	a->cb = cb;
+	a->arg = arg;
+	rc = mad_loop_post(c->loop, &a->cmd);
+	if (rc)
+		free(a);
+	return rc;
+}
+
+/* ---- MCMemberRecord ---- */
+
+static int mcmember_one(struct sa_client *c, uint8_t method, const struct sa_mcmember *m,
+			uint64_t comp_mask, struct sa_mcmember *out)
+{
+	uint8_t rec[SA_MCMR_SIZE];
+	struct sync_cmd s;
+	int rc;
+
+	if (!c || !m)
+		return -EINVAL;
+	rc = sa_mcmember_encode(m, rec);
+	if (rc)
+		return rc;
+	rc = query_sync(c, &s, method, SA_ATTR_MC_MEMBER_RECORD, comp_mask, rec, sizeof(rec));
+	if (rc == 0 && out) {
+		if (s.n)
+			sa_mcmember_decode(s.recs, out);
+		else
+			memset(out, 0, sizeof(*out));
+	}
+	free(s.recs);
+	return rc;
+}
+
+int sa_mcmember_join(struct sa_client *c, const struct sa_mcmember *m, uint64_t comp_mask,
+		     struct sa_mcmember *out)
+{
+	return mcmember_one(c, MAD_METHOD_SET, m, comp_mask, out);
+}
+
+int sa_mcmember_leave(struct sa_client *c, const struct sa_mcmember *m, uint64_t comp_mask,
+		      struct sa_mcmember *out)
+{
+	return mcmember_one(c, MAD_METHOD_DELETE, m, comp_mask, out);
+}
+
+int sa_mcmember_query(struct sa_client *c, const struct sa_mcmember *m, uint64_t comp_mask,
+		      struct sa_mcmember **out, unsigned *n)
+{
+	uint8_t rec[SA_MCMR_SIZE];
+	struct sync_cmd s;
+	int rc;
+
+	if (!c || !m || !out || !n)
+		return -EINVAL;
+	*out = NULL;
+	*n = 0;
+	rc = sa_mcmember_encode(m, rec);
+	if (rc)
+		return rc;
+	rc = query_sync(c, &s, MAD_METHOD_GET_TABLE, SA_ATTR_MC_MEMBER_RECORD, comp_mask, rec,
+			sizeof(rec));
+	if (rc == 0 && s.n) {
+		*out = calloc(s.n, sizeof(**out));
+		if (!*out)
+			rc = -ENOMEM;
+		for (unsigned i = 0; *out && i < s.n; i++)
+			sa_mcmember_decode(s.recs + i * s.rec_size, &(*out)[i]);
+		if (*out)
+			*n = s.n;
+	}
+	free(s.recs);
+	return rc;
+}
+
+/* ---- ServiceRecord ---- */
+
+static int service_one(struct sa_client *c, uint8_t method, const struct sa_service *sr,
+		       uint64_t comp_mask)
+{
+	uint8_t rec[SA_SR_SIZE];
+	struct sync_cmd s;
+	int rc;
+
+	if (!c || !sr)
+		return -EINVAL;
+	rc = sa_service_encode(sr, rec);
+	if (rc)
+		return rc;
+	rc = query_sync(c, &s, method, SA_ATTR_SERVICE_RECORD, comp_mask, rec, sizeof(rec));
+	free(s.recs);
+	return rc;
+}
+
+int sa_service_register(struct sa_client *c, const struct sa_service *s, uint64_t comp_mask)
+{
+	return service_one(c, MAD_METHOD_SET, s, comp_mask);
+}
+
+int sa_service_delete(struct sa_client *c, const struct sa_service *s, uint64_t comp_mask)
+{
+	return service_one(c, MAD_METHOD_DELETE, s, comp_mask);
+}
+
+int sa_service_query(struct sa_client *c, const struct sa_service *sr, uint64_t comp_mask,
+		     struct sa_service **out, unsigned *n)
+{
+	uint8_t rec[SA_SR_SIZE];
+	struct sync_cmd s;
+	int rc;
+
+	if (!c || !sr || !out || !n)
+		return -EINVAL;
+	*out = NULL;
+	*n = 0;
+	rc = sa_service_encode(sr, rec);
+	if (rc)
+		return rc;
+	rc = query_sync(c, &s, MAD_METHOD_GET_TABLE, SA_ATTR_SERVICE_RECORD, comp_mask, rec,
+			sizeof(rec));
+	if (rc == 0 && s.n) {
+		*out = calloc(s.n, sizeof(**out));
+		if (!*out)
+			rc = -ENOMEM;
+		for (unsigned i = 0; *out && i < s.n; i++)
+			sa_service_decode(s.recs + i * s.rec_size, &(*out)[i]);
+		if (*out)
+			*n = s.n;
+	}
+	free(s.recs);
+	return rc;
+}
+
+/* ---- ClassPortInfo ---- */
+
+int sa_class_port_info(struct sa_client *c, uint8_t *cpi, size_t len)
+{
+	struct sync_cmd s;
+	uint8_t none[MAD_CPI_SIZE] = { 0 };
+	int rc;
+
+	if (!c || !cpi || len < MAD_CPI_SIZE)
+		return -EINVAL;
+	/* A Get carries an empty record; its length tells the answer's size. */
+	rc = query_sync(c, &s, MAD_METHOD_GET, SA_ATTR_CLASS_PORT_INFO, 0, none, sizeof(none));
+	if (rc == 0) {
+		if (s.n && s.rec_size >= MAD_CPI_SIZE)
+			memcpy(cpi, s.recs, MAD_CPI_SIZE);
+		else
+			rc = -EPROTO;
+	}
+	free(s.recs);
+	return rc;
+}

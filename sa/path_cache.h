@@ -1,0 +1,51 @@
+/*
+ * Path cache: PathRecord answers keyed by the query that produced them
+ * (method, component mask and the encoded template record), each kept for
+ * a lifetime.  The SA client flushes it when the SM LID or the port state
+ * changes, since paths may then differ.
+ *
+ * Unlike engine state, the cache is read from API threads (a hit must cost
+ * well under a microsecond: no MAD, no syscall, no trip to the loop), so
+ * it has its own mutex; entries are copied in and out, never shared.
+ */
+#ifndef MADCM_SA_PATH_CACHE_H
+#define MADCM_SA_PATH_CACHE_H
+
+#include <stdint.h>
+
+#include "sa/client.h"
+
+#define SA_PATH_KEY_LEN 80
+
+struct sa_path_key {
+	uint8_t b[SA_PATH_KEY_LEN];
+};
+
+/* Key of a query: method, comp mask, record with only the masked fields. */
+void sa_path_key_make(struct sa_path_key *k, const struct sa_path_query *q);
+
+struct sa_path_cache;
+
+struct sa_path_cache_stats {
+	uint64_t hits, misses, expired, inserts, evictions, flushes;
+	unsigned entries;
+};
+
+/* now_ns NULL: CLOCK_MONOTONIC (vDSO, no syscall). */
+int sa_path_cache_create(struct sa_path_cache **out, unsigned max_entries, uint64_t lifetime_ns,
+			 uint64_t (*now_ns)(void *), void *clock_ctx);
+void sa_path_cache_destroy(struct sa_path_cache *c);
+
+/*
+ * Copy up to `max` cached paths for `k` into out[] and their number into
+ * *n.  Returns 0 on a hit, -ENOENT on a miss or an expired entry.
+ */
+int sa_path_cache_lookup(struct sa_path_cache *c, const struct sa_path_key *k,
+			 struct sa_path *out, unsigned max, unsigned *n);
+/* Insert or replace; the lifetime starts now.  0, -EINVAL, -ENOMEM. */
+int sa_path_cache_insert(struct sa_path_cache *c, const struct sa_path_key *k,
+			 const struct sa_path *paths, unsigned n);
+void sa_path_cache_flush(struct sa_path_cache *c);
+void sa_path_cache_stats(struct sa_path_cache *c, struct sa_path_cache_stats *out);
+
+#endif

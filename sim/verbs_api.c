@@ -1,0 +1,980 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libibverbs API of the soft HCA: devices, contexts, PDs, MRs, CQs and
+ * completion channels, SRQs, AHs, async events.  QPs are in verbs_qp.c,
+ * the data path in verbs_datapath.c.  Exported with libibverbs' symbol
+ * versions (sim/verbs.map) so unmodified binaries bind to these.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/verbs_priv.h"
+
+struct vhca verbs_hca = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- the HCA thread ---------------------------------------------------- */
+
+static void *hca_thread(void *arg)
+{
+	static uint8_t buf[VERBS_PKT_MAX];
+	uint64_t next = 0;
+
+	(void)arg;
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = verbs_transport_fd(), .events = POLLIN },
+			{ .fd = verbs_hca.wake[0], .events = POLLIN },
+		};
+		int timeout = -1, i;
+		uint64_t now = verbs_now_ns();
+
+		if (next) {
+			uint64_t ms = next > now ? (next - now + 999999) / 1000000 : 0;
+
+			timeout = ms > 1000 ? 1000 : (int)ms;
+		}
+		if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents & POLLIN) {
+			char c[64];
+
+			if (read(verbs_hca.wake[0], c, sizeof(c)) <= 0)
+				break;
+		}
+		if (pfd[0].revents & (POLLERR | POLLHUP | POLLNVAL))
+			if (!(pfd[0].revents & POLLIN))
+				break;
+		for (i = 0; i < 64 && (pfd[0].revents & POLLIN); i++) {
+			ssize_t n = verbs_transport_recv(buf, sizeof(buf));
+
+			if (n == -EAGAIN || n == -EWOULDBLOCK)
+				break;
+			if (n < 0) {
+				if (n == -EINTR)
+					continue;
+				goto out;
+			}
+			if (n == 0)
+				continue;
+			VERBS_LOCK();
+			verbs_rx_packet(buf, (size_t)n);
+			VERBS_UNLOCK();
+		}
+		VERBS_LOCK();
+		next = verbs_run_timers(verbs_now_ns());
+		verbs_hca.sleep_until = next;
+		VERBS_UNLOCK();
+	}
+out:
+	return NULL;
+}
+
+/* Wake the HCA thread so it recomputes its next timer. */
+void verbs_hca_kick(void)
+{
+	char c = 0;
+
+	if (verbs_hca.started)
+		(void)!write(verbs_hca.wake[1], &c, 1);
+}
+
+static int hca_start(struct vdevice *dev)
+{
+	int ret;
+
+	if (verbs_hca.started)
+		return 0;
+	ret = verbs_transport_open(&dev->port);
+	if (ret)
+		return ret;
+	if (pipe2(verbs_hca.wake, O_CLOEXEC | O_NONBLOCK))
+		return -errno;
+	ret = pthread_create(&verbs_hca.thread, NULL, hca_thread, NULL);
+	if (ret) {
+		close(verbs_hca.wake[0]);
+		close(verbs_hca.wake[1]);
+		return -ret;
+	}
+	pthread_detach(verbs_hca.thread);
+	verbs_hca.started = true;
+	return 0;
+}
+
+/* ---- devices ----------------------------------------------------------- */
+
+struct ibv_device **ibv_get_device_list(int *num_devices)
+{
+	struct ibv_device **list = calloc(2, sizeof(*list));
+	struct vdevice *dev;
+	int n = 0;
+
+	if (!list) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&dev_lock);
+	dev = verbs_hca.dev;
+	if (!dev) {
+		dev = calloc(1, sizeof(*dev));
+		if (dev && !verbs_port_refresh(&dev->port)) {
+			dev->dev.node_type = IBV_NODE_CA;
+			dev->dev.transport_type = IBV_TRANSPORT_IB;
+			snprintf(dev->dev.name, sizeof(dev->dev.name), "%s",
+				 dev->port.ca_name);
+			snprintf(dev->dev.dev_name, sizeof(dev->dev.dev_name),
+				 "uverbs0");
+			snprintf(dev->dev.dev_path, sizeof(dev->dev.dev_path),
+				 "/sys/class/infiniband_verbs/uverbs0");
+			snprintf(dev->dev.ibdev_path,
+				 sizeof(dev->dev.ibdev_path),
+				 "/sys/class/infiniband/%s", dev->dev.name);
+			verbs_hca.dev = dev;
+		} else {
+			free(dev);
+			dev = NULL;
+		}
+	}
+	pthread_mutex_unlock(&dev_lock);
+	if (dev)
+		list[n++] = &dev->dev;
+	if (num_devices)
+		*num_devices = n;
+	if (!n)
+		errno = ENODEV;
+	return list;
+}
+
+void ibv_free_device_list(struct ibv_device **list)
+{
+	/* Devices live as long as the process, like libibverbs' cache. */
+	free(list);
+}
+
+const char *ibv_get_device_name(struct ibv_device *device)
+{
+	return device ? device->name : NULL;
+}
+
+__be64 ibv_get_device_guid(struct ibv_device *device)
+{
+	if (!device)
+		return 0;
+	return htobe64(((struct vdevice *)device)->port.node_guid);
+}
+
+int ibv_get_device_index(struct ibv_device *device)
+{
+	return device ? 0 : -1;
+}
+
+int ibv_fork_init(void)
+{
+	/* Nothing is pinned: fork is as safe as the application makes it. */
+	return 0;
+}
+
+enum ibv_fork_status ibv_is_fork_initialized(void)
+{
+	return IBV_FORK_UNNEEDED;
+}
+
+static int vquery_device_ex(struct ibv_context *ctx,
+			    const struct ibv_query_device_ex_input *input,
+			    struct ibv_device_attr_ex *attr, size_t attr_size);
+static int vquery_port(struct ibv_context *ctx, uint8_t port,
+		       struct ibv_port_attr *attr, size_t len);
+
+struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct vdevice *dev = (struct vdevice *)device;
+	struct vcontext *c;
+	struct ibv_context *ctx;
+	int p[2], ret;
+
+	if (!device || device != &verbs_hca.dev->dev) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (pipe2(p, O_CLOEXEC)) {
+		free(c);
+		return NULL;
+	}
+	pthread_mutex_lock(&dev_lock);
+	ret = hca_start(dev);
+	pthread_mutex_unlock(&dev_lock);
+	if (ret) {
+		close(p[0]);
+		close(p[1]);
+		free(c);
+		errno = -ret;
+		return NULL;
+	}
+	c->dev = dev;
+	c->async_wr = p[1];
+	c->vctx.sz = sizeof(c->vctx);
+	c->vctx.query_port = vquery_port;
+	c->vctx.query_device_ex = vquery_device_ex;
+	c->vctx.create_qp_ex = verbs_create_qp_ex;
+	ctx = &c->vctx.context;
+	ctx->device = device;
+	ctx->cmd_fd = -1;
+	ctx->async_fd = p[0];
+	ctx->num_comp_vectors = 1;
+	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	pthread_mutex_init(&ctx->mutex, NULL);
+	ctx->ops.poll_cq = verbs_poll_cq;
+	ctx->ops.req_notify_cq = verbs_req_notify_cq;
+	ctx->ops.post_send = verbs_post_send;
+	ctx->ops.post_recv = verbs_post_recv;
+	ctx->ops.post_srq_recv = verbs_post_srq_recv;
+	VERBS_LOCK();
+	if (!verbs_hca.ctx)
+		verbs_hca.ctx = c;
+	VERBS_UNLOCK();
+	return ctx;
+}
+
+static struct vcontext *to_vctx(struct ibv_context *ctx)
+{
+	return (struct vcontext *)((uint8_t *)ctx -
+				   offsetof(struct vcontext, vctx.context));
+}
+
+int ibv_close_device(struct ibv_context *ctx)
+{
+	struct vcontext *c;
+
+	if (!ctx)
+		return EINVAL;
+	c = to_vctx(ctx);
+	VERBS_LOCK();
+	if (verbs_hca.ctx == c)
+		verbs_hca.ctx = NULL;
+	VERBS_UNLOCK();
+	close(ctx->async_fd);
+	close(c->async_wr);
+	free(c);
+	return 0;
+}
+
+int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
+{
+	struct vdevice *dev;
+
+	if (!ctx || !a)
+		return EINVAL;
+	dev = to_vctx(ctx)->dev;
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "1.0.0");
+	a->node_guid = htobe64(dev->port.node_guid);
+	a->sys_image_guid = htobe64(dev->port.node_guid);
+	a->max_mr_size = ~0ull;
+	a->page_size_cap = 0xfffff000;
+	a->vendor_id = 0;
+	a->vendor_part_id = 0;
+	a->hw_ver = 0;
+	a->max_qp = 1 << 17;
+	a->max_qp_wr = VERBS_MAX_WR;
+	a->device_cap_flags = IBV_DEVICE_PORT_ACTIVE_EVENT |
+			      IBV_DEVICE_RC_RNR_NAK_GEN |
+			      IBV_DEVICE_SYS_IMAGE_GUID |
+			      IBV_DEVICE_CHANGE_PHY_PORT;
+	a->max_sge = VERBS_MAX_SGE;
+	a->max_sge_rd = VERBS_MAX_SGE;
+	a->max_cq = 1 << 17;
+	a->max_cqe = VERBS_MAX_CQE;
+	a->max_mr = 1 << 17;
+	a->max_pd = 1 << 17;
+	a->max_qp_rd_atom = 16;
+	a->max_ee_rd_atom = 0;
+	a->max_res_rd_atom = 16 << 17;
+	a->max_qp_init_rd_atom = 16;
+	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_mcast_grp = 1024;
+	a->max_mcast_qp_attach = 64;
+	a->max_total_mcast_qp_attach = 1024 * 64;
+	a->max_ah = 1 << 17;
+	a->max_srq = 1 << 16;
+	a->max_srq_wr = VERBS_MAX_WR;
+	a->max_srq_sge = VERBS_MAX_SGE;
+	a->max_pkeys = VERBS_MAX_PKEY;
+	a->local_ca_ack_delay = 15;
+	a->phys_port_cnt = 1;
+	return 0;
+}
+
+static int vquery_device_ex(struct ibv_context *ctx,
+			    const struct ibv_query_device_ex_input *input,
+			    struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ibv_device_attr_ex a;
+	int ret;
+
+	(void)input;
+	if (attr_size < sizeof(attr->orig_attr))
+		return EINVAL;
+	memset(&a, 0, sizeof(a));
+	ret = ibv_query_device(ctx, &a.orig_attr);
+	if (ret)
+		return ret;
+	a.max_dm_size = 0;
+	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
+	return 0;
+}
+
+static void fill_port_attr(const struct verbs_port_info *pi,
+			   struct ibv_port_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->state = pi->state;
+	a->max_mtu = IBV_MTU_4096;
+	a->active_mtu = pi->active_mtu;
+	a->gid_tbl_len = 1;
+	a->port_cap_flags = pi->cap_flags;
+	a->max_msg_sz = 1u << 31;
+	a->pkey_tbl_len = (uint16_t)(pi->npkeys ? pi->npkeys : 1);
+	a->lid = pi->lid;
+	a->sm_lid = pi->sm_lid;
+	a->lmc = pi->lmc;
+	a->max_vl_num = 1;
+	a->sm_sl = pi->sm_sl;
+	a->subnet_timeout = 18;
+	a->active_width = 2;	/* 4X */
+	a->active_speed = 4;	/* QDR */
+	a->phys_state = pi->phys_state;
+	a->link_layer = IBV_LINK_LAYER_INFINIBAND;
+}
+
+static int refresh_port(struct vdevice *dev)
+{
+	struct verbs_port_info pi;
+
+	/* Ask the fabric each time: the SM may have changed LID or state. */
+	if (verbs_port_refresh(&pi))
+		return 0; /* keep the last known view */
+	VERBS_LOCK();
+	dev->port = pi;
+	VERBS_UNLOCK();
+	return 0;
+}
+
+static int vquery_port(struct ibv_context *ctx, uint8_t port,
+		       struct ibv_port_attr *attr, size_t len)
+{
+	struct ibv_port_attr a;
+	struct vdevice *dev;
+
+	if (!ctx || !attr || port != 1)
+		return EINVAL;
+	dev = to_vctx(ctx)->dev;
+	refresh_port(dev);
+	VERBS_LOCK();
+	fill_port_attr(&dev->port, &a);
+	VERBS_UNLOCK();
+	memcpy(attr, &a, len < sizeof(a) ? len : sizeof(a));
+	return 0;
+}
+
+#undef ibv_query_port
+int ibv_query_port(struct ibv_context *ctx, uint8_t port,
+		   struct _compat_ibv_port_attr *attr)
+{
+	/* The legacy entry point knows the layout up to 'flags'. */
+	return vquery_port(ctx, port, (struct ibv_port_attr *)attr,
+			   offsetof(struct ibv_port_attr, port_cap_flags2));
+}
+
+int ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index,
+		  union ibv_gid *gid)
+{
+	struct vdevice *dev;
+
+	if (!ctx || !gid || port != 1 || index != 0)
+		return -1;
+	dev = to_vctx(ctx)->dev;
+	VERBS_LOCK();
+	gid->global.subnet_prefix = htobe64(dev->port.gid_prefix);
+	gid->global.interface_id = htobe64(dev->port.port_guid);
+	VERBS_UNLOCK();
+	return 0;
+}
+
+int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port,
+		      uint32_t gid_index, struct ibv_gid_entry *entry,
+		      uint32_t flags, size_t entry_size)
+{
+	struct ibv_gid_entry e;
+
+	if (!entry || flags || entry_size < sizeof(e))
+		return EINVAL;
+	memset(&e, 0, sizeof(e));
+	if (port > 255 || ibv_query_gid(ctx, (uint8_t)port, (int)gid_index,
+					&e.gid))
+		return ENODATA;
+	e.gid_index = gid_index;
+	e.port_num = port;
+	e.gid_type = IBV_GID_TYPE_IB;
+	e.ndev_ifindex = 0;
+	memcpy(entry, &e, sizeof(e));
+	return 0;
+}
+
+/* Private libibverbs call perftest uses; the enum is internal to
+ * rdma-core: 0 is IB/RoCE v1. */
+int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port,
+		       unsigned int index, int *type);
+int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port,
+		       unsigned int index, int *type)
+{
+	union ibv_gid g;
+
+	if (!type || ibv_query_gid(ctx, port, (int)index, &g))
+		return -1;
+	*type = 0;
+	return 0;
+}
+
+int ibv_query_pkey(struct ibv_context *ctx, uint8_t port, int index,
+		   __be16 *pkey)
+{
+	struct vdevice *dev;
+	int ret = -1;
+
+	if (!ctx || !pkey || port != 1 || index < 0)
+		return -1;
+	dev = to_vctx(ctx)->dev;
+	VERBS_LOCK();
+	if (index < dev->port.npkeys) {
+		*pkey = htobe16(dev->port.pkeys[index]);
+		ret = 0;
+	} else if (index == 0 && !dev->port.npkeys) {
+		*pkey = htobe16(0xffff);
+		ret = 0;
+	}
+	VERBS_UNLOCK();
+	return ret;
+}
+
+int ibv_get_pkey_index(struct ibv_context *ctx, uint8_t port, __be16 pkey)
+{
+	__be16 p;
+	int i;
+
+	for (i = 0; i < VERBS_MAX_PKEY; i++) {
+		if (ibv_query_pkey(ctx, port, i, &p))
+			break;
+		if (p == pkey)
+			return i;
+	}
+	return -1;
+}
+
+/* P_Key value at an index, for the data path (0 if none). */
+uint16_t verbs_pkey_at(unsigned int index)
+{
+	struct verbs_port_info *pi = &verbs_hca.dev->port;
+
+	if (index < (unsigned int)pi->npkeys)
+		return pi->pkeys[index];
+	return index == 0 && !pi->npkeys ? 0xffff : 0;
+}
+
+/* ---- PD, MR ------------------------------------------------------------ */
+
+struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
+{
+	struct vpd *pd;
+
+	if (!ctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->pd.context = ctx;
+	return &pd->pd;
+}
+
+int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	if (!pd)
+		return EINVAL;
+	free(pd);
+	return 0;
+}
+
+struct vmr *verbs_mr_lookup(uint32_t key)
+{
+	uint32_t idx = key >> 8;
+	struct vmr *mr;
+
+	if (idx >= verbs_hca.nmrs)
+		return NULL;
+	mr = verbs_hca.mrs[idx];
+	/* The low byte is a generation: a stale key does not match. */
+	if (!mr || mr->mr.lkey != key)
+		return NULL;
+	return mr;
+}
+
+static int mr_insert(struct vmr *mr)
+{
+	uint32_t i;
+
+	for (i = 1; i < verbs_hca.nmrs; i++)
+		if (!verbs_hca.mrs[i])
+			break;
+	if (i >= verbs_hca.nmrs) {
+		uint32_t n = verbs_hca.nmrs ? verbs_hca.nmrs * 2 : 64;
+		struct vmr **t;
+
+		if (n > (1u << 24))
+			return -ENOMEM;
+		t = realloc(verbs_hca.mrs, n * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		memset(t + verbs_hca.nmrs, 0,
+		       (n - verbs_hca.nmrs) * sizeof(*t));
+		i = verbs_hca.nmrs ? verbs_hca.nmrs : 1;
+		verbs_hca.mrs = t;
+		verbs_hca.nmrs = n;
+	}
+	verbs_hca.mr_gen++;
+	mr->mr.lkey = i << 8 | (verbs_hca.mr_gen & 0xff);
+	mr->mr.rkey = mr->mr.lkey;
+	verbs_hca.mrs[i] = mr;
+	return 0;
+}
+
+static const unsigned int mr_access_known =
+	IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+	IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+	IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND |
+	IBV_ACCESS_HUGETLB | IBV_ACCESS_RELAXED_ORDERING;
+
+struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
+				uint64_t iova, unsigned int access)
+{
+	struct vmr *mr;
+	int ret;
+
+	if (!pd || (access & ~mr_access_known) ||
+	    /* Remote write or atomic needs local write (IBA 10.6.3.1). */
+	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & IBV_ACCESS_LOCAL_WRITE)) ||
+	    (!addr && length)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (!mr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr->mr.context = pd->context;
+	mr->mr.pd = pd;
+	mr->mr.addr = addr;
+	mr->mr.length = length;
+	mr->access = (int)access;
+	mr->iova = iova;
+	VERBS_LOCK();
+	ret = mr_insert(mr);
+	VERBS_UNLOCK();
+	if (ret) {
+		free(mr);
+		errno = -ret;
+		return NULL;
+	}
+	return &mr->mr;
+}
+
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			  int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, (uintptr_t)addr,
+				(unsigned int)access);
+}
+
+struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
+			       uint64_t iova, int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
+}
+
+int ibv_dereg_mr(struct ibv_mr *ibmr)
+{
+	struct vmr *mr = to_vmr(ibmr);
+
+	if (!ibmr)
+		return EINVAL;
+	VERBS_LOCK();
+	if (verbs_mr_lookup(ibmr->lkey) == mr)
+		verbs_hca.mrs[ibmr->lkey >> 8] = NULL;
+	VERBS_UNLOCK();
+	free(mr);
+	return 0;
+}
+
+/* ---- CQ and completion channels ---------------------------------------- */
+
+struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
+{
+	struct ibv_comp_channel *ch;
+	int p[2];
+
+	if (!ctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ch = calloc(1, sizeof(*ch) + sizeof(int));
+	if (!ch) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (pipe2(p, O_CLOEXEC)) {
+		free(ch);
+		return NULL;
+	}
+	ch->context = ctx;
+	ch->fd = p[0];
+	/* The write end lives right after the public struct. */
+	memcpy(ch + 1, &p[1], sizeof(int));
+	return ch;
+}
+
+static int channel_wr(struct ibv_comp_channel *ch)
+{
+	int fd;
+
+	memcpy(&fd, ch + 1, sizeof(fd));
+	return fd;
+}
+
+int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
+{
+	if (!ch)
+		return EINVAL;
+	if (ch->refcnt)
+		return EBUSY;
+	close(ch->fd);
+	close(channel_wr(ch));
+	free(ch);
+	return 0;
+}
+
+struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_ctx,
+			     struct ibv_comp_channel *ch, int comp_vector)
+{
+	struct vcq *cq;
+
+	if (!ctx || cqe < 1 || cqe > VERBS_MAX_CQE || comp_vector < 0 ||
+	    comp_vector >= ctx->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq || !(cq->ring = calloc((size_t)cqe, sizeof(*cq->ring)))) {
+		free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq->size = (uint32_t)cqe;
+	cq->cq.context = ctx;
+	cq->cq.channel = ch;
+	cq->cq.cq_context = cq_ctx;
+	cq->cq.cqe = cqe;
+	pthread_mutex_init(&cq->cq.mutex, NULL);
+	pthread_cond_init(&cq->cq.cond, NULL);
+	if (ch) {
+		VERBS_LOCK();
+		ch->refcnt++;
+		VERBS_UNLOCK();
+	}
+	return &cq->cq;
+}
+
+int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct vcq *cq = to_vcq(ibcq);
+	struct ibv_wc *ring;
+	uint32_t i;
+
+	if (!ibcq || cqe < 1 || cqe > VERBS_MAX_CQE)
+		return EINVAL;
+	VERBS_LOCK();
+	if ((uint32_t)cqe < cq->count) {
+		VERBS_UNLOCK();
+		return EINVAL;
+	}
+	ring = calloc((size_t)cqe, sizeof(*ring));
+	if (!ring) {
+		VERBS_UNLOCK();
+		return ENOMEM;
+	}
+	for (i = 0; i < cq->count; i++)
+		ring[i] = cq->ring[(cq->head + i) % cq->size];
+	free(cq->ring);
+	cq->ring = ring;
+	cq->head = 0;
+	cq->size = (uint32_t)cqe;
+	ibcq->cqe = cqe;
+	VERBS_UNLOCK();
+	return 0;
+}
+
+int ibv_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct vcq *cq = to_vcq(ibcq);
+
+	if (!ibcq)
+		return EINVAL;
+	VERBS_LOCK();
+	if (ibcq->channel)
+		ibcq->channel->refcnt--;
+	VERBS_UNLOCK();
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+int verbs_cq_push(struct vcq *cq, const struct ibv_wc *wc, bool solicited)
+{
+	if (cq->count >= cq->size) {
+		struct ibv_async_event ev = { .event_type = IBV_EVENT_CQ_ERR };
+
+		/* Overrun: the CQ is broken, as on hardware. */
+		if (!cq->overflow) {
+			cq->overflow = true;
+			ev.element.cq = &cq->cq;
+			verbs_async_event(cq->cq.context, &ev);
+		}
+		return -ENOSPC;
+	}
+	cq->ring[(cq->head + cq->count) % cq->size] = *wc;
+	cq->count++;
+	if (cq->armed && cq->cq.channel &&
+	    (!cq->solicited_only || solicited || wc->status != IBV_WC_SUCCESS)) {
+		struct ibv_cq *p = &cq->cq;
+
+		cq->armed = false;
+		(void)!write(channel_wr(cq->cq.channel), &p, sizeof(p));
+	}
+	return 0;
+}
+
+int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
+		     void **cq_context)
+{
+	struct ibv_cq *p;
+	ssize_t n;
+
+	if (!ch || !cq || !cq_context) {
+		errno = EINVAL;
+		return -1;
+	}
+	n = read(ch->fd, &p, sizeof(p));
+	if (n != sizeof(p))
+		return -1;
+	*cq = p;
+	*cq_context = p->cq_context;
+	return 0;
+}
+
+void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	if (!cq)
+		return;
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += nevents;
+	pthread_cond_signal(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
+}
+
+/* ---- async events ------------------------------------------------------ */
+
+void verbs_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
+{
+	if (!ctx)
+		return;
+	(void)!write(to_vctx(ctx)->async_wr, ev, sizeof(*ev));
+}
+
+int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
+{
+	if (!ctx || !ev) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (read(ctx->async_fd, ev, sizeof(*ev)) != sizeof(*ev))
+		return -1;
+	return 0;
+}
+
+void ibv_ack_async_event(struct ibv_async_event *ev)
+{
+	(void)ev;
+}
+
+/* ---- SRQ --------------------------------------------------------------- */
+
+struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
+			       struct ibv_srq_init_attr *attr)
+{
+	struct vsrq *srq;
+
+	if (!pd || !attr || !attr->attr.max_wr ||
+	    attr->attr.max_wr > VERBS_MAX_WR ||
+	    attr->attr.max_sge > VERBS_MAX_SGE ||
+	    attr->attr.srq_limit > attr->attr.max_wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	srq = calloc(1, sizeof(*srq));
+	if (!srq || verbs_wq_init(&srq->rq, attr->attr.max_wr)) {
+		free(srq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	srq->max_sge = attr->attr.max_sge ? attr->attr.max_sge : 1;
+	srq->limit = attr->attr.srq_limit;
+	srq->srq.context = pd->context;
+	srq->srq.srq_context = attr->srq_context;
+	srq->srq.pd = pd;
+	pthread_mutex_init(&srq->srq.mutex, NULL);
+	pthread_cond_init(&srq->srq.cond, NULL);
+	attr->attr.max_sge = srq->max_sge;
+	return &srq->srq;
+}
+
+int ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		   int mask)
+{
+	struct vsrq *srq = to_vsrq(ibsrq);
+
+	if (!ibsrq || !attr || (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT)))
+		return EINVAL;
+	if (mask & IBV_SRQ_MAX_WR)
+		return EINVAL; /* resizing is not supported, as on many HCAs */
+	VERBS_LOCK();
+	if (attr->srq_limit > srq->rq.size) {
+		VERBS_UNLOCK();
+		return EINVAL;
+	}
+	srq->limit = attr->srq_limit;
+	VERBS_UNLOCK();
+	return 0;
+}
+
+int ibv_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct vsrq *srq = to_vsrq(ibsrq);
+
+	if (!ibsrq || !attr)
+		return EINVAL;
+	VERBS_LOCK();
+	attr->max_wr = srq->rq.size;
+	attr->max_sge = srq->max_sge;
+	attr->srq_limit = srq->limit;
+	VERBS_UNLOCK();
+	return 0;
+}
+
+int ibv_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct vsrq *srq = to_vsrq(ibsrq);
+
+	if (!ibsrq)
+		return EINVAL;
+	verbs_wq_free(&srq->rq);
+	free(srq);
+	return 0;
+}
+
+/* ---- AH ---------------------------------------------------------------- */
+
+struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct vah *ah;
+
+	if (!pd || !attr || attr->port_num != 1 || !attr->dlid ||
+	    (attr->dlid >= VLID_MCAST_MIN && attr->dlid != 0xffff &&
+	     !attr->is_global)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ah = calloc(1, sizeof(*ah));
+	if (!ah) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ah->ah.context = pd->context;
+	ah->ah.pd = pd;
+	ah->attr = *attr;
+	return &ah->ah;
+}
+
+int ibv_destroy_ah(struct ibv_ah *ah)
+{
+	if (!ah)
+		return EINVAL;
+	free(to_vah(ah));
+	return 0;
+}
+
+int ibv_init_ah_from_wc(struct ibv_context *ctx, uint8_t port,
+			struct ibv_wc *wc, struct ibv_grh *grh,
+			struct ibv_ah_attr *ah)
+{
+	if (!ctx || !wc || !ah || port != 1)
+		return -1;
+	memset(ah, 0, sizeof(*ah));
+	ah->dlid = wc->slid;
+	ah->sl = wc->sl;
+	ah->src_path_bits = wc->dlid_path_bits;
+	ah->port_num = port;
+	if (wc->wc_flags & IBV_WC_GRH) {
+		uint32_t flow;
+
+		if (!grh)
+			return -1;
+		ah->is_global = 1;
+		/* Reply to the sender: its source GID is our destination. */
+		ah->grh.dgid = grh->sgid;
+		flow = be32toh(grh->version_tclass_flow);
+		ah->grh.flow_label = flow & 0xfffff;
+		ah->grh.traffic_class = (uint8_t)(flow >> 20);
+		ah->grh.hop_limit = 0xff;
+		ah->grh.sgid_index = 0;
+	}
+	return 0;
+}
+
+struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
+				     struct ibv_grh *grh, uint8_t port)
+{
+	struct ibv_ah_attr a;
+
+	if (!pd || ibv_init_ah_from_wc(pd->context, port, wc, grh, &a)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return ibv_create_ah(pd, &a);
+}

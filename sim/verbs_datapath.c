@@ -1,0 +1,1337 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Data path of the soft HCA: posting and polling, and the transport
+ * protocols as IBA vol 1 ch. 9 has them.
+ *
+ * RC requester: each WQE gets its PSN range when first sent; packets are
+ * kept implicitly (the WQE can rebuild them), retired by ACKs, READ
+ * responses and atomic ACKs; a timeout (4.096 us * 2^timeout) resends
+ * from the oldest unacknowledged WQE, retry_cnt times, then completes it
+ * with IBV_WC_RETRY_EXC_ERR; RNR NAKs wait the RNR timer the responder
+ * asked for, rnr_retry times (7 = forever).
+ * RC responder: in-order PSN check (NAK sequence error once per gap,
+ * duplicates re-acknowledged or re-executed), P_Key and source LID check,
+ * RNR NAK when no receive WQE, R_Key/access/range checks for RDMA and
+ * atomics (NAK remote access error), ACK for every message.
+ * UC: the same packets without ACKs; a gap drops the message.
+ * UD: Q_Key check, GRH in the first 40 bytes of the receive buffer.
+ *
+ * Everything here runs under VERBS_LOCK.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim/verbs_priv.h"
+
+#define MIN_TIMEOUT_NS 1000000ull /* floor for tiny local ACK timeouts */
+
+uint64_t verbs_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t mtu_bytes(enum ibv_mtu m)
+{
+	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 256u;
+}
+
+/* IBA table 45 (RNR NAK timer field), in microseconds. */
+static const uint32_t rnr_us[32] = {
+	655360, 10,    20,    30,    40,    60,     80,     120,
+	160,	240,   320,   480,   640,   960,    1280,   1920,
+	2560,	3840,  5120,  7680,  10240, 15360,  20480,  30720,
+	40960,	61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+static uint64_t ack_timeout_ns(const struct vqp *qp)
+{
+	uint64_t t;
+
+	if (!qp->attr.timeout)
+		return 0; /* 0 means infinite (IBA 9.7.6.1.3) */
+	t = 4096ull << qp->attr.timeout;
+	return t < MIN_TIMEOUT_NS ? MIN_TIMEOUT_NS : t;
+}
+
+void verbs_active_add(struct vqp *qp)
+{
+	if (qp->on_active)
+		return;
+	qp->on_active = true;
+	qp->aprev = NULL;
+	qp->anext = verbs_hca.active;
+	if (verbs_hca.active)
+		verbs_hca.active->aprev = qp;
+	verbs_hca.active = qp;
+}
+
+void verbs_active_del(struct vqp *qp)
+{
+	qp->deadline = 0;
+	qp->rnr_wait = false;
+	if (!qp->on_active)
+		return;
+	if (qp->aprev)
+		qp->aprev->anext = qp->anext;
+	else
+		verbs_hca.active = qp->anext;
+	if (qp->anext)
+		qp->anext->aprev = qp->aprev;
+	qp->on_active = false;
+	qp->anext = qp->aprev = NULL;
+}
+
+static void arm_timer(struct vqp *qp, uint64_t ns)
+{
+	uint64_t d;
+
+	if (!ns)
+		return;
+	d = verbs_now_ns() + ns;
+	qp->deadline = d;
+	verbs_active_add(qp);
+	/* Wake the HCA thread only if it would sleep past this deadline. */
+	if (!verbs_hca.sleep_until || verbs_hca.sleep_until > d + 2000000ull) {
+		verbs_hca.sleep_until = d;
+		verbs_hca_kick();
+	}
+}
+
+/* ---- memory access ------------------------------------------------------ */
+
+/* Resolve [addr, addr+len) of an SGE through its lkey; NULL if invalid. */
+static uint8_t *sge_ptr(struct ibv_pd *pd, const struct ibv_sge *sg,
+			bool write)
+{
+	struct vmr *mr;
+	uint64_t start;
+
+	if (!sg->length)
+		return (uint8_t *)(uintptr_t)sg->addr;
+	mr = verbs_mr_lookup(sg->lkey);
+	if (!mr || mr->mr.pd != pd)
+		return NULL;
+	if (write && !(mr->access & IBV_ACCESS_LOCAL_WRITE))
+		return NULL;
+	start = (uintptr_t)mr->mr.addr;
+	if (sg->addr < start || sg->addr + sg->length < sg->addr ||
+	    sg->addr + sg->length > start + mr->mr.length)
+		return NULL;
+	return (uint8_t *)(uintptr_t)sg->addr;
+}
+
+static int sges_check(struct ibv_pd *pd, const struct vwqe *w, bool write)
+{
+	int i;
+
+	for (i = 0; i < w->num_sge; i++)
+		if (!sge_ptr(pd, &w->sg[i], write))
+			return -1;
+	return 0;
+}
+
+/* Copy len bytes at message offset off out of (gather) or into (scatter)
+ * a WQE's buffers.  Returns bytes copied. */
+static uint32_t sg_copy(const struct vwqe *w, uint32_t off, uint8_t *buf,
+			uint32_t len, bool scatter)
+{
+	uint32_t done = 0;
+	int i;
+
+	if (!scatter && (w->flags & IBV_SEND_INLINE)) {
+		if (off > w->len)
+			return 0;
+		if (len > w->len - off)
+			len = w->len - off;
+		memcpy(buf, w->inl + off, len);
+		return len;
+	}
+	for (i = 0; i < w->num_sge && done < len; i++) {
+		uint32_t l = w->sg[i].length, n;
+		uint8_t *p = (uint8_t *)(uintptr_t)w->sg[i].addr;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		n = l - off;
+		if (n > len - done)
+			n = len - done;
+		if (scatter)
+			memcpy(p + off, buf + done, n);
+		else
+			memcpy(buf + done, p + off, n);
+		done += n;
+		off = 0;
+	}
+	return done;
+}
+
+/* An R_Key check (IBA 10.6.3.3, 9.7.5.1.x): the MR exists, belongs to the
+ * QP's PD, grants the access, and covers [va, va+len). */
+static uint8_t *rkey_ptr(struct vqp *qp, uint32_t rkey, uint64_t va,
+			 uint32_t len, int access)
+{
+	struct vmr *mr;
+
+	if (!(qp->attr.qp_access_flags & access))
+		return NULL;
+	if (!len)
+		return (uint8_t *)1; /* zero-length: nothing to check */
+	mr = verbs_mr_lookup(rkey);
+	if (!mr || mr->mr.pd != vqp_ibqp(qp)->pd || !(mr->access & access))
+		return NULL;
+	if (va < mr->iova || va + len < va || va + len > mr->iova + mr->mr.length)
+		return NULL;
+	return (uint8_t *)mr->mr.addr + (va - mr->iova);
+}
+
+/* ---- packets out -------------------------------------------------------- */
+
+static void pkt_init(struct vqp *qp, struct vpkt *p, const struct ibv_ah_attr *av)
+{
+	const struct verbs_port_info *pi = &verbs_hca.dev->port;
+
+	memset(p, 0, sizeof(*p));
+	p->sl = av->sl;
+	p->dlid = av->dlid;
+	p->slid = (uint16_t)(pi->lid | (av->src_path_bits & ((1u << pi->lmc) - 1)));
+	p->pkey = verbs_pkey_at(qp->attr.pkey_index);
+	if (av->is_global || (av->dlid >= VLID_MCAST_MIN && av->dlid != 0xffff)) {
+		uint64_t pre = htobe64(pi->gid_prefix), guid = htobe64(pi->port_guid);
+
+		p->grh = true;
+		p->tclass = av->grh.traffic_class;
+		p->flow_label = av->grh.flow_label;
+		p->hop_limit = av->grh.hop_limit;
+		memcpy(p->sgid, &pre, 8);
+		memcpy(p->sgid + 8, &guid, 8);
+		memcpy(p->dgid, av->grh.dgid.raw, 16);
+	}
+}
+
+static void xmit(struct vpkt *p)
+{
+	uint8_t buf[VERBS_PKT_MAX];
+	int n = vpkt_encode(p, buf, sizeof(buf));
+
+	if (n > 0) {
+		verbs_hca.tx_pkts++;
+		verbs_transport_send(buf, (size_t)n);
+	}
+}
+
+/* Responder -> requester: ACK / NAK / RNR NAK (9.7.5). */
+static void send_aeth(struct vqp *qp, const struct vpkt *in, uint32_t psn,
+		      uint8_t syndrome)
+{
+	struct vpkt p;
+
+	pkt_init(qp, &p, &qp->attr.ah_attr);
+	p.dlid = in->slid;
+	p.opcode = VOP_RC | VOP_ACK;
+	p.dqpn = qp->attr.dest_qp_num;
+	p.psn = psn;
+	p.syndrome = syndrome;
+	p.msn = qp->msn & VPSN_MASK;
+	xmit(&p);
+}
+
+/* ---- completions -------------------------------------------------------- */
+
+static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+/* Complete the oldest send WQE and retire it. */
+static void sq_complete_head(struct vqp *qp, enum ibv_wc_status st)
+{
+	struct vwqe *w = &qp->sq.q[qp->sq.head];
+	struct ibv_qp *ib = vqp_ibqp(qp);
+
+	if (st != IBV_WC_SUCCESS || qp->sq_sig_all ||
+	    (w->flags & IBV_SEND_SIGNALED)) {
+		struct ibv_wc wc = {
+			.wr_id = w->wr_id,
+			.status = st,
+			.opcode = wc_opcode(w->opcode),
+			.qp_num = ib->qp_num,
+		};
+
+		if (w->opcode == IBV_WR_RDMA_READ)
+			wc.byte_len = w->len;
+		else if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+			 w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+			wc.byte_len = 8;
+		else
+			wc.byte_len = w->len;
+		verbs_cq_push(to_vcq(ib->send_cq), &wc, false);
+	}
+	qp->sq.head = (qp->sq.head + 1) % qp->sq.size;
+	qp->sq.count--;
+	if (qp->send_idx)
+		qp->send_idx--;
+}
+
+/* A send-side error: complete the WQE at the head with st and move the
+ * QP to the error state, flushing the rest (IBA 10.8.3). */
+static void sq_fail(struct vqp *qp, enum ibv_wc_status st)
+{
+	if (qp->sq.count)
+		sq_complete_head(qp, st);
+	verbs_qp_to_error(qp);
+}
+
+/* ---- requester ---------------------------------------------------------- */
+
+static uint32_t wqe_psns(const struct vqp *qp, const struct vwqe *w)
+{
+	uint32_t mtu = mtu_bytes(qp->attr.path_mtu);
+
+	switch (w->opcode) {
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return 1;
+	default:
+		return w->len ? (w->len + mtu - 1) / mtu : 1;
+	}
+}
+
+static void send_rc_uc_wqe(struct vqp *qp, struct vwqe *w)
+{
+	uint32_t mtu = mtu_bytes(qp->attr.path_mtu);
+	uint8_t tp = vqp_ibqp(qp)->qp_type == IBV_QPT_RC ? VOP_RC : VOP_UC;
+	uint8_t buf[4096];
+	struct vpkt p;
+	uint32_t i, off = 0;
+
+	pkt_init(qp, &p, &qp->attr.ah_attr);
+	p.dqpn = qp->attr.dest_qp_num;
+	if (w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		p.psn = w->psn;
+		p.ack_req = true;
+		p.va = w->raddr;
+		p.rkey = w->rkey;
+		if (w->opcode == IBV_WR_RDMA_READ) {
+			p.opcode = tp | VOP_READ_REQ;
+			p.dma_len = w->len;
+		} else {
+			p.opcode = tp | (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP
+						 ? VOP_CMP_SWAP : VOP_FETCH_ADD);
+			p.dma_len = 8;
+			p.compare = w->compare_add;
+			p.swap = w->swap;
+		}
+		xmit(&p);
+		return;
+	}
+	for (i = 0; i < w->npkts; i++) {
+		bool first = i == 0, last = i + 1 == w->npkts;
+		bool imm = w->opcode == IBV_WR_SEND_WITH_IMM ||
+			   w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+		uint8_t op;
+
+		if (w->opcode == IBV_WR_SEND || w->opcode == IBV_WR_SEND_WITH_IMM) {
+			op = first && last ? (imm ? VOP_SEND_ONLY_IMM : VOP_SEND_ONLY)
+			     : first	   ? VOP_SEND_FIRST
+			     : last	   ? (imm ? VOP_SEND_LAST_IMM : VOP_SEND_LAST)
+					   : VOP_SEND_MIDDLE;
+		} else {
+			op = first && last ? (imm ? VOP_WRITE_ONLY_IMM : VOP_WRITE_ONLY)
+			     : first	   ? VOP_WRITE_FIRST
+			     : last	   ? (imm ? VOP_WRITE_LAST_IMM : VOP_WRITE_LAST)
+					   : VOP_WRITE_MIDDLE;
+		}
+		p.opcode = tp | op;
+		p.psn = (w->psn + i) & VPSN_MASK;
+		p.se = last && (w->flags & IBV_SEND_SOLICITED);
+		p.ack_req = last;
+		p.imm = be32toh(w->imm);
+		p.va = w->raddr;
+		p.rkey = w->rkey;
+		p.dma_len = w->len;
+		p.paylen = sg_copy(w, off, buf, w->len - off < mtu ? w->len - off : mtu,
+				   false);
+		p.payload = buf;
+		off += p.paylen;
+		xmit(&p);
+	}
+}
+
+static void send_ud_wqe(struct vqp *qp, struct vwqe *w)
+{
+	uint8_t buf[4096];
+	struct vpkt p;
+	uint32_t mtu = mtu_bytes(verbs_hca.dev->port.active_mtu);
+
+	if (w->len > mtu) {
+		sq_complete_head(qp, IBV_WC_LOC_LEN_ERR);
+		return;
+	}
+	pkt_init(qp, &p, &w->ah->attr);
+	p.opcode = VOP_UD | (w->opcode == IBV_WR_SEND_WITH_IMM ? VOP_SEND_ONLY_IMM
+							       : VOP_SEND_ONLY);
+	p.dqpn = w->ah->attr.dlid >= VLID_MCAST_MIN && w->ah->attr.dlid != 0xffff
+			 ? VQPN_MCAST
+			 : w->remote_qpn;
+	p.psn = qp->npsn;
+	qp->npsn = (qp->npsn + 1) & VPSN_MASK;
+	p.se = w->flags & IBV_SEND_SOLICITED;
+	/* A Q_Key with the high bit set means "use the QP's" (IBA 10.2.5). */
+	p.qkey = (w->remote_qkey & 0x80000000u) ? qp->attr.qkey : w->remote_qkey;
+	p.src_qp = vqp_ibqp(qp)->qp_num;
+	p.imm = be32toh(w->imm);
+	p.paylen = sg_copy(w, 0, buf, w->len, false);
+	p.payload = buf;
+	xmit(&p);
+	sq_complete_head(qp, IBV_WC_SUCCESS);
+}
+
+/* Send what has not been sent yet (RTS only). */
+static void sq_progress(struct vqp *qp)
+{
+	struct ibv_qp *ib = vqp_ibqp(qp);
+
+	while (qp->attr.qp_state == IBV_QPS_RTS && qp->send_idx < qp->sq.count) {
+		struct vwqe *w = &qp->sq.q[(qp->sq.head + qp->send_idx) % qp->sq.size];
+		bool rd = w->opcode == IBV_WR_RDMA_READ ||
+			  w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+			  w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+
+		/* Local protection: lkeys, PD, bounds, LOCAL_WRITE for data
+		 * coming back (IBA 10.7.2.x): fails as IBV_WC_LOC_PROT_ERR. */
+		if (!(w->flags & IBV_SEND_INLINE) && sges_check(ib->pd, w, rd)) {
+			/* Complete the ones in front first (they are sent). */
+			if (qp->send_idx == 0) {
+				sq_fail(qp, IBV_WC_LOC_PROT_ERR);
+				return;
+			}
+			break;
+		}
+		if (ib->qp_type == IBV_QPT_UD) {
+			send_ud_wqe(qp, w);
+			continue;
+		}
+		w->psn = qp->npsn;
+		w->npkts = wqe_psns(qp, w);
+		w->read_off = 0;
+		qp->npsn = (qp->npsn + w->npkts) & VPSN_MASK;
+		send_rc_uc_wqe(qp, w);
+		if (ib->qp_type == IBV_QPT_UC) {
+			sq_complete_head(qp, IBV_WC_SUCCESS);
+			continue;
+		}
+		w->sent = true;
+		qp->send_idx++;
+		if (!qp->deadline)
+			arm_timer(qp, ack_timeout_ns(qp));
+	}
+}
+
+/* Resend every sent, unacknowledged WQE (go-back-N, IBA 9.7.6). */
+static void rc_resend(struct vqp *qp)
+{
+	uint32_t i;
+
+	for (i = 0; i < qp->send_idx; i++) {
+		struct vwqe *w = &qp->sq.q[(qp->sq.head + i) % qp->sq.size];
+
+		w->read_off = 0;
+		send_rc_uc_wqe(qp, w);
+	}
+}
+
+static void rc_restart_timer(struct vqp *qp)
+{
+	qp->deadline = 0;
+	qp->rnr_wait = false;
+	if (qp->send_idx)
+		arm_timer(qp, ack_timeout_ns(qp));
+	else
+		verbs_active_del(qp);
+}
+
+/* Retire SEND/WRITE WQEs whose last PSN is at or before psn. */
+static bool rc_retire_upto(struct vqp *qp, uint32_t psn, bool inclusive)
+{
+	bool progress = false;
+
+	while (qp->send_idx) {
+		struct vwqe *w = &qp->sq.q[qp->sq.head];
+		uint32_t last = (w->psn + w->npkts - 1) & VPSN_MASK;
+		int d = vpsn_cmp(last, psn);
+
+		if (d > 0 || (d == 0 && !inclusive))
+			break;
+		/* READ and atomics complete only with their response data. */
+		if (w->opcode == IBV_WR_RDMA_READ ||
+		    w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		    w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+			break;
+		sq_complete_head(qp, IBV_WC_SUCCESS);
+		progress = true;
+	}
+	if (progress) {
+		qp->retries = 0;
+		qp->rnr_retries = 0;
+	}
+	return progress;
+}
+
+static void rc_requester_rx(struct vqp *qp, const struct vpkt *p)
+{
+	uint8_t op = p->opcode & 0x1f;
+	struct vwqe *w;
+
+	if (op == VOP_ACK) {
+		uint8_t kind = p->syndrome & 0x60;
+
+		if (kind == VAETH_ACK) {
+			if (rc_retire_upto(qp, p->psn, true))
+				rc_restart_timer(qp);
+		} else if (kind == VAETH_RNR) {
+			rc_retire_upto(qp, p->psn, false);
+			if (!qp->send_idx)
+				return;
+			if (qp->attr.rnr_retry != 7 &&
+			    ++qp->rnr_retries > qp->attr.rnr_retry) {
+				sq_fail(qp, IBV_WC_RNR_RETRY_EXC_ERR);
+				return;
+			}
+			qp->rnr_wait = true;
+			qp->deadline = 0;
+			arm_timer(qp, rnr_us[p->syndrome & 0x1f] * 1000ull);
+			qp->rnr_wait = true;
+		} else if (kind == VAETH_NAK) {
+			rc_retire_upto(qp, p->psn, false);
+			if (!qp->send_idx)
+				return;
+			switch (p->syndrome & 0x1f) {
+			case VNAK_PSN_SEQ:
+				rc_resend(qp);
+				rc_restart_timer(qp);
+				break;
+			case VNAK_REM_ACCESS:
+				sq_fail(qp, IBV_WC_REM_ACCESS_ERR);
+				break;
+			case VNAK_INV_REQ:
+				sq_fail(qp, IBV_WC_REM_INV_REQ_ERR);
+				break;
+			default:
+				sq_fail(qp, IBV_WC_REM_OP_ERR);
+				break;
+			}
+		}
+		if (qp->attr.qp_state == IBV_QPS_RTS)
+			sq_progress(qp);
+		return;
+	}
+	/* READ responses and atomic ACKs also acknowledge what precedes. */
+	rc_retire_upto(qp, p->psn, false);
+	if (!qp->send_idx)
+		return;
+	w = &qp->sq.q[qp->sq.head];
+	if (op == VOP_ATOMIC_ACK) {
+		uint64_t orig = p->orig;
+
+		if ((w->opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
+		     w->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) ||
+		    p->psn != w->psn)
+			return;
+		sg_copy(w, 0, (uint8_t *)&orig, 8, true);
+		sq_complete_head(qp, IBV_WC_SUCCESS);
+	} else {
+		uint32_t mtu = mtu_bytes(qp->attr.path_mtu);
+		uint32_t want = (w->psn + w->read_off / mtu) & VPSN_MASK;
+
+		if (w->opcode != IBV_WR_RDMA_READ || p->psn != want)
+			return; /* out of order: the timeout resends the READ */
+		if (p->paylen > w->len - w->read_off)
+			return;
+		sg_copy(w, w->read_off, (uint8_t *)p->payload, p->paylen, true);
+		w->read_off += p->paylen;
+		if (op != VOP_READ_RESP_LAST && op != VOP_READ_RESP_ONLY)
+			return;
+		sq_complete_head(qp, IBV_WC_SUCCESS);
+	}
+	qp->retries = qp->rnr_retries = 0;
+	rc_restart_timer(qp);
+	sq_progress(qp);
+}
+
+/* ---- responder ---------------------------------------------------------- */
+
+/* Take a receive WQE from the SRQ or the RQ.  false if there is none. */
+static bool rq_take(struct vqp *qp, struct vwqe *out)
+{
+	struct ibv_qp *ib = vqp_ibqp(qp);
+	struct vwq *rq = ib->srq ? &to_vsrq(ib->srq)->rq : &qp->rq;
+
+	if (!rq->count)
+		return false;
+	*out = rq->q[rq->head];
+	rq->head = (rq->head + 1) % rq->size;
+	rq->count--;
+	if (ib->srq) {
+		struct vsrq *srq = to_vsrq(ib->srq);
+
+		if (srq->limit && rq->count < srq->limit) {
+			struct ibv_async_event ev = {
+				.event_type = IBV_EVENT_SRQ_LIMIT_REACHED,
+			};
+
+			srq->limit = 0; /* one event per arming */
+			ev.element.srq = ib->srq;
+			verbs_async_event(ib->context, &ev);
+		}
+	}
+	return true;
+}
+
+static void rq_giveback(struct vqp *qp, const struct vwqe *w)
+{
+	struct ibv_qp *ib = vqp_ibqp(qp);
+	struct vwq *rq = ib->srq ? &to_vsrq(ib->srq)->rq : &qp->rq;
+
+	if (rq->count >= rq->size)
+		return;
+	rq->head = (rq->head + rq->size - 1) % rq->size;
+	rq->q[rq->head] = *w;
+	rq->count++;
+}
+
+static void recv_complete(struct vqp *qp, const struct vwqe *w,
+			  const struct vpkt *p, enum ibv_wc_status st,
+			  enum ibv_wc_opcode op, uint32_t len, bool imm,
+			  uint32_t src_qp)
+{
+	struct ibv_qp *ib = vqp_ibqp(qp);
+	struct ibv_wc wc = {
+		.wr_id = w->wr_id,
+		.status = st,
+		.opcode = op,
+		.byte_len = len,
+		.qp_num = ib->qp_num,
+		.src_qp = src_qp,
+		.slid = p->slid,
+		.sl = p->sl,
+		.pkey_index = (uint16_t)qp->attr.pkey_index,
+	};
+
+	if (imm) {
+		wc.wc_flags |= IBV_WC_WITH_IMM;
+		wc.imm_data = htobe32(p->imm);
+	}
+	if (p->grh && ib->qp_type == IBV_QPT_UD)
+		wc.wc_flags |= IBV_WC_GRH;
+	verbs_cq_push(to_vcq(ib->recv_cq), &wc, p->se);
+}
+
+static void responder_error(struct vqp *qp, enum ibv_event_type ev_type)
+{
+	struct ibv_async_event ev = { .event_type = ev_type };
+
+	ev.element.qp = vqp_ibqp(qp);
+	verbs_qp_to_error(qp);
+	verbs_async_event(vqp_ibqp(qp)->context, &ev);
+}
+
+static void rc_nak(struct vqp *qp, const struct vpkt *p, uint8_t code)
+{
+	if (vqp_ibqp(qp)->qp_type == IBV_QPT_RC)
+		send_aeth(qp, p, p->psn, VAETH_NAK | code);
+}
+
+static void read_respond(struct vqp *qp, const struct vpkt *p, const uint8_t *src)
+{
+	uint32_t mtu = mtu_bytes(qp->attr.path_mtu);
+	uint32_t n = p->dma_len ? (p->dma_len + mtu - 1) / mtu : 1, i, off = 0;
+	struct vpkt r;
+
+	pkt_init(qp, &r, &qp->attr.ah_attr);
+	r.dlid = p->slid;
+	r.dqpn = qp->attr.dest_qp_num;
+	r.msn = qp->msn & VPSN_MASK;
+	for (i = 0; i < n; i++) {
+		uint32_t len = p->dma_len - off < mtu ? p->dma_len - off : mtu;
+
+		r.opcode = VOP_RC | (n == 1	     ? VOP_READ_RESP_ONLY
+				     : i == 0	     ? VOP_READ_RESP_FIRST
+				     : i + 1 == n ? VOP_READ_RESP_LAST
+						  : VOP_READ_RESP_MIDDLE);
+		r.psn = (p->psn + i) & VPSN_MASK;
+		r.payload = src + off;
+		r.paylen = len;
+		off += len;
+		xmit(&r);
+	}
+}
+
+static void atomic_respond(struct vqp *qp, const struct vpkt *p, uint64_t orig)
+{
+	struct vpkt r;
+
+	pkt_init(qp, &r, &qp->attr.ah_attr);
+	r.dlid = p->slid;
+	r.dqpn = qp->attr.dest_qp_num;
+	r.opcode = VOP_RC | VOP_ATOMIC_ACK;
+	r.psn = p->psn;
+	r.msn = qp->msn & VPSN_MASK;
+	r.orig = orig;
+	xmit(&r);
+}
+
+/* A packet that repeats one already executed (9.7.5.1.1). */
+static void rc_duplicate(struct vqp *qp, const struct vpkt *p)
+{
+	uint8_t op = p->opcode & 0x1f;
+	uint8_t *src;
+
+	if (op == VOP_READ_REQ) {
+		src = rkey_ptr(qp, p->rkey, p->va, p->dma_len,
+			       IBV_ACCESS_REMOTE_READ);
+		if (src)
+			read_respond(qp, p, src);
+		return;
+	}
+	if (op == VOP_CMP_SWAP || op == VOP_FETCH_ADD) {
+		if (qp->have_atomic && p->psn == qp->last_atomic_psn)
+			atomic_respond(qp, p, qp->last_atomic_orig);
+		return;
+	}
+	/* Acknowledge all we have: the requester lost our ACK. */
+	send_aeth(qp, p, (qp->epsn - 1) & VPSN_MASK, VAETH_ACK);
+}
+
+static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
+{
+	bool rc = vqp_ibqp(qp)->qp_type == IBV_QPT_RC;
+	uint8_t op = p->opcode & 0x1f;
+	int d = vpsn_cmp(p->psn, qp->epsn);
+	bool first = false, last = false, imm = false;
+	uint8_t *dst;
+
+	if (rc) {
+		if (d > 0) {
+			/* A gap: NAK once, the requester goes back (9.7.5.1.2). */
+			if (!qp->nak_sent) {
+				qp->nak_sent = true;
+				send_aeth(qp, p, qp->epsn, VAETH_NAK | VNAK_PSN_SEQ);
+			}
+			return;
+		}
+		if (d < 0) {
+			rc_duplicate(qp, p);
+			return;
+		}
+		qp->nak_sent = false;
+	} else if (d != 0) {
+		/* UC: a lost packet drops the message in progress. */
+		if (qp->in_msg) {
+			if (qp->cur_off || 1)
+				rq_giveback(qp, &qp->cur_rwqe);
+			qp->in_msg = false;
+		}
+		qp->epsn = p->psn;
+	}
+
+	switch (op) {
+	case VOP_SEND_FIRST:
+	case VOP_SEND_ONLY:
+	case VOP_SEND_ONLY_IMM:
+		first = true;
+		/* fall through */
+	case VOP_SEND_MIDDLE:
+	case VOP_SEND_LAST:
+	case VOP_SEND_LAST_IMM:
+		last = op == VOP_SEND_LAST || op == VOP_SEND_LAST_IMM ||
+		       op == VOP_SEND_ONLY || op == VOP_SEND_ONLY_IMM;
+		imm = op == VOP_SEND_LAST_IMM || op == VOP_SEND_ONLY_IMM;
+		if (first == qp->in_msg) {
+			/* FIRST inside a message, or MIDDLE/LAST outside one. */
+			if (!rc) {
+				qp->epsn = (p->psn + 1) & VPSN_MASK;
+				return;
+			}
+			rc_nak(qp, p, VNAK_INV_REQ);
+			responder_error(qp, IBV_EVENT_QP_REQ_ERR);
+			return;
+		}
+		if (first) {
+			if (!rq_take(qp, &qp->cur_rwqe)) {
+				if (rc)
+					send_aeth(qp, p, p->psn,
+						  VAETH_RNR | qp->attr.min_rnr_timer);
+				return; /* UC: dropped */
+			}
+			qp->in_msg = true;
+			qp->cur_off = 0;
+		}
+		if (sges_check(vqp_ibqp(qp)->pd, &qp->cur_rwqe, true) ||
+		    p->paylen > qp->cur_rwqe.len - qp->cur_off) {
+			enum ibv_wc_status st = sges_check(vqp_ibqp(qp)->pd,
+							   &qp->cur_rwqe, true)
+							? IBV_WC_LOC_PROT_ERR
+							: IBV_WC_LOC_LEN_ERR;
+
+			recv_complete(qp, &qp->cur_rwqe, p, st, IBV_WC_RECV, 0,
+				      false, qp->attr.dest_qp_num);
+			qp->in_msg = false;
+			rc_nak(qp, p, VNAK_INV_REQ);
+			verbs_qp_to_error(qp);
+			return;
+		}
+		sg_copy(&qp->cur_rwqe, qp->cur_off, (uint8_t *)p->payload,
+			p->paylen, true);
+		qp->cur_off += p->paylen;
+		qp->epsn = (p->psn + 1) & VPSN_MASK;
+		if (last) {
+			qp->in_msg = false;
+			qp->msn++;
+			recv_complete(qp, &qp->cur_rwqe, p, IBV_WC_SUCCESS,
+				      IBV_WC_RECV, qp->cur_off, imm,
+				      qp->attr.dest_qp_num);
+		}
+		if (rc && (last || p->ack_req))
+			send_aeth(qp, p, p->psn, VAETH_ACK);
+		return;
+
+	case VOP_WRITE_FIRST:
+	case VOP_WRITE_ONLY:
+	case VOP_WRITE_ONLY_IMM:
+		first = true;
+		/* fall through */
+	case VOP_WRITE_MIDDLE:
+	case VOP_WRITE_LAST:
+	case VOP_WRITE_LAST_IMM:
+		last = op == VOP_WRITE_LAST || op == VOP_WRITE_LAST_IMM ||
+		       op == VOP_WRITE_ONLY || op == VOP_WRITE_ONLY_IMM;
+		imm = op == VOP_WRITE_LAST_IMM || op == VOP_WRITE_ONLY_IMM;
+		if (first == qp->in_msg) {
+			if (!rc) {
+				qp->epsn = (p->psn + 1) & VPSN_MASK;
+				return;
+			}
+			rc_nak(qp, p, VNAK_INV_REQ);
+			responder_error(qp, IBV_EVENT_QP_REQ_ERR);
+			return;
+		}
+		if (first) {
+			dst = rkey_ptr(qp, p->rkey, p->va, p->dma_len,
+				       IBV_ACCESS_REMOTE_WRITE);
+			if (!dst) {
+				if (!rc)
+					return;
+				rc_nak(qp, p, VNAK_REM_ACCESS);
+				responder_error(qp, IBV_EVENT_QP_ACCESS_ERR);
+				return;
+			}
+			qp->wr_va = p->va;
+			qp->wr_left = qp->wr_total = p->dma_len;
+			qp->wr_rkey = p->rkey;
+		}
+		/* Immediate data consumes a receive WQE: RNR if none. */
+		if (imm && !rq_take(qp, &qp->cur_rwqe)) {
+			if (rc)
+				send_aeth(qp, p, p->psn,
+					  VAETH_RNR | qp->attr.min_rnr_timer);
+			return;
+		}
+		if (p->paylen > qp->wr_left) {
+			if (rc) {
+				rc_nak(qp, p, VNAK_INV_REQ);
+				responder_error(qp, IBV_EVENT_QP_REQ_ERR);
+			}
+			return;
+		}
+		if (p->paylen) {
+			dst = rkey_ptr(qp, qp->wr_rkey, qp->wr_va, p->paylen,
+				       IBV_ACCESS_REMOTE_WRITE);
+			if (!dst) { /* deregistered meanwhile */
+				rc_nak(qp, p, VNAK_REM_ACCESS);
+				responder_error(qp, IBV_EVENT_QP_ACCESS_ERR);
+				return;
+			}
+			memcpy(dst, p->payload, p->paylen);
+		}
+		qp->wr_va += p->paylen;
+		qp->wr_left -= p->paylen;
+		qp->in_msg = !last;
+		qp->epsn = (p->psn + 1) & VPSN_MASK;
+		if (last)
+			qp->msn++;
+		if (imm)
+			recv_complete(qp, &qp->cur_rwqe, p, IBV_WC_SUCCESS,
+				      IBV_WC_RECV_RDMA_WITH_IMM, qp->wr_total,
+				      true, qp->attr.dest_qp_num);
+		if (rc && (last || p->ack_req))
+			send_aeth(qp, p, p->psn, VAETH_ACK);
+		return;
+
+	case VOP_READ_REQ:
+		if (qp->in_msg) {
+			rc_nak(qp, p, VNAK_INV_REQ);
+			responder_error(qp, IBV_EVENT_QP_REQ_ERR);
+			return;
+		}
+		dst = rkey_ptr(qp, p->rkey, p->va, p->dma_len,
+			       IBV_ACCESS_REMOTE_READ);
+		if (!dst) {
+			rc_nak(qp, p, VNAK_REM_ACCESS);
+			responder_error(qp, IBV_EVENT_QP_ACCESS_ERR);
+			return;
+		}
+		qp->msn++;
+		read_respond(qp, p, dst);
+		qp->epsn = (p->psn + (p->dma_len ? (p->dma_len + mtu_bytes(qp->attr.path_mtu) - 1) /
+							   mtu_bytes(qp->attr.path_mtu)
+						 : 1)) &
+			   VPSN_MASK;
+		return;
+
+	case VOP_CMP_SWAP:
+	case VOP_FETCH_ADD: {
+		uint64_t *a, orig;
+
+		if (qp->in_msg) {
+			rc_nak(qp, p, VNAK_INV_REQ);
+			responder_error(qp, IBV_EVENT_QP_REQ_ERR);
+			return;
+		}
+		dst = rkey_ptr(qp, p->rkey, p->va, 8, IBV_ACCESS_REMOTE_ATOMIC);
+		if (!dst || (p->va & 7)) {
+			rc_nak(qp, p, dst ? VNAK_INV_REQ : VNAK_REM_ACCESS);
+			responder_error(qp, IBV_EVENT_QP_ACCESS_ERR);
+			return;
+		}
+		a = (uint64_t *)(void *)dst;
+		if (op == VOP_CMP_SWAP) {
+			orig = p->compare;
+			if (!__atomic_compare_exchange_n(a, &orig, p->swap, false,
+							 __ATOMIC_SEQ_CST,
+							 __ATOMIC_SEQ_CST)) {
+				/* orig now holds the current value */
+			}
+		} else {
+			orig = __atomic_fetch_add(a, p->compare, __ATOMIC_SEQ_CST);
+		}
+		qp->msn++;
+		qp->have_atomic = true;
+		qp->last_atomic_psn = p->psn;
+		qp->last_atomic_orig = orig;
+		qp->epsn = (p->psn + 1) & VPSN_MASK;
+		atomic_respond(qp, p, orig);
+		return;
+	}
+	default:
+		return;
+	}
+}
+
+/* ---- UD receive --------------------------------------------------------- */
+
+static void ud_deliver(struct vqp *qp, const struct vpkt *p, const uint8_t *raw)
+{
+	struct vwqe w;
+	uint8_t grh[VPKT_GRH];
+	struct ibv_qp *ib = vqp_ibqp(qp);
+
+	if (p->qkey != qp->attr.qkey) {
+		verbs_hca.drop_qkey++;
+		return;
+	}
+	if (!rq_take(qp, &w))
+		return; /* UD: no receive WQE, the packet is lost */
+	if (sges_check(ib->pd, &w, true)) {
+		recv_complete(qp, &w, p, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0,
+			      false, p->src_qp);
+		verbs_qp_to_error(qp);
+		return;
+	}
+	if (w.len < VPKT_GRH + p->paylen) {
+		recv_complete(qp, &w, p, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0,
+			      false, p->src_qp);
+		verbs_qp_to_error(qp);
+		return;
+	}
+	if (p->grh) {
+		memcpy(grh, raw + VPKT_LRH, VPKT_GRH);
+		sg_copy(&w, 0, grh, VPKT_GRH, true);
+	}
+	sg_copy(&w, VPKT_GRH, (uint8_t *)p->payload, p->paylen, true);
+	recv_complete(qp, &w, p, IBV_WC_SUCCESS, IBV_WC_RECV,
+		      VPKT_GRH + p->paylen, (p->opcode & 0x1f) == VOP_SEND_ONLY_IMM,
+		      p->src_qp);
+}
+
+static bool pkey_ok(struct vqp *qp, uint16_t pkey)
+{
+	uint16_t mine = verbs_pkey_at(qp->attr.pkey_index);
+
+	/* Same partition, and not both limited members (IBA 10.9.3). */
+	return (mine & 0x7fff) && (mine & 0x7fff) == (pkey & 0x7fff) &&
+	       ((mine | pkey) & 0x8000);
+}
+
+static bool state_receives(struct vqp *qp)
+{
+	enum ibv_qp_state s = qp->attr.qp_state;
+
+	return s == IBV_QPS_RTR || s == IBV_QPS_RTS || s == IBV_QPS_SQD ||
+	       s == IBV_QPS_SQE;
+}
+
+static void mcast_rx(const struct vpkt *p, const uint8_t *raw)
+{
+	uint32_t i;
+
+	if (!p->grh || !verbs_hca.qp_hash)
+		return;
+	for (i = 0; i < 4096; i++) {
+		struct vqp *qp;
+
+		for (qp = verbs_hca.qp_hash[i]; qp; qp = qp->hnext) {
+			struct vmcast *m;
+
+			if (!qp->mcast || !state_receives(qp))
+				continue;
+			/* Our own sends are not looped back to the sender. */
+			if (p->src_qp == vqp_ibqp(qp)->qp_num &&
+			    p->slid == verbs_hca.dev->port.lid)
+				continue;
+			for (m = qp->mcast; m; m = m->next)
+				if (m->lid == p->dlid &&
+				    !memcmp(m->gid.raw, p->dgid, 16))
+					break;
+			if (m && pkey_ok(qp, p->pkey))
+				ud_deliver(qp, p, raw);
+		}
+	}
+}
+
+void verbs_rx_packet(const uint8_t *buf, size_t len)
+{
+	struct vpkt p;
+	struct vqp *qp;
+	uint8_t tp;
+
+	if (vpkt_decode(buf, len, &p) || !verbs_hca.dev)
+		return;
+	verbs_hca.rx_pkts++;
+	tp = p.opcode & 0xe0;
+	if (tp == VOP_UD && p.dlid >= VLID_MCAST_MIN && p.dlid != 0xffff) {
+		mcast_rx(&p, buf);
+		return;
+	}
+	qp = verbs_qp_lookup(p.dqpn);
+	if (!qp) {
+		verbs_hca.drop_qpn++;
+		return;
+	}
+	if (!state_receives(qp)) {
+		/* RESET/INIT/ERR QPs silently drop (IBA 10.3.1). */
+		verbs_hca.drop_state++;
+		return;
+	}
+	if (!pkey_ok(qp, p.pkey)) {
+		verbs_hca.drop_pkey++;
+		return;
+	}
+	switch (vqp_ibqp(qp)->qp_type) {
+	case IBV_QPT_UD:
+		if (tp == VOP_UD)
+			ud_deliver(qp, &p, buf);
+		return;
+	case IBV_QPT_UC:
+	case IBV_QPT_RC:
+		if (tp != (vqp_ibqp(qp)->qp_type == IBV_QPT_RC ? VOP_RC : VOP_UC))
+			return;
+		/* Connected: only our peer's port may talk to us. */
+		if (p.slid != qp->attr.ah_attr.dlid)
+			return;
+		switch (p.opcode & 0x1f) {
+		case VOP_ACK:
+		case VOP_ATOMIC_ACK:
+		case VOP_READ_RESP_FIRST:
+		case VOP_READ_RESP_MIDDLE:
+		case VOP_READ_RESP_LAST:
+		case VOP_READ_RESP_ONLY:
+			if (vqp_ibqp(qp)->qp_type == IBV_QPT_RC &&
+			    (qp->attr.qp_state == IBV_QPS_RTS ||
+			     qp->attr.qp_state == IBV_QPS_SQD))
+				rc_requester_rx(qp, &p);
+			return;
+		default:
+			rc_uc_responder_rx(qp, &p);
+			return;
+		}
+	default:
+		return;
+	}
+}
+
+uint64_t verbs_run_timers(uint64_t now)
+{
+	struct vqp *qp, *next;
+	uint64_t soonest = 0;
+
+	for (qp = verbs_hca.active; qp; qp = next) {
+		next = qp->anext;
+		if (!qp->deadline) {
+			verbs_active_del(qp);
+			continue;
+		}
+		if (qp->deadline <= now) {
+			qp->deadline = 0;
+			if (qp->rnr_wait) {
+				qp->rnr_wait = false;
+				rc_resend(qp);
+			} else if (qp->send_idx) {
+				if (++qp->retries > qp->attr.retry_cnt) {
+					sq_fail(qp, IBV_WC_RETRY_EXC_ERR);
+					continue;
+				}
+				rc_resend(qp);
+			}
+			if (qp->send_idx)
+				arm_timer(qp, ack_timeout_ns(qp));
+			else
+				verbs_active_del(qp);
+			if (!qp->deadline)
+				continue;
+		}
+		if (!soonest || qp->deadline < soonest)
+			soonest = qp->deadline;
+	}
+	return soonest;
+}
+
+/* ---- posting and polling ------------------------------------------------ */
+
+static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		return true;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return t != IBV_QPT_UD;
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return t == IBV_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+int verbs_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad)
+{
+	struct vqp *qp = to_vqp(ibqp);
+	int ret = 0;
+
+	VERBS_LOCK();
+	for (; wr; wr = wr->next) {
+		struct vwqe *w;
+		enum ibv_qp_state s = qp->attr.qp_state;
+		uint64_t total = 0;
+		int i;
+
+		if (s == IBV_QPS_RESET || s == IBV_QPS_INIT || s == IBV_QPS_RTR ||
+		    !opcode_ok(ibqp->qp_type, wr->opcode) || wr->num_sge < 0 ||
+		    (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
+		    (ibqp->qp_type == IBV_QPT_UD && !wr->wr.ud.ah)) {
+			ret = EINVAL;
+			break;
+		}
+		if (qp->sq.count >= qp->sq.size) {
+			ret = ENOMEM;
+			break;
+		}
+		for (i = 0; i < wr->num_sge; i++)
+			total += wr->sg_list[i].length;
+		if (total > 0x80000000ull ||
+		    ((wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		      wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) && total < 8)) {
+			ret = EINVAL;
+			break;
+		}
+		if ((wr->send_flags & IBV_SEND_INLINE) &&
+		    (total > qp->cap.max_inline_data ||
+		     wr->opcode == IBV_WR_RDMA_READ ||
+		     wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		     wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)) {
+			ret = EINVAL;
+			break;
+		}
+		w = &qp->sq.q[(qp->sq.head + qp->sq.count) % qp->sq.size];
+		if ((wr->send_flags & IBV_SEND_INLINE) && !w->inl &&
+		    !(w->inl = malloc(VERBS_MAX_INLINE))) {
+			ret = ENOMEM;
+			break;
+		}
+		w->wr_id = wr->wr_id;
+		w->opcode = wr->opcode;
+		w->flags = wr->send_flags;
+		w->imm = wr->imm_data;
+		w->num_sge = wr->num_sge;
+		memcpy(w->sg, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sg));
+		w->len = (uint32_t)total;
+		w->sent = false;
+		w->read_off = 0;
+		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			w->raddr = wr->wr.atomic.remote_addr;
+			w->rkey = wr->wr.atomic.rkey;
+			w->compare_add = wr->wr.atomic.compare_add;
+			w->swap = wr->wr.atomic.swap;
+			w->len = 8;
+		} else if (ibqp->qp_type == IBV_QPT_UD) {
+			w->ah = to_vah(wr->wr.ud.ah);
+			w->remote_qpn = wr->wr.ud.remote_qpn;
+			w->remote_qkey = wr->wr.ud.remote_qkey;
+		} else {
+			w->raddr = wr->wr.rdma.remote_addr;
+			w->rkey = wr->wr.rdma.rkey;
+		}
+		if (wr->send_flags & IBV_SEND_INLINE) {
+			uint32_t off = 0;
+
+			/* Inline data is copied now: the buffer may be reused. */
+			for (i = 0; i < wr->num_sge; i++) {
+				memcpy(w->inl + off,
+				       (void *)(uintptr_t)wr->sg_list[i].addr,
+				       wr->sg_list[i].length);
+				off += wr->sg_list[i].length;
+			}
+		}
+		qp->sq.count++;
+		if (s == IBV_QPS_ERR) {
+			/* Posting to a QP in error completes with flush. */
+			verbs_qp_flush(qp);
+		}
+	}
+	if (ret && bad)
+		*bad = wr;
+	sq_progress(qp);
+	VERBS_UNLOCK();
+	return ret;
+}
+
+static int post_rq(struct vqp *qp, struct vwq *rq, uint32_t max_sge,
+		   struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	int ret = 0;
+
+	for (; wr; wr = wr->next) {
+		struct vwqe *w;
+		uint64_t total = 0;
+		int i;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
+			ret = EINVAL;
+			break;
+		}
+		if (rq->count >= rq->size) {
+			ret = ENOMEM;
+			break;
+		}
+		w = &rq->q[(rq->head + rq->count) % rq->size];
+		w->wr_id = wr->wr_id;
+		w->num_sge = wr->num_sge;
+		memcpy(w->sg, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sg));
+		for (i = 0; i < wr->num_sge; i++)
+			total += wr->sg_list[i].length;
+		w->len = total > 0xffffffffull ? 0xffffffffu : (uint32_t)total;
+		w->flags = 0;
+		rq->count++;
+		if (qp && qp->attr.qp_state == IBV_QPS_ERR)
+			verbs_qp_flush(qp);
+	}
+	if (ret && bad)
+		*bad = wr;
+	return ret;
+}
+
+int verbs_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad)
+{
+	struct vqp *qp = to_vqp(ibqp);
+	int ret;
+
+	VERBS_LOCK();
+	if (ibqp->srq || qp->attr.qp_state == IBV_QPS_RESET) {
+		VERBS_UNLOCK();
+		if (bad)
+			*bad = wr;
+		return EINVAL;
+	}
+	ret = post_rq(qp, &qp->rq, qp->cap.max_recv_sge, wr, bad);
+	VERBS_UNLOCK();
+	return ret;
+}
+
+int verbs_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad)
+{
+	struct vsrq *srq = to_vsrq(ibsrq);
+	int ret;
+
+	VERBS_LOCK();
+	ret = post_rq(NULL, &srq->rq, srq->max_sge, wr, bad);
+	VERBS_UNLOCK();
+	return ret;
+}
+
+int verbs_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+{
+	struct vcq *cq = to_vcq(ibcq);
+	int i;
+
+	if (n < 0)
+		return -1;
+	/* Unlocked peek: an empty CQ is the common case when spinning. */
+	if (!__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE))
+		return 0;
+	VERBS_LOCK();
+	for (i = 0; i < n && cq->count; i++) {
+		wc[i] = cq->ring[cq->head];
+		cq->head = (cq->head + 1) % cq->size;
+		cq->count--;
+	}
+	VERBS_UNLOCK();
+	return i;
+}
+
+int verbs_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct vcq *cq = to_vcq(ibcq);
+
+	VERBS_LOCK();
+	cq->armed = true;
+	cq->solicited_only = solicited_only;
+	VERBS_UNLOCK();
+	return 0;
+}

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Soft verbs: the objects behind the libibverbs handles our preload hands
+ * out, and the interfaces between the files that implement them.
+ *
+ * One process = one soft HCA ("struct vhca"): a single lock guards every
+ * queue, and one thread plays the HCA, serving packets that reach this
+ * process's QPs (so RDMA READ/WRITE/atomics complete while the target
+ * application is busy elsewhere, as on hardware) and running the RC
+ * retransmission timers.  Files:
+ *   verbs_qp_fsm.c    state machine table (pure)
+ *   verbs_pkt.c       IBA packet headers (LRH/GRH/BTH/ETHs) encode/decode
+ *   verbs_port.c      device and port attributes (from the fabric's umad view)
+ *   verbs_transport.c moving packets between simulated ports
+ *   verbs_api.c       device, context, PD, MR, CQ, channels, SRQ, AH, mcast
+ *   verbs_qp.c        QP create/modify/query/destroy, flush on error
+ *   verbs_datapath.c  post/poll, RC/UC/UD requester and responder
+ */
+#ifndef SIM_VERBS_PRIV_H
+#define SIM_VERBS_PRIV_H
+
+#include <infiniband/verbs.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/verbs_pkt.h"
+
+#define VERBS_MAX_GID 4
+#define VERBS_MAX_PKEY 16
+#define VERBS_MAX_SGE 16
+#define VERBS_MAX_INLINE 256
+#define VERBS_MAX_WR 16384
+#define VERBS_MAX_CQE 65536
+
+/* What the fabric says about our (single) port. */
+struct verbs_port_info {
+	char ca_name[64];
+	uint64_t node_guid;
+	uint64_t port_guid;
+	uint64_t gid_prefix;
+	uint16_t lid;
+	uint8_t lmc;
+	uint16_t sm_lid;
+	uint8_t sm_sl;
+	enum ibv_port_state state;
+	uint8_t phys_state;
+	enum ibv_mtu active_mtu;
+	uint32_t cap_flags;
+	uint16_t pkeys[VERBS_MAX_PKEY];
+	int npkeys;
+};
+
+int verbs_port_refresh(struct verbs_port_info *pi);
+
+struct vdevice {
+	struct ibv_device dev; /* first: what ibv_get_device_list returns */
+	struct verbs_port_info port;
+};
+
+struct vcontext {
+	struct verbs_context vctx; /* ibv_context is its last member */
+	struct vdevice *dev;
+	int async_wr; /* write end of async_fd */
+};
+
+struct vpd {
+	struct ibv_pd pd;
+};
+
+struct vmr {
+	struct ibv_mr mr;
+	int access;
+	uint64_t iova; /* address the remote side uses */
+};
+
+struct vah {
+	struct ibv_ah ah;
+	struct ibv_ah_attr attr;
+};
+
+struct vcq {
+	struct ibv_cq cq;
+	struct ibv_wc *ring;
+	uint32_t size, head, count;
+	bool armed, solicited_only;
+	bool overflow;
+};
+
+/* A work request as the soft HCA keeps it: the caller's fields, a copy of
+ * its scatter/gather list, and inline data copied at post time. */
+struct vwqe {
+	uint64_t wr_id;
+	enum ibv_wr_opcode opcode;
+	unsigned int flags;
+	uint32_t imm;
+	int num_sge;
+	struct ibv_sge sg[VERBS_MAX_SGE];
+	uint32_t len;
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t compare_add, swap;
+	struct vah *ah;
+	uint32_t remote_qpn, remote_qkey;
+	uint8_t *inl; /* inline copy (IBV_SEND_INLINE), kept for the slot */
+	/* requester progress (RC) */
+	uint32_t psn, npkts;
+	bool sent;
+	uint32_t read_off; /* bytes of a READ response received */
+};
+
+struct vwq {
+	struct vwqe *q;
+	uint32_t size, head, count; /* ring: head = oldest */
+};
+
+struct vsrq {
+	struct ibv_srq srq;
+	struct vwq rq;
+	uint32_t max_sge;
+	uint32_t limit;
+};
+
+struct vmcast {
+	union ibv_gid gid;
+	uint16_t lid;
+	struct vmcast *next;
+};
+
+struct vbatch {
+	struct ibv_send_wr wr;
+	struct ibv_sge sge[VERBS_MAX_SGE];
+	uint8_t inl[VERBS_MAX_INLINE];
+};
+
+struct vqp {
+	struct ibv_qp_ex qpx; /* starts with struct ibv_qp */
+	struct vbatch *batch; /* ibv_wr_* API: WRs between start and complete */
+	uint32_t nbatch;
+	int batch_err;
+	struct ibv_qp_attr attr;
+	struct ibv_qp_cap cap;
+	int sq_sig_all;
+	struct vwq sq, rq;
+	struct vqp *hnext; /* QPN hash chain */
+	struct vqp *anext, *aprev; /* on the HCA's active (timer) list */
+	bool on_active;
+	struct vmcast *mcast;
+
+	/* requester */
+	uint32_t npsn;	    /* next PSN to send */
+	uint32_t send_idx;  /* SQ entries [head, head+send_idx) were sent */
+	uint64_t deadline;  /* ns; 0 = no timer running */
+	uint8_t retries, rnr_retries;
+	bool rnr_wait;
+
+	/* responder */
+	uint32_t epsn;	  /* expected PSN */
+	uint32_t msn;
+	bool nak_sent;
+	bool in_msg;	  /* inside a multi-packet SEND/WRITE */
+	bool cur_from_srq;
+	struct vwqe cur_rwqe; /* receive WQE being filled */
+	uint32_t cur_off;
+	uint64_t wr_va;	  /* RDMA WRITE in progress */
+	uint32_t wr_left, wr_total;
+	uint32_t wr_rkey;
+	uint32_t last_atomic_psn;
+	uint64_t last_atomic_orig;
+	bool have_atomic;
+};
+
+/* The per-process soft HCA. */
+struct vhca {
+	pthread_mutex_t lock;
+	bool started;
+	pthread_t thread;
+	int wake[2]; /* pipe: wakes the HCA thread */
+	struct vdevice *dev;
+	struct vcontext *ctx; /* first opened context, for async events */
+	struct vqp **qp_hash;
+	uint32_t qp_hash_size;
+	uint32_t nqp;
+	struct vqp *active;
+	struct vmr **mrs; /* by key >> 8 */
+	uint32_t nmrs;
+	uint32_t mr_gen;
+	uint64_t sleep_until; /* when the HCA thread wakes up; 0 = never */
+	/* counters, for tests and fabsim status */
+	uint64_t rx_pkts, tx_pkts, drop_pkey, drop_qkey, drop_state, drop_qpn;
+};
+
+extern struct vhca verbs_hca;
+
+#define VERBS_PKT_MAX 8192
+
+/* verbs_api.c */
+void verbs_hca_kick(void);
+uint16_t verbs_pkey_at(unsigned int index);
+struct vmr *verbs_mr_lookup(uint32_t key);
+int verbs_cq_push(struct vcq *cq, const struct ibv_wc *wc, bool solicited);
+void verbs_async_event(struct ibv_context *ctx, struct ibv_async_event *ev);
+
+/* verbs_qp.c */
+struct vqp *verbs_qp_lookup(uint32_t qpn);
+void verbs_qp_to_error(struct vqp *qp);
+void verbs_qp_flush(struct vqp *qp);
+
+struct ibv_qp *verbs_create_qp_ex(struct ibv_context *ctx,
+				  struct ibv_qp_init_attr_ex *a);
+
+/* verbs_datapath.c */
+int verbs_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad);
+int verbs_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad);
+int verbs_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad);
+int verbs_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
+int verbs_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+void verbs_rx_packet(const uint8_t *buf, size_t len);
+uint64_t verbs_run_timers(uint64_t now);
+void verbs_active_add(struct vqp *qp);
+void verbs_active_del(struct vqp *qp);
+uint64_t verbs_now_ns(void);
+int verbs_wq_init(struct vwq *wq, uint32_t size);
+void verbs_wq_free(struct vwq *wq);
+
+/* verbs_transport.c: moves a whole packet (LRH..ICRC) to the port its
+ * DLID names; for multicast DLIDs to every member process. */
+int verbs_transport_open(const struct verbs_port_info *pi);
+int verbs_transport_fd(void);
+int verbs_transport_send(const uint8_t *pkt, size_t len);
+ssize_t verbs_transport_recv(uint8_t *buf, size_t len);
+/* A block of FSP_VERBS_QPN_BLOCK_SIZE QPNs owned by this process; and
+ * multicast membership of this process.  Both may block on the daemon:
+ * never call them holding VERBS_LOCK. */
+int verbs_transport_qpn_block(uint32_t *base);
+int verbs_transport_mcast(uint16_t mlid, const uint8_t *mgid, bool join);
+
+#define VERBS_LOCK() pthread_mutex_lock(&verbs_hca.lock)
+#define VERBS_UNLOCK() pthread_mutex_unlock(&verbs_hca.lock)
+
+#define to_vqp(p) ((struct vqp *)(p))
+#define vqp_ibqp(v) (&(v)->qpx.qp_base)
+#define to_vcq(p) ((struct vcq *)(p))
+#define to_vsrq(p) ((struct vsrq *)(p))
+#define to_vmr(p) ((struct vmr *)(p))
+#define to_vah(p) ((struct vah *)(p))
+
+#endif

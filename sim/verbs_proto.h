@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Soft verbs messages between the preload and fabsimd, in the range
+ * FSP_VERBS_FIRST..FSP_VERBS_LAST that sim/proto.h reserves for them.
+ * Header, framing and byte order as in sim/proto.h.
+ *
+ * A process opens one verbs connection (kind FSP_KIND_STREAM) per port it
+ * uses and sends FSP_VERBS_OPEN on it.  From then on:
+ *  - QPNs: FSP_VERBS_QPN_BLOCK hands the connection a block of
+ *    FSP_VERBS_QPN_BLOCK_SIZE QP numbers unique on that port (QP0/QP1 are
+ *    never handed out).  The process numbers its QPs from its blocks;
+ *    the daemon delivers packets whose DestQP falls in a block to the
+ *    connection that owns it, so creating a QP costs no round trip.
+ *  - Packets: FSP_VERBS_PKT in both directions carries one IBA packet,
+ *    LRH to VCRC.  The daemon routes it from the sender's port along the
+ *    LFTs/MFTs the SM programmed, hop by hop, honouring link state and
+ *    faults; unroutable packets are dropped and counted.
+ *  - Multicast: FSP_VERBS_MCAST joins/leaves an MLID for this connection.
+ *  - Closing the connection (or dying) releases its blocks and groups.
+ */
+#ifndef SIM_VERBS_PROTO_H
+#define SIM_VERBS_PROTO_H
+
+#include <stdint.h>
+
+#include "sim/proto.h"
+
+enum fsp_verbs_type {
+	/* req fsp_port_ref -> rep fsp_verbs_open_rep; status 0 or -errno */
+	FSP_VERBS_OPEN = FSP_VERBS_FIRST,
+	/* req none -> status = first QPN of a block, or -errno */
+	FSP_VERBS_QPN_BLOCK = FSP_VERBS_FIRST + 1,
+	/* req fsp_verbs_mcast -> status 0 or -errno */
+	FSP_VERBS_MCAST = FSP_VERBS_FIRST + 2,
+	/* one-way, both directions: IBA packet bytes */
+	FSP_VERBS_PKT = FSP_VERBS_FIRST + 3,
+};
+
+#define FSP_VERBS_QPN_BLOCK_SIZE 256u
+#define FSP_VERBS_PKT_MAX 8192u
+
+struct fsp_verbs_open_rep {
+	uint32_t port;	    /* resolved port number */
+	uint32_t lid;
+	uint32_t node_index;
+	uint32_t reserved;
+};
+
+struct fsp_verbs_mcast {
+	uint32_t mlid;
+	uint32_t join; /* 1 join, 0 leave */
+	uint8_t mgid[16];
+};
+
+#endif

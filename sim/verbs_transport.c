@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Moving packets between simulated ports.
+ *
+ * Fabric mode (FABSIM_DIR set): one FSP_KIND_STREAM connection to fabsimd
+ * per process carries FSP_VERBS_PKT both ways; the daemon routes each
+ * packet along the forwarding tables, so link state and faults apply.
+ * Requests (QPN blocks, multicast) are sent by the calling thread, and
+ * their replies, which arrive on the same connection, are handed over by
+ * the HCA thread that reads it.
+ *
+ * Standalone mode (no fabric, FABSIM_VERBS_LID set): processes reach each
+ * other through datagram sockets in a shared directory, a symlink per QPN
+ * block naming the owning process's socket.  No routing: it exists to test
+ * the transport logic without a daemon.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "sim/verbs_client.h"
+#include "sim/verbs_priv.h"
+#include "sim/verbs_proto.h"
+
+static struct {
+	int fd;
+	bool fabric;
+	uint16_t lid;
+	/* standalone */
+	char dir[80];
+	/* fabric: one outstanding call at a time */
+	pthread_mutex_t call_lock;
+	pthread_mutex_t rep_lock;
+	pthread_cond_t rep_cond;
+	uint32_t rep_seq;
+	bool rep_ready;
+	int32_t rep_status;
+	uint32_t next_seq;
+} vt = {
+	.fd = -1,
+	.call_lock = PTHREAD_MUTEX_INITIALIZER,
+	.rep_lock = PTHREAD_MUTEX_INITIALIZER,
+	.rep_cond = PTHREAD_COND_INITIALIZER,
+};
+
+int verbs_transport_fd(void)
+{
+	return vt.fd;
+}
+
+static int standalone_open(const struct verbs_port_info *pi)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *d = getenv("FABSIM_VERBS_DIR");
+	int fd, ret;
+
+	if (d && *d)
+		snprintf(vt.dir, sizeof(vt.dir), "%s", d);
+	else
+		snprintf(vt.dir, sizeof(vt.dir), "/tmp/fabsim-verbs-%u",
+			 (unsigned)getuid());
+	if (mkdir(vt.dir, 0700) && errno != EEXIST)
+		return -errno;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/v.%d", vt.dir,
+		 (int)getpid());
+	unlink(sa.sun_path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	vt.fd = fd;
+	vt.lid = pi->lid;
+	return 0;
+}
+
+static void standalone_cleanup(void)
+{
+	char path[400];
+	DIR *d;
+	struct dirent *e;
+	char self[32];
+
+	if (!vt.dir[0])
+		return;
+	snprintf(self, sizeof(self), "v.%d", (int)getpid());
+	d = opendir(vt.dir);
+	while (d && (e = readdir(d))) {
+		char tgt[64];
+		ssize_t n;
+
+		if (e->d_name[0] != 'b' && e->d_name[0] != 'm')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", vt.dir, e->d_name);
+		n = readlink(path, tgt, sizeof(tgt) - 1);
+		if (n > 0) {
+			tgt[n] = 0;
+			if (!strcmp(tgt, self))
+				unlink(path);
+		}
+	}
+	if (d)
+		closedir(d);
+	snprintf(path, sizeof(path), "%s/%s", vt.dir, self);
+	unlink(path);
+}
+
+static int fabric_open(void)
+{
+	struct fsp_port_ref ref = { .ca = 0, .port = 1 };
+	struct fsp_verbs_open_rep rep;
+	int fd, ret;
+
+	fd = verbs_client_connect(FSP_KIND_STREAM, NULL);
+	if (fd < 0)
+		return fd;
+	ret = verbs_client_call(fd, FSP_VERBS_OPEN, &ref, sizeof(ref), &rep,
+				sizeof(rep), NULL);
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	vt.fd = fd;
+	vt.lid = (uint16_t)rep.lid;
+	vt.fabric = true;
+	return 0;
+}
+
+int verbs_transport_open(const struct verbs_port_info *pi)
+{
+	if (vt.fd >= 0)
+		return 0;
+	if (getenv("FABSIM_DIR"))
+		return fabric_open();
+	atexit(standalone_cleanup);
+	return standalone_open(pi);
+}
+
+/* Fabric mode: a request whose reply the HCA thread will hand us. */
+static int fabric_call(uint16_t type, const void *body, size_t len)
+{
+	uint32_t seq;
+	int ret;
+
+	pthread_mutex_lock(&vt.call_lock);
+	pthread_mutex_lock(&vt.rep_lock);
+	seq = ++vt.next_seq;
+	if (!seq)
+		seq = ++vt.next_seq;
+	vt.rep_seq = seq;
+	vt.rep_ready = false;
+	pthread_mutex_unlock(&vt.rep_lock);
+	ret = verbs_client_send(vt.fd, type, seq, body, len);
+	pthread_mutex_lock(&vt.rep_lock);
+	while (!ret && !vt.rep_ready)
+		pthread_cond_wait(&vt.rep_cond, &vt.rep_lock);
+	if (!ret)
+		ret = vt.rep_status;
+	vt.rep_seq = 0;
+	pthread_mutex_unlock(&vt.rep_lock);
+	pthread_mutex_unlock(&vt.call_lock);
+	return ret;
+}
+
+static void fabric_gone(void)
+{
+	/* The daemon went away: fail whoever waits for a reply. */
+	pthread_mutex_lock(&vt.rep_lock);
+	if (vt.rep_seq) {
+		vt.rep_status = -ECONNRESET;
+		vt.rep_ready = true;
+		pthread_cond_broadcast(&vt.rep_cond);
+	}
+	pthread_mutex_unlock(&vt.rep_lock);
+}
+
+ssize_t verbs_transport_recv(uint8_t *buf, size_t len)
+{
+	uint8_t msg[FSP_VERBS_PKT_MAX + sizeof(struct fsp_hdr)];
+	struct fsp_hdr h;
+	ssize_t n;
+
+	if (vt.fd < 0)
+		return -EBADF;
+	if (!vt.fabric) {
+		n = recv(vt.fd, buf, len, MSG_DONTWAIT);
+		return n < 0 ? -errno : n;
+	}
+	n = recv(vt.fd, msg, sizeof(msg), MSG_DONTWAIT);
+	if (n < 0)
+		return -errno;
+	if (n == 0) {
+		fabric_gone();
+		return -ECONNRESET;
+	}
+	if ((size_t)n < sizeof(h))
+		return 0;
+	memcpy(&h, msg, sizeof(h));
+	if (h.len != (size_t)n)
+		return 0;
+	if (h.flags & FSP_F_REPLY) {
+		pthread_mutex_lock(&vt.rep_lock);
+		if (vt.rep_seq && h.seq == vt.rep_seq) {
+			vt.rep_status = h.status;
+			vt.rep_ready = true;
+			pthread_cond_broadcast(&vt.rep_cond);
+		}
+		pthread_mutex_unlock(&vt.rep_lock);
+		return 0;
+	}
+	if (h.type != FSP_VERBS_PKT)
+		return 0;
+	n -= sizeof(h);
+	if ((size_t)n > len)
+		return 0;
+	memcpy(buf, msg + sizeof(h), n);
+	return n;
+}
+
+static void standalone_sendto(const char *name, const uint8_t *pkt, size_t len)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", vt.dir, name);
+	/* A missing or dead peer is a lost packet, as on a wire. */
+	(void)sendto(vt.fd, pkt, len, MSG_DONTWAIT | MSG_NOSIGNAL,
+		     (struct sockaddr *)&sa, sizeof(sa));
+}
+
+static void standalone_send(const uint8_t *pkt, size_t len)
+{
+	struct vpkt p;
+	char name[64];
+
+	if (vpkt_decode(pkt, len, &p))
+		return;
+	if (p.dlid >= VLID_MCAST_MIN && p.dlid != 0xffff) {
+		DIR *d = opendir(vt.dir);
+		struct dirent *e;
+		int plen = snprintf(name, sizeof(name), "m.%u.", p.dlid);
+
+		while (d && (e = readdir(d)))
+			if (!strncmp(e->d_name, name, plen))
+				standalone_sendto(e->d_name, pkt, len);
+		if (d)
+			closedir(d);
+		return;
+	}
+	snprintf(name, sizeof(name), "b.%u.%u", p.dlid,
+		 p.dqpn / FSP_VERBS_QPN_BLOCK_SIZE);
+	standalone_sendto(name, pkt, len);
+}
+
+int verbs_transport_send(const uint8_t *pkt, size_t len)
+{
+	if (vt.fd < 0)
+		return -EBADF;
+	if (!vt.fabric) {
+		standalone_send(pkt, len);
+		return 0;
+	}
+	return verbs_client_send(vt.fd, FSP_VERBS_PKT, 0, pkt, len);
+}
+
+static int link_alive(const char *path)
+{
+	char tgt[64];
+	ssize_t n = readlink(path, tgt, sizeof(tgt) - 1);
+	int pid;
+
+	if (n <= 0)
+		return 0;
+	tgt[n] = 0;
+	if (sscanf(tgt, "v.%d", &pid) != 1)
+		return 0;
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+int verbs_transport_qpn_block(uint32_t *base)
+{
+	char path[128], tgt[32];
+	uint32_t nblocks = (VQPN_MCAST + 1) / FSP_VERBS_QPN_BLOCK_SIZE;
+	uint32_t b, i;
+	int ret;
+
+	if (vt.fd < 0)
+		return -EBADF;
+	if (vt.fabric) {
+		ret = fabric_call(FSP_VERBS_QPN_BLOCK, NULL, 0);
+		if (ret < 0)
+			return ret;
+		*base = (uint32_t)ret;
+		return 0;
+	}
+	snprintf(tgt, sizeof(tgt), "v.%d", (int)getpid());
+	b = (uint32_t)(getpid() * 7919u) % nblocks;
+	for (i = 0; i < nblocks; i++, b = (b + 1) % nblocks) {
+		/* Block 0 holds QP0/QP1; the last block holds 0xffffff. */
+		if (b == 0 || b == nblocks - 1)
+			continue;
+		snprintf(path, sizeof(path), "%s/b.%u.%u", vt.dir, vt.lid, b);
+		if (!symlink(tgt, path)) {
+			*base = b * FSP_VERBS_QPN_BLOCK_SIZE;
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -errno;
+		if (!link_alive(path))
+			unlink(path);
+	}
+	return -ENOSPC;
+}
+
+int verbs_transport_mcast(uint16_t mlid, const uint8_t *mgid, bool join)
+{
+	struct fsp_verbs_mcast m = { .mlid = mlid, .join = join };
+	char path[128], tgt[32];
+
+	if (vt.fd < 0)
+		return -EBADF;
+	if (vt.fabric) {
+		memcpy(m.mgid, mgid, 16);
+		return fabric_call(FSP_VERBS_MCAST, &m, sizeof(m));
+	}
+	snprintf(tgt, sizeof(tgt), "v.%d", (int)getpid());
+	snprintf(path, sizeof(path), "%s/m.%u.%d", vt.dir, mlid, (int)getpid());
+	if (join) {
+		if (symlink(tgt, path) && errno != EEXIST)
+			return -errno;
+	} else {
+		unlink(path);
+	}
+	return 0;
+}

@@ -1,0 +1,692 @@
+/*
+ * CM engine, connection establishment: both sides of the REQ/REP/RTU
+ * handshake, losses and retries, MRA, timeouts, REJ in each state it may
+ * arrive, duplicate and stale REQs, QP attributes.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "cm/cm_wire.h"
+#include "tests/unit/cm_harness.h"
+
+#define A 0
+#define B 1
+#define SEC 1000000000ull
+
+static struct cmh H;
+
+static int setup(void **state)
+{
+	(void)state;
+	cmh_init(&H);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	cmh_fini(&H);
+	return 0;
+}
+
+static struct cm_stat_counters stats(int i)
+{
+	struct cm_stat_counters s;
+
+	cm_stat_get(H.n[i].e, &s);
+	return s;
+}
+
+/* The whole handshake, and what each side learnt. */
+static void test_handshake(void **state)
+{
+	const struct cm_event *ev;
+	const uint8_t *req;
+	uint32_t a, b;
+
+	(void)state;
+	a = cmh_connect(&H, 0x1001);
+	assert_int_not_equal(a, 0);
+	b = cmh_passive_id(&H);
+	assert_int_not_equal(b, 0);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_ESTABLISHED);
+
+	/* Passive: REQ_RCVD with the REQ's contents, paths seen from B. */
+	ev = cmh_event(&H, B, CM_EV_REQ_RCVD);
+	assert_non_null(ev);
+	assert_int_equal(ev->listen_id, 0);
+	assert_int_equal(ev->user, 0x5e4);
+	assert_int_equal(ev->req.service_id, 0x0000000001060000ull + 7471);
+	assert_int_equal(ev->req.remote_qpn, 0x1001);
+	assert_int_equal(ev->req.starting_psn, 0x123456);
+	assert_int_equal(ev->req.remote_comm_id, a);
+	assert_int_equal(ev->req.remote_ca_guid, H.n[A].guid);
+	assert_int_equal(ev->req.primary.slid, 2);
+	assert_int_equal(ev->req.primary.dlid, 1);
+	assert_int_equal(ev->req.primary.sgid[15], 2);
+	assert_int_equal(ev->req.primary.dgid[15], 1);
+	assert_int_equal(ev->req.primary.mtu, IBV_MTU_2048);
+	assert_int_equal(ev->req.primary.pkey, 0xffff);
+	assert_int_equal(ev->req.max_cm_retries, 3);
+	assert_false(ev->req.has_alternate);
+	assert_memory_equal(ev->private_data, "ping", 4);
+	assert_int_equal(ev->private_data_len, CM_REQ_PRIVATE_DATA_SIZE);
+
+	/* Active: REP_RCVD; passive: RTU_RCVD. */
+	ev = cmh_event(&H, A, CM_EV_REP_RCVD);
+	assert_non_null(ev);
+	assert_int_equal(ev->id, a);
+	assert_int_equal(ev->user, 0xabc);
+	assert_int_equal(ev->rep.remote_qpn, 0x2000);
+	assert_int_equal(ev->rep.starting_psn, 0x654321);
+	assert_int_equal(ev->rep.remote_comm_id, b);
+	assert_memory_equal(ev->private_data, "pong", 4);
+	ev = cmh_event(&H, B, CM_EV_RTU_RCVD);
+	assert_non_null(ev);
+	assert_int_equal(ev->id, b);
+
+	/* The REQ on the wire carries what connect was given. */
+	req = cmh_last_mad(&H, A, CM_ATTR_REQ) + CM_MSG_OFFSET;
+	assert_int_equal(mad_get(req, cm_req_fields, CM_REQ_SERVICE_ID), 0x1060000ull + 7471);
+	assert_int_equal(mad_get(req, cm_req_fields, CM_REQ_LOCAL_QPN), 0x1001);
+	assert_int_equal(mad_get(req, cm_req_fields, CM_REQ_STARTING_PSN), 0x123456);
+	assert_int_equal(mad_get(req, cm_req_fields, CM_REQ_PRIMARY_LOCAL_PORT_LID), 1);
+	assert_int_equal(mad_get(req, cm_req_fields, CM_REQ_PRIMARY_REMOTE_PORT_LID), 2);
+	assert_int_equal(mad_get(req, cm_req_fields, CM_REQ_PARTITION_KEY), 0xffff);
+	assert_int_equal(mad_get(req, cm_req_fields, CM_REQ_PATH_PACKET_PAYLOAD_MTU), 4);
+	assert_int_equal(mad_get(req, cm_req_fields, CM_REQ_LOCAL_CA_GUID), H.n[A].guid);
+	assert_int_equal(cm_msg_check(cmh_last_mad(&H, A, CM_ATTR_REQ), 256, NULL), 0);
+	assert_int_equal(cm_msg_check(cmh_last_mad(&H, B, CM_ATTR_REP), 256, NULL), 0);
+	assert_int_equal(cm_msg_check(cmh_last_mad(&H, A, CM_ATTR_RTU), 256, NULL), 0);
+
+	assert_int_equal(stats(A).sent[CM_STAT_REQ], 1);
+	assert_int_equal(stats(A).rcvd[CM_STAT_REP], 1);
+	assert_int_equal(stats(A).sent[CM_STAT_RTU], 1);
+	assert_int_equal(stats(B).sent[CM_STAT_REP], 1);
+	assert_int_equal(stats(B).conns_live, 1);
+
+	/* Nothing left armed but nothing fires either: no retransmissions. */
+	cmh_advance(&H, 100 * SEC);
+	assert_int_equal(cmh_sent(&H, A, CM_ATTR_REQ), 1);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REP), 1);
+}
+
+static void test_qp_attr(void **state)
+{
+	struct ibv_qp_attr at;
+	uint32_t a, b;
+	int mask;
+
+	(void)state;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	assert_int_equal(cm_engine_init_qp_attr(H.n[A].e, a, IBV_QPS_INIT, &at, &mask), 0);
+	assert_true(mask & IBV_QP_ACCESS_FLAGS);
+	assert_int_equal(at.port_num, 1);
+	assert_int_equal(cm_engine_init_qp_attr(H.n[A].e, a, IBV_QPS_RTR, &at, &mask), 0);
+	assert_int_equal(mask & (IBV_QP_AV | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_PATH_MTU),
+			 IBV_QP_AV | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_PATH_MTU);
+	assert_int_equal(at.dest_qp_num, 0x2000);
+	assert_int_equal(at.rq_psn, 0x654321);
+	assert_int_equal(at.path_mtu, IBV_MTU_2048);
+	assert_int_equal(at.ah_attr.dlid, 2);
+	assert_int_equal(at.max_dest_rd_atomic, 2); /* B's initiator depth */
+	assert_int_equal(cm_engine_init_qp_attr(H.n[A].e, a, IBV_QPS_RTS, &at, &mask), 0);
+	assert_int_equal(at.sq_psn, 0x123456);
+	assert_int_equal(at.max_rd_atomic, 2);      /* B's responder resources */
+	assert_int_equal(at.retry_cnt, 7);
+	assert_int_equal(at.rnr_retry, 5);          /* from the REP */
+	assert_true(at.timeout >= 15);
+
+	assert_int_equal(cm_engine_init_qp_attr(H.n[B].e, b, IBV_QPS_RTR, &at, &mask), 0);
+	assert_int_equal(at.dest_qp_num, 0x1001);
+	assert_int_equal(at.rq_psn, 0x123456);
+	assert_int_equal(at.ah_attr.dlid, 1);
+	assert_int_equal(cm_engine_init_qp_attr(H.n[B].e, b, IBV_QPS_RTS, &at, &mask), 0);
+	assert_int_equal(at.sq_psn, 0x654321);
+	assert_int_equal(at.rnr_retry, 6);          /* from the REQ */
+	assert_int_equal(cm_engine_init_qp_attr(H.n[B].e, b, IBV_QPS_SQD, &at, &mask), -EINVAL);
+	assert_int_equal(cm_engine_init_qp_attr(H.n[B].e, 12345, IBV_QPS_RTS, &at, &mask), -ENOENT);
+}
+
+static void test_req_lost(void **state)
+{
+	uint32_t a;
+
+	(void)state;
+	H.drop[A][CM_ATTR_REQ - 0x10] = 1;
+	a = cmh_connect(&H, 0x1001);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_REQ_SENT);
+	assert_int_equal(H.n[B].nev, 0);
+	cmh_advance(&H, 5 * SEC);    /* 2 * 67 ms + 4.3 s */
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
+	assert_int_equal(cmh_sent(&H, A, CM_ATTR_REQ), 2);
+	assert_int_equal(stats(A).retried[CM_STAT_REQ], 1);
+}
+
+static void test_rep_lost(void **state)
+{
+	uint32_t a;
+
+	(void)state;
+	H.drop[B][CM_ATTR_REP - 0x10] = 1;
+	a = cmh_connect(&H, 0x1001);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_REQ_SENT);
+	assert_int_equal(cmh_state(&H, B, cmh_passive_id(&H)), CM_ST_REP_SENT);
+	cmh_advance(&H, 5 * SEC);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
+	assert_int_equal(cmh_state(&H, B, cmh_passive_id(&H)), CM_ST_ESTABLISHED);
+	/* One connection on B whatever was retransmitted. */
+	assert_int_equal(cmh_count(&H, B, CM_EV_REQ_RCVD), 1);
+	assert_int_equal(cm_engine_conn_count(H.n[B].e), 1);
+}
+
+/* RTU lost: passive gets there by "communication established". */
+static void test_rtu_lost_establish(void **state)
+{
+	uint32_t a, b;
+
+	(void)state;
+	H.drop[A][CM_ATTR_RTU - 0x10] = 1;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_REP_SENT);
+	assert_int_equal(cm_engine_establish(H.n[B].e, b), 0);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_ESTABLISHED);
+	assert_non_null(cmh_event(&H, B, CM_EV_USER_ESTABLISHED));
+	assert_int_equal(cm_engine_establish(H.n[B].e, b), -EINVAL);
+	cmh_advance(&H, 60 * SEC);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REP), 1); /* REP timer stopped */
+	assert_null(cmh_event(&H, B, CM_EV_REP_ERROR));
+}
+
+/* RTU lost: the REP is retransmitted and the active side answers RTU again. */
+static void test_rtu_lost_rep_retry(void **state)
+{
+	uint32_t b;
+
+	(void)state;
+	H.drop[A][CM_ATTR_RTU - 0x10] = 1;
+	cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	cmh_advance(&H, 5 * SEC);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_ESTABLISHED);
+	assert_int_equal(cmh_sent(&H, A, CM_ATTR_RTU), 2);
+	assert_int_equal(stats(A).duplicates[CM_STAT_REP], 1);
+}
+
+static void test_mra_extends_timeout(void **state)
+{
+	const struct cm_event *ev;
+	struct cm_accept_cmd acc;
+	uint32_t a, b;
+
+	(void)state;
+	H.n[B].auto_accept = false;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_REQ_RCVD);
+	assert_int_equal(cm_engine_mra(H.n[B].e, b, 24, "wait", 4), 0); /* 68.7 s */
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_MRA_REQ_SENT);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_MRA_REQ_RCVD);
+	ev = cmh_event(&H, A, CM_EV_MRA_RCVD);
+	assert_non_null(ev);
+	assert_int_equal(ev->mra.service_timeout, 24);
+	assert_int_equal(ev->mra.msg_mraed, CM_MSG_REF_REQ);
+	/* The REQ's own timeout (4.4 s) passes without a retransmission. */
+	cmh_advance(&H, 10 * SEC);
+	assert_int_equal(cmh_sent(&H, A, CM_ATTR_REQ), 1);
+	/* After the service timeout, the REQ is sent again and B answers MRA again. */
+	cmh_advance(&H, 60 * SEC);
+	assert_int_equal(cmh_sent(&H, A, CM_ATTR_REQ), 2);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_MRA), 2);
+	cmh_accept_cmd(&acc, 0x2000);
+	assert_int_equal(cm_engine_accept(H.n[B].e, b, 7, &acc), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_ESTABLISHED);
+}
+
+/* MRA for the REP, from the active side. */
+static void test_mra_rep(void **state)
+{
+	uint32_t a, b;
+
+	(void)state;
+	H.n[A].auto_rtu = false;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_REP_RCVD);
+	assert_int_equal(cm_engine_mra(H.n[A].e, a, 23, NULL, 0), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_MRA_REP_SENT);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_MRA_REP_RCVD);
+	cmh_advance(&H, 10 * SEC);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REP), 1);
+	assert_int_equal(cm_engine_rtu(H.n[A].e, a, NULL, 0), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_ESTABLISHED);
+}
+
+static void test_req_timeout(void **state)
+{
+	const struct cm_event *ev;
+	const uint8_t *rej;
+	uint32_t a;
+
+	(void)state;
+	H.dead[B] = true;
+	a = cmh_connect(&H, 0x1001);
+	cmh_run_timers(&H, SEC, 100 * SEC);
+	ev = cmh_event(&H, A, CM_EV_REQ_ERROR);
+	assert_non_null(ev);
+	assert_int_equal(ev->id, a);
+	assert_int_equal(ev->status, -ETIMEDOUT);
+	assert_int_equal(cmh_sent(&H, A, CM_ATTR_REQ), 1 + 3);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_IDLE);
+	assert_int_equal(cm_engine_conn_count(H.n[A].e), 0);
+	rej = cmh_last_mad(&H, A, CM_ATTR_REJ);
+	assert_non_null(rej);
+	assert_int_equal(mad_get(rej + 24, cm_rej_fields, CM_REJ_REASON), CM_REJ_TIMEOUT);
+	assert_int_equal(stats(A).timeouts, 1);
+}
+
+static void test_rep_timeout(void **state)
+{
+	uint32_t b;
+
+	(void)state;
+	H.drop[B][CM_ATTR_REP - 0x10] = 100;
+	H.drop[A][CM_ATTR_REQ - 0x10] = 100; /* active retries do not reach B */
+	H.drop[A][CM_ATTR_REQ - 0x10] = 0;
+	H.n[A].auto_rtu = true;
+	cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	H.dead[A] = true;
+	cmh_run_timers(&H, SEC, 100 * SEC);
+	assert_non_null(cmh_event(&H, B, CM_EV_REP_ERROR));
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_IDLE);
+	assert_int_equal(cm_engine_conn_count(H.n[B].e), 0);
+}
+
+static void test_invalid_service(void **state)
+{
+	struct cm_connect_cmd cmd;
+	const struct cm_event *ev;
+	uint32_t a;
+
+	(void)state;
+	cmh_connect_cmd(&H, &cmd, 0x1001);
+	cmd.service_id = 0x1234;
+	assert_int_equal(cm_engine_connect(H.n[A].e, &cmd, &a), 0);
+	cmh_deliver(&H);
+	ev = cmh_event(&H, A, CM_EV_REJ_RCVD);
+	assert_non_null(ev);
+	assert_int_equal(ev->rej.reason, CM_REJ_INVALID_SERVICE_ID);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_IDLE);
+	assert_int_equal(cm_engine_conn_count(H.n[B].e), 0);
+}
+
+/* REJ from the passive user: in REQ_RCVD, in MRA_REQ_SENT, and after REP. */
+static void test_rej_req_sent(void **state)
+{
+	struct cm_reject_cmd rej = { .reason = CM_REJ_CONSUMER_DEFINED, .private_data_len = 2 };
+	const struct cm_event *ev;
+	uint32_t a, b;
+
+	(void)state;
+	H.n[B].auto_accept = false;
+	memcpy(rej.private_data, "no", 2);
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	assert_int_equal(cm_engine_reject(H.n[B].e, b, &rej), 0);
+	cmh_deliver(&H);
+	ev = cmh_event(&H, A, CM_EV_REJ_RCVD);
+	assert_non_null(ev);
+	assert_int_equal(ev->rej.reason, CM_REJ_CONSUMER_DEFINED);
+	assert_int_equal(ev->rej.msg_rejected, CM_MSG_REF_REQ);
+	assert_memory_equal(ev->private_data, "no", 2);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_IDLE);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_IDLE);
+	assert_int_equal(cm_engine_reject(H.n[B].e, b, &rej), -ENOENT);
+}
+
+static void test_rej_mra_req_rcvd(void **state)
+{
+	struct cm_reject_cmd rej = { .reason = CM_REJ_CONSUMER_DEFINED };
+	uint32_t a, b;
+
+	(void)state;
+	H.n[B].auto_accept = false;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	cm_engine_mra(H.n[B].e, b, 20, NULL, 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_MRA_REQ_RCVD);
+	assert_int_equal(cm_engine_reject(H.n[B].e, b, &rej), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_IDLE);
+	assert_non_null(cmh_event(&H, A, CM_EV_REJ_RCVD));
+}
+
+/* REJ of the REP by the active user: passive REP_SENT -> IDLE. */
+static void test_rej_rep_sent(void **state)
+{
+	struct cm_reject_cmd rej = { .reason = CM_REJ_CONSUMER_DEFINED };
+	const struct cm_event *ev;
+	uint32_t a, b;
+
+	(void)state;
+	H.n[A].auto_rtu = false;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_REP_RCVD);
+	assert_int_equal(cm_engine_reject(H.n[A].e, a, &rej), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_IDLE);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_IDLE);
+	ev = cmh_event(&H, B, CM_EV_REJ_RCVD);
+	assert_non_null(ev);
+	assert_int_equal(ev->rej.msg_rejected, CM_MSG_REF_REP);
+}
+
+/* REJ from the passive side after its REP: active REP_RCVD -> TIMEWAIT. */
+static void test_rej_rep_rcvd(void **state)
+{
+	struct cm_reject_cmd rej = { .reason = CM_REJ_CONSUMER_DEFINED };
+	uint32_t a, b;
+
+	(void)state;
+	H.n[A].auto_rtu = false;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	assert_int_equal(cm_engine_reject(H.n[B].e, b, &rej), 0);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_TIMEWAIT);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_TIMEWAIT);
+	assert_non_null(cmh_event(&H, A, CM_EV_REJ_RCVD));
+}
+
+/* A REJ arriving in ESTABLISHED (peer gave up) leads to TimeWait. */
+static void test_rej_established(void **state)
+{
+	uint8_t mad[256];
+	uint8_t *m;
+	uint32_t a, b;
+
+	(void)state;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	m = cmh_mad(mad, CM_ATTR_REJ, b, a);
+	mad_set(m, cm_rej_fields, CM_REJ_REASON, CM_REJ_TIMEOUT);
+	assert_int_equal(cmh_inject(&H, A, mad), 0);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_TIMEWAIT);
+	/* A REJ whose LocalCommID does not match is not for the connection. */
+	m = cmh_mad(mad, CM_ATTR_REJ, b + 1, b);
+	mad_set(m, cm_rej_fields, CM_REJ_REASON, CM_REJ_TIMEOUT);
+	assert_int_equal(cmh_inject(&H, B, mad), 0);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_ESTABLISHED);
+}
+
+/* REJ "stale connection" in REQ_SENT: TimeWait, not IDLE. */
+static void test_rej_stale_req_sent(void **state)
+{
+	uint8_t mad[256];
+	uint8_t *m;
+	uint32_t a;
+
+	(void)state;
+	H.dead[B] = true;
+	a = cmh_connect(&H, 0x1001);
+	m = cmh_mad(mad, CM_ATTR_REJ, 0, a);
+	mad_set(m, cm_rej_fields, CM_REJ_REASON, CM_REJ_STALE_CONN);
+	assert_int_equal(cmh_inject(&H, A, mad), 0);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_TIMEWAIT);
+	assert_true(cm_engine_qpn_in_timewait(H.n[A].e, 0x1001));
+}
+
+static void test_dup_req_before_rep(void **state)
+{
+	uint8_t req[256];
+	uint32_t b;
+
+	(void)state;
+	H.n[B].auto_accept = false;
+	cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	memcpy(req, cmh_last_mad(&H, A, CM_ATTR_REQ), 256);
+	/* REQ_RCVD: the user has not answered; the duplicate is dropped. */
+	assert_int_equal(cmh_inject(&H, B, req), 0);
+	assert_int_equal(cmh_count(&H, B, CM_EV_REQ_RCVD), 1);
+	assert_int_equal(cm_engine_conn_count(H.n[B].e), 1);
+	assert_int_equal(stats(B).dropped[CM_STAT_REQ], 1);
+	/* MRA_REQ_SENT: the duplicate gets the MRA again. */
+	cm_engine_mra(H.n[B].e, b, 20, NULL, 0);
+	assert_int_equal(cmh_inject(&H, B, req), 0);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_MRA), 2);
+	assert_int_equal(cmh_count(&H, B, CM_EV_REQ_RCVD), 1);
+}
+
+static void test_dup_req_after_rep(void **state)
+{
+	uint8_t req[256];
+	uint32_t b;
+
+	(void)state;
+	H.drop[B][CM_ATTR_REP - 0x10] = 1;
+	cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	memcpy(req, cmh_last_mad(&H, A, CM_ATTR_REQ), 256);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_REP_SENT);
+	assert_int_equal(cmh_inject(&H, B, req), 0);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REP), 2);
+	/* Same REP, byte for byte. */
+	assert_memory_equal(H.log[H.nlog - 1].mad, cmh_last_mad(&H, B, CM_ATTR_REP), 256);
+	assert_int_equal(cmh_count(&H, B, CM_EV_REQ_RCVD), 1);
+	assert_int_equal(cm_engine_conn_count(H.n[B].e), 1);
+	/* Once established, a duplicate REQ is ignored. */
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_ESTABLISHED);
+	assert_int_equal(cmh_inject(&H, B, req), 0);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REP), 2);
+	assert_int_equal(cm_engine_conn_count(H.n[B].e), 1);
+}
+
+/*
+ * Stale connection: A "restarts" and sends a new REQ from the same QP
+ * while B still holds the old connection.  B rejects it as stale and
+ * disconnects the old one.
+ */
+static void test_stale_connection(void **state)
+{
+	const uint8_t *rej;
+	uint8_t req[256];
+	uint32_t a, b;
+
+	(void)state;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	memcpy(req, cmh_last_mad(&H, A, CM_ATTR_REQ), 256);
+	mad_set(req + 24, cm_req_fields, CM_REQ_LOCAL_COMM_ID, a ^ 0x5a5a5a5a);
+	assert_int_equal(cmh_inject(&H, B, req), 0);
+	rej = cmh_last_mad(&H, B, CM_ATTR_REJ);
+	assert_non_null(rej);
+	assert_int_equal(mad_get(rej + 24, cm_rej_fields, CM_REJ_REASON), CM_REJ_STALE_CONN);
+	assert_int_equal(mad_get(rej + 24, cm_rej_fields, CM_REJ_REMOTE_COMM_ID), a ^ 0x5a5a5a5a);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_DREQ_SENT);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_DREQ), 1);
+	assert_int_equal(cmh_count(&H, B, CM_EV_REQ_RCVD), 1);
+	cmh_deliver(&H);
+	/* The old connection goes away on both sides through TimeWait. */
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_TIMEWAIT);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_TIMEWAIT);
+}
+
+/* Messages in states where they must be ignored leave everything as is. */
+static void test_ignored_in_state(void **state)
+{
+	uint8_t mad[256];
+	uint32_t a, b;
+
+	(void)state;
+	H.dead[B] = true;
+	a = cmh_connect(&H, 0x1001);
+	/* RTU, DREP, APR, MRA(REP) make no sense in REQ_SENT. */
+	cmh_mad(mad, CM_ATTR_RTU, 9, a);
+	assert_int_equal(cmh_inject(&H, A, mad), 0);
+	cmh_mad(mad, CM_ATTR_DREP, 9, a);
+	assert_int_equal(cmh_inject(&H, A, mad), 0);
+	cmh_mad(mad, CM_ATTR_APR, 9, a);
+	assert_int_equal(cmh_inject(&H, A, mad), 0);
+	mad_set(cmh_mad(mad, CM_ATTR_MRA, 9, a), cm_mra_fields, CM_MRA_MESSAGE_MRAED,
+		CM_MSG_REF_REP);
+	assert_int_equal(cmh_inject(&H, A, mad), 0);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_REQ_SENT);
+	assert_int_equal(stats(A).dropped[CM_STAT_RTU], 1);
+	assert_int_equal(stats(A).dropped[CM_STAT_DREP], 1);
+	assert_int_equal(stats(A).dropped[CM_STAT_APR], 1);
+	assert_int_equal(stats(A).dropped[CM_STAT_MRA], 1);
+	assert_int_equal(H.n[A].nev, 0);
+
+	/* In ESTABLISHED: a second RTU, a DREP, an APR without LAP. */
+	H.dead[B] = false;
+	cmh_fini(&H);
+	cmh_init(&H);
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	cmh_mad(mad, CM_ATTR_RTU, a, b);
+	assert_int_equal(cmh_inject(&H, B, mad), 0);
+	cmh_mad(mad, CM_ATTR_DREP, a, b);
+	assert_int_equal(cmh_inject(&H, B, mad), 0);
+	cmh_mad(mad, CM_ATTR_APR, a, b);
+	assert_int_equal(cmh_inject(&H, B, mad), 0);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_ESTABLISHED);
+	assert_int_equal(cmh_count(&H, B, CM_EV_RTU_RCVD), 1);
+}
+
+/* Comm IDs nobody has: REP gets REJ "invalid comm ID", others are dropped. */
+static void test_unknown_comm_id(void **state)
+{
+	uint8_t mad[256];
+	const uint8_t *rej;
+
+	(void)state;
+	cmh_mad(mad, CM_ATTR_RTU, 1, 0xdeadbeef);
+	assert_int_equal(cmh_inject(&H, B, mad), 0);
+	cmh_mad(mad, CM_ATTR_DREP, 1, 0xdeadbeef);
+	assert_int_equal(cmh_inject(&H, B, mad), 0);
+	cmh_mad(mad, CM_ATTR_REJ, 1, 0xdeadbeef);
+	assert_int_equal(cmh_inject(&H, B, mad), 0);
+	assert_int_equal(stats(B).dropped[CM_STAT_RTU], 1);
+	assert_int_equal(stats(B).dropped[CM_STAT_REJ], 1);
+	cmh_mad(mad, CM_ATTR_REP, 1, 0xdeadbeef);
+	assert_int_equal(cmh_inject(&H, B, mad), 0);
+	rej = cmh_last_mad(&H, B, CM_ATTR_REJ);
+	assert_non_null(rej);
+	assert_int_equal(mad_get(rej + 24, cm_rej_fields, CM_REJ_REASON), CM_REJ_INVALID_COMM_ID);
+	assert_int_equal(mad_get(rej + 24, cm_rej_fields, CM_REJ_REMOTE_COMM_ID), 1);
+	assert_int_equal(H.n[B].nev, 0);
+	assert_int_equal(cm_engine_conn_count(H.n[B].e), 0);
+}
+
+static void test_bad_input(void **state)
+{
+	uint8_t mad[256] = { 0 };
+	struct mad_addr from = { .lid = 1, .qpn = 1 };
+	struct cm_connect_cmd cmd;
+	uint32_t id;
+
+	(void)state;
+	assert_int_equal(cm_engine_recv(H.n[B].e, &from, mad, 10), -EINVAL);
+	assert_int_equal(cm_engine_recv(H.n[B].e, NULL, mad, 256), -EINVAL);
+	assert_true(cm_engine_recv(H.n[B].e, &from, mad, 256) < 0);
+	cmh_mad(mad, CM_ATTR_REJ, 1, 2);
+	mad_set(mad + 24, cm_rej_fields, CM_REJ_REJECT_INFO_LENGTH, 100);
+	assert_true(cm_engine_recv(H.n[B].e, &from, mad, 256) < 0);
+	/* MRA with a reserved MessageMRAed value. */
+	mad_set(cmh_mad(mad, CM_ATTR_MRA, 1, 2), cm_mra_fields, CM_MRA_MESSAGE_MRAED, 3);
+	assert_int_equal(cm_engine_recv(H.n[B].e, &from, mad, 256), -EBADMSG);
+	assert_int_equal(H.n[B].nev, 0);
+
+	cmh_connect_cmd(&H, &cmd, 0x1001);
+	cmd.qpn = 1u << 24;
+	assert_int_equal(cm_engine_connect(H.n[A].e, &cmd, &id), -EINVAL);
+	cmh_connect_cmd(&H, &cmd, 0x1001);
+	cmd.private_data_len = CM_REQ_PRIVATE_DATA_SIZE + 1;
+	assert_int_equal(cm_engine_connect(H.n[A].e, &cmd, &id), -EINVAL);
+	cmh_connect_cmd(&H, &cmd, 0x1001);
+	cmd.primary.mtu = 9;
+	assert_int_equal(cm_engine_connect(H.n[A].e, &cmd, &id), -EINVAL);
+	assert_int_equal(cm_engine_connect(NULL, &cmd, &id), -EINVAL);
+	assert_int_equal(cm_engine_conn_count(H.n[A].e), 0);
+	assert_int_equal(cm_engine_rtu(H.n[A].e, 42, NULL, 0), -ENOENT);
+}
+
+/* An alternate path in the REQ reaches the passive side, reversed. */
+static void test_alternate_in_req(void **state)
+{
+	struct cm_connect_cmd cmd;
+	const struct cm_event *ev;
+	struct ibv_qp_attr at;
+	uint32_t a;
+	int mask;
+
+	(void)state;
+	cmh_connect_cmd(&H, &cmd, 0x1001);
+	cmd.has_alternate = true;
+	cmd.alternate = cmd.primary;
+	cmd.alternate.slid = 11;
+	cmd.alternate.dlid = 12;
+	cmd.alternate.sl = 3;
+	assert_int_equal(cm_engine_connect(H.n[A].e, &cmd, &a), 0);
+	cmh_deliver(&H);
+	ev = cmh_event(&H, B, CM_EV_REQ_RCVD);
+	assert_true(ev->req.has_alternate);
+	assert_int_equal(ev->req.alternate.slid, 12);
+	assert_int_equal(ev->req.alternate.dlid, 11);
+	assert_int_equal(ev->req.alternate.sl, 3);
+	assert_int_equal(cm_engine_init_qp_attr(H.n[A].e, a, IBV_QPS_RTR, &at, &mask), 0);
+	assert_true(mask & IBV_QP_ALT_PATH);
+	assert_int_equal(at.alt_ah_attr.dlid, 12);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(test_handshake),
+		T(test_qp_attr),
+		T(test_req_lost),
+		T(test_rep_lost),
+		T(test_rtu_lost_establish),
+		T(test_rtu_lost_rep_retry),
+		T(test_mra_extends_timeout),
+		T(test_mra_rep),
+		T(test_req_timeout),
+		T(test_rep_timeout),
+		T(test_invalid_service),
+		T(test_rej_req_sent),
+		T(test_rej_mra_req_rcvd),
+		T(test_rej_rep_sent),
+		T(test_rej_rep_rcvd),
+		T(test_rej_established),
+		T(test_rej_stale_req_sent),
+		T(test_dup_req_before_rep),
+		T(test_dup_req_after_rep),
+		T(test_stale_connection),
+		T(test_ignored_in_state),
+		T(test_unknown_comm_id),
+		T(test_bad_input),
+		T(test_alternate_in_req),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

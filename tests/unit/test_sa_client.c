@@ -1,0 +1,412 @@
+/*
+ * SA client on a fake umad port, driven by a loop without a thread (real
+ * clock, short timeouts): PathRecord Get with its component mask on the
+ * wire, cache hits that send nothing, SA status -> errno, timeout after
+ * exactly N retries, SM LID change picked up (and cache flushed) after a
+ * timeout, redirection through ClassPortInfo, a GetTable answered with
+ * RMPP, 1,000 queries in flight, MCMemberRecord and ServiceRecord methods.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/loop.h"
+#include "mad/mad_wire.h"
+#include "sa/client.h"
+#include "sa/sa_wire.h"
+#include "fake_umad.h"
+
+enum mode { SILENT, ANSWER, NO_RECORDS, REDIRECT, RMPP_TABLE };
+
+struct env {
+	struct fake_umad f;
+	struct mad_loop *loop;
+	struct sa_client *c;
+	enum mode mode;
+	unsigned answered;
+};
+
+static void respond(struct fake_umad *f, unsigned i, uint16_t status, const void *rec,
+		    size_t rec_len, uint16_t attr_off)
+{
+	uint8_t mad[MAD_SIZE];
+	const uint8_t *req = f->sent[i].mad;
+
+	memcpy(mad, req, MAD_SIZE);
+	mad_set(mad, mad_hdr_fields, MAD_HDR_R, 1);
+	/* SA answers Set with GetResp (IBA 15.4), Delete with DeleteResp. */
+	if (mad_get(mad, mad_hdr_fields, MAD_HDR_METHOD) == MAD_METHOD_SET)
+		mad_set(mad, mad_hdr_fields, MAD_HDR_METHOD, MAD_METHOD_GET);
+	mad_set(mad, mad_hdr_fields, MAD_HDR_STATUS, status);
+	mad_set(mad + SA_HDR_OFFSET, sa_hdr_fields, SA_HDR_ATTRIBUTE_OFFSET, attr_off);
+	if (rec)
+		memcpy(mad + SA_DATA_OFFSET, rec, rec_len);
+	fake_umad_inject(f, mad, MAD_SIZE, f->sent[i].agent, NULL);
+}
+
+static void path_rec(uint8_t *rec, uint16_t dlid)
+{
+	struct sa_path p = { .dlid = dlid, .slid = 5, .mtu = SA_MTU_2048, .rate = 3, .sl = 1,
+			     .pkey = 0xffff, .packet_life_time = 18, .reversible = 1 };
+
+	sa_path_encode(&p, rec);
+}
+
+static void rmpp_segment(struct fake_umad *f, unsigned i, unsigned seg, unsigned nseg,
+			 const uint8_t *data, size_t last_bytes)
+{
+	uint8_t mad[MAD_SIZE];
+	uint8_t *rh = mad + MAD_RMPP_HDR_OFFSET;
+	unsigned flags = MAD_RMPP_FLAG_ACTIVE;
+
+	memcpy(mad, f->sent[i].mad, MAD_SIZE);
+	mad_set(mad, mad_hdr_fields, MAD_HDR_R, 1);
+	mad_set(mad, mad_hdr_fields, MAD_HDR_METHOD, MAD_METHOD_GET_TABLE_RESP & 0x7f);
+	mad_set(mad + SA_HDR_OFFSET, sa_hdr_fields, SA_HDR_ATTRIBUTE_OFFSET, SA_PR_SIZE / 8);
+	mad_set(rh, mad_rmpp_fields, MAD_RMPP_RMPP_VERSION, 1);
+	mad_set(rh, mad_rmpp_fields, MAD_RMPP_RMPP_TYPE, MAD_RMPP_TYPE_DATA);
+	if (seg == 1)
+		flags |= MAD_RMPP_FLAG_FIRST;
+	if (seg == nseg) {
+		flags |= MAD_RMPP_FLAG_LAST;
+		mad_set(rh, mad_rmpp_fields, MAD_RMPP_PAYLOAD_LENGTH, 20 + last_bytes);
+	}
+	mad_set(rh, mad_rmpp_fields, MAD_RMPP_RMPP_FLAGS, flags);
+	mad_set(rh, mad_rmpp_fields, MAD_RMPP_SEGMENT_NUMBER, seg);
+	memcpy(mad + SA_DATA_OFFSET, data + (seg - 1) * 200, seg == nseg ? last_bytes : 200);
+	fake_umad_inject(f, mad, MAD_SIZE, f->sent[i].agent, NULL);
+}
+
+/* The fake SA: answers each request according to the test's mode. */
+static void sa_responder(struct fake_umad *f, unsigned i, void *arg)
+{
+	struct env *e = arg;
+	const uint8_t *req = f->sent[i].mad;
+	uint16_t attr = (uint16_t)mad_get(req, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID);
+	uint8_t rec[SA_SR_SIZE];
+
+	if (mad_get(req, mad_hdr_fields, MAD_HDR_R))
+		return;   /* our RMPP ACKs */
+	if (mad_get(req + MAD_RMPP_HDR_OFFSET, mad_rmpp_fields, MAD_RMPP_RMPP_TYPE))
+		return;
+	switch (e->mode) {
+	case SILENT:
+		return;
+	case NO_RECORDS:
+		respond(f, i, SA_STATUS_NO_RECORDS, NULL, 0, 0);
+		break;
+	case REDIRECT:
+		if (attr == SA_ATTR_CLASS_PORT_INFO) {
+			uint8_t cpi[MAD_CPI_SIZE] = { 0 };
+
+			mad_set(cpi, mad_cpi_fields, MAD_CPI_REDIRECT_LID, 9);
+			mad_set(cpi, mad_cpi_fields, MAD_CPI_REDIRECT_QP, 5);
+			mad_set(cpi, mad_cpi_fields, MAD_CPI_REDIRECT_Q_KEY, 0x1234);
+			respond(f, i, 0, cpi, sizeof(cpi), 0);
+		} else if (f->sent[i].addr.lid != 9) {
+			respond(f, i, MAD_STATUS_REDIRECT, NULL, 0, 0);
+		} else {
+			path_rec(rec, 77);
+			respond(f, i, 0, rec, SA_PR_SIZE, SA_PR_SIZE / 8);
+		}
+		break;
+	case ANSWER:
+		if (attr == SA_ATTR_PATH_RECORD) {
+			path_rec(rec, (uint16_t)mad_get(req + SA_DATA_OFFSET, sa_pr_fields, SA_PR_DLID));
+			respond(f, i, 0, rec, SA_PR_SIZE, SA_PR_SIZE / 8);
+		} else {
+			/* Echo the record, as an SA confirming a Set/Delete does. */
+			respond(f, i, 0, req + SA_DATA_OFFSET, SA_SR_SIZE, 0);
+		}
+		break;
+	case RMPP_TABLE: {
+		/* 5 PathRecords = 320 bytes: two segments (200 + 120). */
+		uint8_t data[400];
+
+		for (unsigned k = 0; k < 5; k++)
+			path_rec(data + k * SA_PR_SIZE, (uint16_t)(100 + k));
+		rmpp_segment(f, i, 1, 2, data, 120);
+		rmpp_segment(f, i, 2, 2, data, 120);
+		break;
+	}
+	}
+	e->answered++;
+}
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	struct sa_client_params p = { 0 };
+
+	fake_umad_init(&e->f);
+	e->f.on_send = sa_responder;
+	e->f.on_send_arg = e;
+	assert_int_equal(mad_loop_create(&e->loop, NULL, NULL), 0);
+	p.loop = e->loop;
+	p.ops = &fake_umad_ops;
+	p.ops_ctx = &e->f;
+	p.timeout_ms = 20;
+	p.retries = 2;
+	p.cache_lifetime_ms = 60000;
+	assert_int_equal(sa_client_open(&e->c, &p), 0);
+	e->mode = ANSWER;
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+
+	sa_client_close(e->c);
+	mad_loop_destroy(e->loop);
+	fake_umad_destroy(&e->f);
+	free(e);
+	return 0;
+}
+
+static void dlid_query(struct sa_path_query *q, uint16_t dlid)
+{
+	memset(q, 0, sizeof(*q));
+	q->rec.slid = 5;
+	q->rec.dlid = dlid;
+	q->rec.numb_path = 1;
+	q->rec.reversible = 1;
+	q->comp_mask = SA_PR_COMP_SLID | SA_PR_COMP_DLID | SA_PR_COMP_NUMB_PATH |
+		       SA_PR_COMP_REVERSIBLE;
+}
+
+static void test_path_get_and_cache(void **state)
+{
+	struct env *e = *state;
+	struct sa_path_query q;
+	struct sa_path p[4];
+	unsigned n;
+	uint16_t st;
+	const uint8_t *m;
+
+	dlid_query(&q, 12);
+	assert_int_equal(sa_path_query(e->c, &q, p, 4, &n, &st), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(st, 0);
+	assert_int_equal(p[0].dlid, 12);
+	assert_int_equal(p[0].mtu, SA_MTU_2048);
+	assert_int_equal(p[0].packet_life_time, 18);
+	assert_int_equal(e->f.nsent, 1);
+	m = e->f.sent[0].mad;
+	assert_int_equal(mad_get(m, mad_hdr_fields, MAD_HDR_METHOD), MAD_METHOD_GET);
+	assert_int_equal(mad_get(m, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID), SA_ATTR_PATH_RECORD);
+	assert_int_equal(mad_get(m + SA_HDR_OFFSET, sa_hdr_fields, SA_HDR_COMPONENT_MASK),
+			 q.comp_mask);
+	assert_int_equal(mad_get(m + SA_DATA_OFFSET, sa_pr_fields, SA_PR_NUMB_PATH), 1);
+	assert_int_equal(e->f.sent[0].addr.lid, 1);   /* the SM LID */
+	assert_int_equal(e->f.sent[0].addr.qpn, 1);
+
+	/* Same query again: answered from the cache, nothing sent. */
+	memset(p, 0, sizeof(p));
+	assert_int_equal(sa_path_query(e->c, &q, p, 4, &n, NULL), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(p[0].dlid, 12);
+	assert_int_equal(e->f.nsent, 1);
+	q.no_cache = true;
+	assert_int_equal(sa_path_query(e->c, &q, p, 4, &n, NULL), 0);
+	assert_int_equal(e->f.nsent, 2);
+}
+
+static void test_status_and_timeout(void **state)
+{
+	struct env *e = *state;
+	struct sa_path_query q;
+	struct sa_path p[1];
+	struct sa_client_stats s;
+	unsigned n;
+	uint16_t st;
+
+	e->mode = NO_RECORDS;
+	dlid_query(&q, 13);
+	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, &st), -ENOENT);
+	assert_int_equal(st, SA_STATUS_NO_RECORDS);
+	assert_int_equal(n, 0);
+
+	/* No SA: the first try and exactly 2 retries, then -ETIMEDOUT. */
+	e->mode = SILENT;
+	e->f.nsent = 0;
+	dlid_query(&q, 14);
+	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, NULL), -ETIMEDOUT);
+	assert_int_equal(e->f.nsent, 3);
+	assert_int_equal(sa_client_stats(e->c, &s), 0);
+	assert_int_equal(s.mad.retries, 2);
+	assert_int_equal(s.mad.timeouts, 1);
+}
+
+static void test_sm_change_flushes(void **state)
+{
+	struct env *e = *state;
+	struct sa_path_query q;
+	struct sa_path p[1];
+	struct sa_client_stats s;
+	unsigned n, before;
+
+	dlid_query(&q, 15);
+	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, NULL), 0);
+	/* The SM moves; a timeout makes the client look at the port again. */
+	e->f.port.sm_lid = 3;
+	e->mode = SILENT;
+	dlid_query(&q, 16);
+	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, NULL), -ETIMEDOUT);
+	e->mode = ANSWER;
+	before = e->f.nsent;
+	dlid_query(&q, 15);       /* was cached: flushed with the SM change */
+	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, NULL), 0);
+	assert_int_equal(e->f.nsent, before + 1);
+	assert_int_equal(e->f.sent[before].addr.lid, 3);
+	assert_int_equal(sa_client_stats(e->c, &s), 0);
+	assert_int_equal(s.port_changes, 1);
+	assert_int_equal(s.cache_flushes, 1);
+}
+
+static void test_redirect(void **state)
+{
+	struct env *e = *state;
+	struct sa_path_query q;
+	struct sa_path p[1];
+	unsigned n;
+
+	e->mode = REDIRECT;
+	dlid_query(&q, 20);
+	q.no_cache = true;
+	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, NULL), 0);
+	assert_int_equal(p[0].dlid, 77);
+	/* Query, ClassPortInfo, query again to the redirect target. */
+	assert_int_equal(e->f.nsent, 3);
+	assert_int_equal(mad_get(e->f.sent[1].mad, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID),
+			 SA_ATTR_CLASS_PORT_INFO);
+	assert_int_equal(e->f.sent[2].addr.lid, 9);
+	assert_int_equal(e->f.sent[2].addr.qpn, 5);
+	assert_int_equal(e->f.sent[2].addr.qkey, 0x1234);
+	/* The next query goes straight there. */
+	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, NULL), 0);
+	assert_int_equal(e->f.nsent, 4);
+	assert_int_equal(e->f.sent[3].addr.lid, 9);
+}
+
+static void test_rmpp_table(void **state)
+{
+	struct env *e = *state;
+	struct sa_path_query q;
+	struct sa_path p[8];
+	unsigned n;
+
+	e->mode = RMPP_TABLE;
+	memset(&q, 0, sizeof(q));
+	q.table = true;
+	q.rec.slid = 5;
+	q.comp_mask = SA_PR_COMP_SLID;
+	assert_int_equal(sa_path_query(e->c, &q, p, 8, &n, NULL), 0);
+	assert_int_equal(n, 5);
+	for (unsigned k = 0; k < 5; k++)
+		assert_int_equal(p[k].dlid, 100 + k);
+	assert_int_equal(mad_get(e->f.sent[0].mad, mad_hdr_fields, MAD_HDR_METHOD),
+			 MAD_METHOD_GET_TABLE);
+	/* ACK of segment 1 (window of one), then the final ACK of 2. */
+	assert_int_equal(e->f.nsent, 3);
+	assert_int_equal(mad_get(e->f.sent[2].mad + MAD_RMPP_HDR_OFFSET, mad_rmpp_fields,
+				 MAD_RMPP_SEGMENT_NUMBER), 2);
+}
+
+struct many {
+	unsigned done, ok;
+};
+
+static void on_path(void *arg, int status, const struct sa_path *paths, unsigned n)
+{
+	struct many *m = arg;
+
+	m->done++;
+	if (status == 0 && n == 1 && paths[0].dlid >= 1000)
+		m->ok++;
+}
+
+static void test_thousand_in_flight(void **state)
+{
+	struct env *e = *state;
+	struct sa_path_query q;
+	struct many m = { 0 };
+
+	/* Hold the answers back until all 1,000 are out. */
+	e->mode = SILENT;
+	for (unsigned i = 0; i < 1000; i++) {
+		dlid_query(&q, (uint16_t)(1000 + i));
+		assert_int_equal(sa_path_query_async(e->c, &q, on_path, &m), 0);
+	}
+	while (e->f.nsent < 1000)
+		mad_loop_run_once(e->loop, 10);
+	assert_int_equal(m.done, 0);
+	e->mode = ANSWER;
+	for (unsigned i = 0; i < 1000; i++)
+		sa_responder(&e->f, i, e);
+	while (m.done < 1000)
+		mad_loop_run_once(e->loop, 10);
+	assert_int_equal(m.ok, 1000);
+}
+
+static void test_mcmember_and_service(void **state)
+{
+	struct env *e = *state;
+	struct sa_mcmember mm = { 0 }, out;
+	struct sa_service sv = { 0 };
+	const uint8_t *m;
+
+	mm.mgid[0] = 0xff;
+	mm.mgid[1] = 0x12;
+	mm.port_gid[0] = 0xfe;
+	mm.join_state = SA_JOIN_FULL_MEMBER;
+	mm.qkey = 0x11;
+	assert_int_equal(sa_mcmember_join(e->c, &mm, SA_MCMR_COMP_MGID | SA_MCMR_COMP_PORT_GID |
+					  SA_MCMR_COMP_JOIN_STATE, &out), 0);
+	assert_int_equal(out.join_state, SA_JOIN_FULL_MEMBER);
+	assert_int_equal(out.qkey, 0x11);
+	m = e->f.sent[0].mad;
+	assert_int_equal(mad_get(m, mad_hdr_fields, MAD_HDR_METHOD), MAD_METHOD_SET);
+	assert_int_equal(mad_get(m, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID),
+			 SA_ATTR_MC_MEMBER_RECORD);
+	assert_int_equal(sa_mcmember_leave(e->c, &mm, SA_MCMR_COMP_MGID, NULL), 0);
+	assert_int_equal(mad_get(e->f.sent[1].mad, mad_hdr_fields, MAD_HDR_METHOD),
+			 MAD_METHOD_DELETE);
+
+	sv.id = 0x1000000000000001ull;
+	strcpy(sv.name, "madcm-test");
+	sv.lease = SA_SR_LEASE_INFINITE;
+	assert_int_equal(sa_service_register(e->c, &sv, SA_SR_COMP_SERVICE_ID |
+					     SA_SR_COMP_SERVICE_NAME), 0);
+	m = e->f.sent[2].mad;
+	assert_int_equal(mad_get(m, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID), SA_ATTR_SERVICE_RECORD);
+	assert_int_equal(mad_get(m + SA_DATA_OFFSET, sa_sr_fields, SA_SR_SERVICE_ID), sv.id);
+	assert_int_equal(sa_service_delete(e->c, &sv, SA_SR_COMP_SERVICE_ID), 0);
+	assert_int_equal(mad_get(e->f.sent[3].mad, mad_hdr_fields, MAD_HDR_METHOD),
+			 MAD_METHOD_DELETE);
+	strcpy(sv.name, "x");
+	memset(sv.name, 'a', 64);
+	sv.name[64] = 'b';  /* not NUL-terminated within 65: too long */
+	assert_int_equal(sa_service_register(e->c, &sv, SA_SR_COMP_SERVICE_ID), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_path_get_and_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_and_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sm_change_flushes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_redirect, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rmpp_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thousand_in_flight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mcmember_and_service, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
