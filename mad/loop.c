@@ -13,6 +13,7 @@
 #include "mad/loop.h"
 
 #define MAX_WATCH 32
+#define MAX_SLEEP_MS 20
 
 struct watch {
 	int fd;
@@ -137,7 +138,12 @@ static void *loop_thread(void *arg)
 		pthread_mutex_unlock(&l->lock);
 		if (stop)
 			break;
-		iterate(l, -1);
+		/*
+		 * Wake at least every MAX_SLEEP_MS even when idle: cheap, and it
+		 * keeps the loop going under umad emulations (ibsim's
+		 * umad2sim) whose poll() does not watch our eventfd.
+		 */
+		iterate(l, MAX_SLEEP_MS);
 	}
 	return NULL;
 }

@@ -98,7 +98,7 @@ static uint32_t icrc_compute(const uint8_t *pkt, size_t len, bool grh)
 		g[1] = 0xff;  /* traffic class low nibble, flow label */
 		g[2] = 0xff;
 		g[3] = 0xff;
-		g[7] = 0xff;  /* hop limit */
+		g[7] = 0xff; /* hop limit */
 	}
 	hdr[hlen - MAD_PCAP_BTH_LEN + 4] = 0xff; /* BTH resv8a (FECN/BECN) */
 	crc = crc32_update(crc, hdr, hlen);
@@ -353,9 +353,9 @@ int mad_pcap_writer_open(struct mad_pcap_writer **out, const char *path,
 int mad_pcap_write(struct mad_pcap_writer *w, const struct timespec *ts,
 		   const struct mad_pcap_hdr *h, const void *mad, size_t len)
 {
-	uint8_t rec[PCAP_REC_HDR_LEN + MAD_PCAP_ERF_HDR_LEN + MAD_PCAP_LRH_LEN +
-		    MAD_PCAP_GRH_LEN + MAD_PCAP_BTH_LEN + MAD_PCAP_DETH_LEN + MAD_PCAP_MAX_PAYLOAD +
-		    4 + MAD_PCAP_ICRC_LEN + MAD_PCAP_VCRC_LEN];
+	uint8_t rec[PCAP_REC_HDR_LEN + MAD_PCAP_ERF_HDR_LEN + MAD_PCAP_LRH_LEN + MAD_PCAP_GRH_LEN +
+		    MAD_PCAP_BTH_LEN + MAD_PCAP_DETH_LEN + MAD_PCAP_MAX_PAYLOAD + 4 +
+		    MAD_PCAP_ICRC_LEN + MAD_PCAP_VCRC_LEN];
 	size_t off = PCAP_REC_HDR_LEN;
 	struct timespec now;
 	long pkt_len;
@@ -386,9 +386,9 @@ int mad_pcap_write(struct mad_pcap_writer *w, const struct timespec *ts,
 		put_le32(e, (uint32_t)erf_ts);
 		put_le32(e + 4, (uint32_t)(erf_ts >> 32));
 		e[8] = MAD_PCAP_ERF_TYPE_INFINIBAND;
-		e[9] = ERF_FLAG_VLEN; /* interface 0 */
-		put_be16(e + 10, (uint16_t)caplen); /* rlen: whole record */
-		put_be16(e + 12, 0);                /* loss counter */
+		e[9] = ERF_FLAG_VLEN;		     /* interface 0 */
+		put_be16(e + 10, (uint16_t)caplen);  /* rlen: whole record */
+		put_be16(e + 12, 0);		     /* loss counter */
 		put_be16(e + 14, (uint16_t)pkt_len); /* wlen: the packet */
 	}
 	put_le32(rec, (uint32_t)ts->tv_sec);

@@ -57,16 +57,16 @@ enum mad_pcap_linktype {
 struct mad_pcap_hdr {
 	uint16_t slid;
 	uint16_t dlid;
-	uint8_t sl;             /* 0..15 */
-	uint8_t vl;             /* 0..15; 15 for SMPs on QP0 */
-	uint16_t pkey;          /* P_Key in the BTH, e.g. 0xffff */
-	uint32_t src_qp;        /* 24 bits, in the DETH */
-	uint32_t dst_qp;        /* 24 bits, in the BTH */
-	uint32_t qkey;          /* in the DETH; 0x80010000 for QP1 */
-	uint32_t psn;           /* 24 bits */
+	uint8_t sl;	 /* 0..15 */
+	uint8_t vl;	 /* 0..15; 15 for SMPs on QP0 */
+	uint16_t pkey;	 /* P_Key in the BTH, e.g. 0xffff */
+	uint32_t src_qp; /* 24 bits, in the DETH */
+	uint32_t dst_qp; /* 24 bits, in the BTH */
+	uint32_t qkey;	 /* in the DETH; 0x80010000 for QP1 */
+	uint32_t psn;	 /* 24 bits */
 	bool grh_present;
 	uint8_t tclass;
-	uint32_t flow_label;    /* 20 bits */
+	uint32_t flow_label; /* 20 bits */
 	uint8_t hop_limit;
 	uint8_t sgid[16];
 	uint8_t dgid[16];
@@ -124,19 +124,19 @@ struct mad_pcap_reader {
 	size_t pos;
 	uint32_t linktype;
 	uint32_t snaplen;
-	bool swapped;      /* file written on a host of the other byte order */
-	bool nsec;         /* timestamps in nanoseconds */
-	unsigned index;    /* records read so far */
+	bool swapped;	/* file written on a host of the other byte order */
+	bool nsec;	/* timestamps in nanoseconds */
+	unsigned index; /* records read so far */
 };
 
 struct mad_pcap_record {
 	struct timespec ts;
-	unsigned index;            /* 1-based, as tshark numbers frames */
-	const uint8_t *data;       /* the record as captured */
+	unsigned index;	     /* 1-based, as tshark numbers frames */
+	const uint8_t *data; /* the record as captured */
 	size_t caplen;
 	size_t wirelen;
-	const uint8_t *pkt;        /* the IB packet from the LRH on, or NULL */
-	size_t pkt_len;            /*  when the record carries no IB packet */
+	const uint8_t *pkt; /* the IB packet from the LRH on, or NULL */
+	size_t pkt_len;	    /*  when the record carries no IB packet */
 };
 
 /*

@@ -90,11 +90,14 @@ static int pick_port(struct mad_transport *t, const struct mad_transport_params 
 			continue;
 		if (t->ops->query_port(t->ctx, cas[i], 0, &ca_attr))
 			continue;
-		nports = ca_attr.numports ? ca_attr.numports : 1;
-		for (unsigned port = 1; port <= nports; port++) {
+		/* A switch has only its management port, number 0. */
+		nports = ca_attr.numports;
+		for (unsigned port = nports ? 1 : 0; port <= nports; port++) {
 			if (p->port > 0 && (int)port != p->port)
 				continue;
-			if (t->ops->query_port(t->ctx, cas[i], (int)port, &a))
+			if (port == 0)
+				a = ca_attr;
+			else if (t->ops->query_port(t->ctx, cas[i], (int)port, &a))
 				continue;
 			if (p->gid) {
 				if (!memcmp(a.gid, p->gid, 16)) {

@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
-#include <poll.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,10 +82,20 @@ static int real_query_port(void *ctx, const char *ca, int port, struct mad_port_
 
 static int real_open_port(void *ctx, const char *ca, int port)
 {
+	int portid, fd, fl;
+
 	(void)ctx;
 	if (real_init())
 		return -EIO;
-	return umad_open_port(ca, port);
+	portid = umad_open_port(ca, port);
+	if (portid < 0)
+		return portid;
+	/* Reads must never block the progress loop. */
+	fd = umad_get_fd(portid);
+	fl = fcntl(fd, F_GETFL);
+	if (fl >= 0 && !(fl & O_NONBLOCK))
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	return portid;
 }
 
 static void real_close_port(void *ctx, int portid)
@@ -155,18 +165,10 @@ static int real_recv(void *ctx, int portid, void *buf, size_t cap, size_t *len, 
 		     struct mad_addr *src)
 {
 	static __thread char ubuf[sizeof(struct ib_user_mad) + 65536] __attribute__((aligned(8)));
-	struct pollfd pfd;
 	ib_mad_addr_t *a;
 	int length = 65536, rc;
 
 	(void)ctx;
-	pfd.fd = umad_get_fd(portid);
-	pfd.events = POLLIN;
-	if (pfd.fd < 0)
-		return -EBADF;
-	/* Never block the progress loop, whatever flags the fd was opened with. */
-	if (poll(&pfd, 1, 0) <= 0)
-		return -EAGAIN;
 	errno = 0;
 	rc = umad_recv(portid, ubuf, &length, 0);
 	if (rc < 0)

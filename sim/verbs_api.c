@@ -5,6 +5,9 @@
  * the data path in verbs_datapath.c.  Exported with libibverbs' symbol
  * versions (sim/verbs.map) so unmodified binaries bind to these.
  */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>

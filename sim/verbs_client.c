@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Minimal fabsimd client for the soft verbs (see verbs_client.h). */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

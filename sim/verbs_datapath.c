@@ -18,6 +18,9 @@
  *
  * Everything here runs under VERBS_LOCK.
  */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
 #include <endian.h>
 #include <errno.h>
 #include <stdlib.h>

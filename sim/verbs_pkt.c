@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* IBA packet headers of the soft verbs data path: encode and decode. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
 #include <errno.h>
 #include <string.h>
 

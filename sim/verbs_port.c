@@ -6,6 +6,9 @@
  * set them.  Without a fabric (FABSIM_DIR unset), a standalone mode reads
  * FABSIM_VERBS_LID so the data path can be tested process to process.
  */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

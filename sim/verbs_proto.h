@@ -34,6 +34,8 @@ enum fsp_verbs_type {
 	FSP_VERBS_MCAST = FSP_VERBS_FIRST + 2,
 	/* one-way, both directions: IBA packet bytes */
 	FSP_VERBS_PKT = FSP_VERBS_FIRST + 3,
+	/* any connection: req none -> rep fsp_verbs_stats */
+	FSP_VERBS_STATS = FSP_VERBS_FIRST + 4,
 };
 
 #define FSP_VERBS_QPN_BLOCK_SIZE 256u
@@ -50,6 +52,17 @@ struct fsp_verbs_mcast {
 	uint32_t mlid;
 	uint32_t join; /* 1 join, 0 leave */
 	uint8_t mgid[16];
+};
+
+struct fsp_verbs_stats {
+	uint64_t conns;	       /* open verbs connections */
+	uint64_t qpn_blocks;   /* blocks handed out and not released */
+	uint64_t mcast_members; /* (connection, MLID) memberships */
+	uint64_t pkts, bytes;  /* data packets routed */
+	uint64_t drop_route;   /* no route / link down */
+	uint64_t drop_noqp;    /* DestQP in no live block */
+	uint64_t drop_bad;     /* malformed or spoofed */
+	uint64_t mcast_copies;
 };
 
 #endif

@@ -5,6 +5,9 @@
  * of verbs_qp_fsm.c, query, destroy, multicast attach/detach, and the
  * flush of outstanding work when a QP enters the error state.
  */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

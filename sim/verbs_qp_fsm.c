@@ -5,6 +5,9 @@
  * Everything else is refused with EINVAL, which is what an HCA driver does
  * and what catches a connection manager that forgets an attribute.
  */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
 #include <errno.h>
 #include <string.h>
 

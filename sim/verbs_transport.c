@@ -14,6 +14,9 @@
  * block naming the owning process's socket.  No routing: it exists to test
  * the transport logic without a daemon.
  */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +26,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -60,6 +64,7 @@ static int standalone_open(const struct verbs_port_info *pi)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *d = getenv("FABSIM_VERBS_DIR");
+	struct timeval tmo = { .tv_sec = 0, .tv_usec = 20000 };
 	int fd, ret;
 
 	if (d && *d)
@@ -69,9 +74,13 @@ static int standalone_open(const struct verbs_port_info *pi)
 			 (unsigned)getuid());
 	if (mkdir(vt.dir, 0700) && errno != EEXIST)
 		return -errno;
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	/* A receiver's queue holds few datagrams (net.unix.max_dgram_qlen):
+	 * wait a little for room, as a link waits for credits, but never
+	 * forever (two full peers sending to each other would deadlock). */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tmo, sizeof(tmo));
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/v.%d", vt.dir,
 		 (int)getpid());
 	unlink(sa.sun_path);
@@ -234,7 +243,7 @@ static void standalone_sendto(const char *name, const uint8_t *pkt, size_t len)
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", vt.dir, name);
 	/* A missing or dead peer is a lost packet, as on a wire. */
-	(void)sendto(vt.fd, pkt, len, MSG_DONTWAIT | MSG_NOSIGNAL,
+	(void)sendto(vt.fd, pkt, len, MSG_NOSIGNAL,
 		     (struct sockaddr *)&sa, sizeof(sa));
 }
 

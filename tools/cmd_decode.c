@@ -96,7 +96,8 @@ long hex_parse(const char *text, size_t len, uint8_t *out, size_t cap, const cha
 			continue;
 		}
 		/* "0x" starts a group, only where a byte may start. */
-		if (c == '0' && hi < 0 && i + 1 < len && (text[i + 1] == 'x' || text[i + 1] == 'X')) {
+		if (c == '0' && hi < 0 && i + 1 < len &&
+		    (text[i + 1] == 'x' || text[i + 1] == 'X')) {
 			i += 2;
 			continue;
 		}
@@ -197,8 +198,7 @@ static void print_source_text(FILE *out, const struct decode_src *src)
 	fputc('\n', out);
 }
 
-static void report_malformed(struct decode_state *st, const struct decode_src *src,
-			     const char *why)
+static void report_malformed(struct decode_state *st, const struct decode_src *src, const char *why)
 {
 	st->malformed++;
 	if (st->json) {
@@ -249,7 +249,8 @@ struct ip_cm_hdr_view {
 static void sockaddr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
 {
 	if (ss->ss_family == AF_INET)
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, buf, (socklen_t)len);
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, buf,
+			  (socklen_t)len);
 	else if (ss->ss_family == AF_INET6)
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, buf,
 			  (socklen_t)len);
@@ -261,8 +262,7 @@ static void sockaddr_text(const struct sockaddr_storage *ss, char *buf, size_t l
  * The header is trusted only where rdma_cm would look for it: a REQ or
  * SIDR_REQ to an rdma_cm service ID, whose private data decodes.
  */
-static bool ip_cm_hdr_find(const struct mad_layout *l, const uint8_t *msg,
-			   struct ip_cm_hdr_view *v)
+static bool ip_cm_hdr_find(const struct mad_layout *l, const uint8_t *msg, struct ip_cm_hdr_view *v)
 {
 	const struct mad_field *sidf = mad_layout_field(l, "service_id");
 	struct sockaddr_storage src, dst;
@@ -314,6 +314,24 @@ static void print_ip_cm_hdr(FILE *out, const struct ip_cm_hdr_view *v, bool json
 
 /* ---- one MAD ---- */
 
+static void print_section(struct decode_state *st, const char *key, const char *title,
+			  const struct mad_layout *l, const uint8_t *p, size_t len, unsigned width);
+
+/* The GID of the SM's GID in/out of service and multicast group traps. */
+static void print_notice_details(struct decode_state *st, const uint8_t *notice, size_t len,
+				 unsigned width)
+{
+	uint64_t trap = mad_get(notice, sa_notice_fields, SA_NOTICE_TRAP_NUMBER);
+
+	if (!mad_get(notice, sa_notice_fields, SA_NOTICE_IS_GENERIC) ||
+	    trap < SA_TRAP_GID_IN_SERVICE || trap > SA_TRAP_MCAST_GROUP_DELETED ||
+	    len < SA_NOTICE_DATA_DETAILS_OFFSET + SA_NOTICE_DATA_DETAILS_SIZE)
+		return;
+	print_section(st, "notice_details", "Notice DataDetails (traps 64-67)",
+		      &sa_notice_gid_layout, notice + SA_NOTICE_DATA_DETAILS_OFFSET,
+		      len - SA_NOTICE_DATA_DETAILS_OFFSET, width);
+}
+
 static unsigned max_u(unsigned a, unsigned b)
 {
 	return a > b ? a : b;
@@ -323,8 +341,11 @@ static void print_section(struct decode_state *st, const char *key, const char *
 			  const struct mad_layout *l, const uint8_t *p, size_t len, unsigned width)
 {
 	struct layout_print_opts o = {
-		.json = st->json, .indent = 4, .name_width = width,
-		.namer = layouts_value_name, .first = true,
+	    .json = st->json,
+	    .indent = 4,
+	    .name_width = width,
+	    .namer = layouts_value_name,
+	    .first = true,
 	};
 
 	if (st->json) {
@@ -409,8 +430,10 @@ void decode_mad(struct decode_state *st, const struct decode_src *src, const uin
 		}
 	} else if (!plan.table) {
 		struct layout_print_opts o = {
-			.json = st->json, .indent = 4, .name_width = width,
-			.namer = layouts_value_name,
+		    .json = st->json,
+		    .indent = 4,
+		    .name_width = width,
+		    .namer = layouts_value_name,
 		};
 
 		if (!st->json)
@@ -420,6 +443,9 @@ void decode_mad(struct decode_state *st, const struct decode_src *src, const uin
 				     &o);
 		if (have_ip)
 			print_ip_cm_hdr(out, &ip, st->json, width);
+		if (plan.nrecords && plan.attr == &sa_notice_layout)
+			print_notice_details(st, mad + plan.data_offset, len - plan.data_offset,
+					     width);
 	} else {
 		if (st->json)
 			fputs(",\"records\":[", out);
@@ -429,8 +455,11 @@ void decode_mad(struct decode_state *st, const struct decode_src *src, const uin
 		for (unsigned i = 0; i < plan.nrecords; i++) {
 			size_t off = plan.data_offset + i * plan.stride;
 			struct layout_print_opts o = {
-				.json = st->json, .indent = 6, .name_width = width,
-				.namer = layouts_value_name, .first = true,
+			    .json = st->json,
+			    .indent = 6,
+			    .name_width = width,
+			    .namer = layouts_value_name,
+			    .first = true,
 			};
 
 			if (st->json)
@@ -451,7 +480,7 @@ void decode_mad(struct decode_state *st, const struct decode_src *src, const uin
 
 static void decode_raw(struct decode_state *st, const char *name, const uint8_t *buf, size_t len)
 {
-	struct decode_src src = { .name = name };
+	struct decode_src src = {.name = name};
 	size_t off = 0;
 
 	if (!len) {
@@ -480,13 +509,14 @@ static void decode_pcap(struct decode_state *st, const char *name, const uint8_t
 {
 	struct mad_pcap_reader r;
 	struct mad_pcap_record rec;
-	struct decode_src src = { .name = name, .from_pcap = true };
+	struct decode_src src = {.name = name, .from_pcap = true};
 	int ret = mad_pcap_reader_init(&r, buf, len);
 
 	if (ret) {
 		fprintf(st->err, "madcm decode: %s: %s\n", name,
-			ret == -EPROTONOSUPPORT ? "pcap link type is neither 197 (ERF) nor 247 (InfiniBand)"
-						: "truncated pcap file header");
+			ret == -EPROTONOSUPPORT
+			    ? "pcap link type is neither 197 (ERF) nor 247 (InfiniBand)"
+			    : "truncated pcap file header");
 		st->malformed++;
 		return;
 	}
@@ -498,20 +528,22 @@ static void decode_pcap(struct decode_state *st, const char *name, const uint8_t
 		src.frame = rec.index;
 		src.ts = rec.ts;
 		if (!rec.pkt) {
-			fprintf(st->err, "madcm decode: %s: frame %u: not an InfiniBand record, skipped\n",
+			fprintf(st->err,
+				"madcm decode: %s: frame %u: not an InfiniBand record, skipped\n",
 				name, rec.index);
 			st->skipped++;
 			continue;
 		}
 		if (mad_pcap_parse_packet(rec.pkt, rec.pkt_len, &src.pkt, &mad, &mad_len, &why)) {
-			fprintf(st->err, "madcm decode: %s: frame %u: %s, skipped\n", name, rec.index,
-				why);
+			fprintf(st->err, "madcm decode: %s: frame %u: %s, skipped\n", name,
+				rec.index, why);
 			st->skipped++;
 			continue;
 		}
 		/* MADs travel on QP0/QP1 (or a redirected GSI QP with the GSI Q_Key). */
 		if (src.pkt.dst_qp > 1 && src.pkt.qkey != 0x80010000u) {
-			fprintf(st->err, "madcm decode: %s: frame %u: UD to QP 0x%x, not a MAD, skipped\n",
+			fprintf(st->err,
+				"madcm decode: %s: frame %u: UD to QP 0x%x, not a MAD, skipped\n",
 				name, rec.index, src.pkt.dst_qp);
 			st->skipped++;
 			continue;
@@ -539,7 +571,7 @@ void decode_hex(struct decode_state *st, const char *name, const char *text, siz
 	}
 	n = hex_parse(text, len, buf, len / 2 + 1, &why);
 	if (n < 0) {
-		struct decode_src src = { .name = name, .index = 1 };
+		struct decode_src src = {.name = name, .index = 1};
 
 		st->mads++;
 		report_malformed(st, &src, why);
@@ -609,10 +641,10 @@ static void decode_usage(FILE *out)
 int cmd_decode(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "hex", required_argument, NULL, 'x' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"json", no_argument, NULL, 'j'},
+	    {"hex", required_argument, NULL, 'x'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct decode_state st;
 	const char **hex = calloc((size_t)argc + 1, sizeof(*hex));
@@ -645,7 +677,7 @@ int cmd_decode(int argc, char **argv)
 	for (unsigned i = 0; i < nhex; i++)
 		decode_hex(&st, "hex", hex[i], strlen(hex[i]));
 	/* No input named: standard input. */
-	char *dash[] = { (char *)"-", NULL };
+	char *dash[] = {(char *)"-", NULL};
 	char **files = argv + optind;
 	int nfiles = argc - optind;
 

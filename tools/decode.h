@@ -15,22 +15,22 @@
 #include "mad/pcap.h"
 
 struct decode_state {
-	FILE *out;          /* decoded MADs and per-MAD errors */
-	FILE *err;          /* notes (skipped records, unreadable input) */
+	FILE *out; /* decoded MADs and per-MAD errors */
+	FILE *err; /* notes (skipped records, unreadable input) */
 	bool json;
-	unsigned mads;      /* MADs seen */
+	unsigned mads;	    /* MADs seen */
 	unsigned malformed; /* MADs or inputs that were malformed */
 	unsigned skipped;   /* capture records that carry no MAD */
 };
 
 /* Where a MAD came from, for the heading / the JSON "source" members. */
 struct decode_src {
-	const char *name;              /* file name, "-" for stdin, "hex" */
-	unsigned index;                /* 1-based MAD number in that input */
+	const char *name; /* file name, "-" for stdin, "hex" */
+	unsigned index;	  /* 1-based MAD number in that input */
 	bool from_pcap;
-	unsigned frame;                /* pcap frame number */
+	unsigned frame; /* pcap frame number */
 	struct timespec ts;
-	struct mad_pcap_hdr pkt;       /* packet headers, when from_pcap */
+	struct mad_pcap_hdr pkt; /* packet headers, when from_pcap */
 };
 
 void decode_state_init(struct decode_state *st, FILE *out, FILE *err, bool json);

@@ -176,7 +176,7 @@ static void print_value(FILE *out, const struct mad_layout *l, const struct mad_
 unsigned layout_print(FILE *out, const struct mad_layout *l, const uint8_t *buf, size_t len,
 		      const struct layout_print_opts *opts)
 {
-	struct layout_print_opts o = opts ? *opts : (struct layout_print_opts){ 0 };
+	struct layout_print_opts o = opts ? *opts : (struct layout_print_opts){0};
 	unsigned width = o.name_width ? o.name_width : layout_name_width(l);
 	const char *prefix = o.prefix ? o.prefix : "";
 	unsigned printed = 0;

@@ -34,11 +34,11 @@ typedef const char *(*layout_value_namer)(const struct mad_layout *l, const stru
 
 struct layout_print_opts {
 	bool json;
-	unsigned indent;            /* text: spaces before each line */
-	unsigned name_width;        /* text: pad names to this (0: the layout's longest) */
-	const char *prefix;         /* text: put before each name, e.g. "mad." */
-	layout_value_namer namer;   /* may be NULL */
-	bool first;                 /* json: no comma before the first member */
+	unsigned indent;	  /* text: spaces before each line */
+	unsigned name_width;	  /* text: pad names to this (0: the layout's longest) */
+	const char *prefix;	  /* text: put before each name, e.g. "mad." */
+	layout_value_namer namer; /* may be NULL */
+	bool first;		  /* json: no comma before the first member */
 };
 
 /*

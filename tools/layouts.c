@@ -63,10 +63,10 @@ static void plan_sa(const uint8_t *mad, size_t len, struct mad_plan *p)
 {
 	const uint8_t *sa = mad + SA_HDR_OFFSET;
 	size_t stride = (size_t)mad_get(sa, sa_hdr_fields, SA_HDR_ATTRIBUTE_OFFSET) * 8;
-	uint8_t rmpp_flags = (uint8_t)mad_get(mad + MAD_RMPP_HDR_OFFSET, mad_rmpp_fields,
-					      MAD_RMPP_RMPP_FLAGS);
-	uint8_t rmpp_type = (uint8_t)mad_get(mad + MAD_RMPP_HDR_OFFSET, mad_rmpp_fields,
-					     MAD_RMPP_RMPP_TYPE);
+	uint8_t rmpp_flags =
+	    (uint8_t)mad_get(mad + MAD_RMPP_HDR_OFFSET, mad_rmpp_fields, MAD_RMPP_RMPP_FLAGS);
+	uint8_t rmpp_type =
+	    (uint8_t)mad_get(mad + MAD_RMPP_HDR_OFFSET, mad_rmpp_fields, MAD_RMPP_RMPP_TYPE);
 	bool active = rmpp_flags & MAD_RMPP_FLAG_ACTIVE;
 	size_t avail, n;
 
@@ -216,8 +216,8 @@ static bool is(const struct mad_field *f, const char *name)
 	return f->name && !strcmp(f->name, name);
 }
 
-const char *layouts_value_name(const struct mad_layout *l, const struct mad_field *f,
-			       uint64_t v, const uint8_t *buf)
+const char *layouts_value_name(const struct mad_layout *l, const struct mad_field *f, uint64_t v,
+			       const uint8_t *buf)
 {
 	static char join[64];
 
@@ -261,7 +261,7 @@ const char *layouts_value_name(const struct mad_layout *l, const struct mad_fiel
 	    strstr(f->name, "_packet_rate") && v)
 		return sa_rate_name((unsigned)v);
 	if (l == &cm_rep_layout && is(f, "failover_accepted")) {
-		static const char *const names[] = { "accepted", "rejected", "not_supported" };
+		static const char *const names[] = {"accepted", "rejected", "not_supported"};
 
 		return v < 3 ? names[v] : NULL;
 	}
@@ -273,7 +273,8 @@ const char *layouts_value_name(const struct mad_layout *l, const struct mad_fiel
 		if (is(f, "mtu_selector") || is(f, "rate_selector") ||
 		    is(f, "packet_life_time_selector"))
 			return sa_selector_name((unsigned)v);
-		if (is(f, "join_state") && sa_join_state_format((unsigned)v, join, sizeof(join)) >= 0)
+		if (is(f, "join_state") &&
+		    sa_join_state_format((unsigned)v, join, sizeof(join)) >= 0)
 			return join;
 	}
 	return NULL;

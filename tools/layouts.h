@@ -20,19 +20,19 @@
 struct mad_plan {
 	uint8_t mgmt_class;
 	uint16_t attr_id;
-	uint8_t method;                    /* with the R bit */
-	const char *class_name;            /* "CM", "SA", ... never NULL */
-	const char *method_name;           /* never NULL */
-	const char *attr_name;             /* "ConnectRequest"; NULL: unknown */
-	const char *message;               /* "REQ", "PathRecord"; NULL: unknown */
-	const struct mad_layout *rmpp;     /* RMPP header at 24, or NULL */
+	uint8_t method;			    /* with the R bit */
+	const char *class_name;		    /* "CM", "SA", ... never NULL */
+	const char *method_name;	    /* never NULL */
+	const char *attr_name;		    /* "ConnectRequest"; NULL: unknown */
+	const char *message;		    /* "REQ", "PathRecord"; NULL: unknown */
+	const struct mad_layout *rmpp;	    /* RMPP header at 24, or NULL */
 	const struct mad_layout *class_hdr; /* SA header at 36, or NULL */
 	size_t class_hdr_offset;
-	const struct mad_layout *attr;     /* the attribute, or NULL: raw data */
-	size_t data_offset;                /* first record, or the raw data */
-	size_t stride;                     /* bytes from one record to the next */
-	unsigned nrecords;                 /* records that fit in the MAD */
-	bool table;                        /* several records (print as a list) */
+	const struct mad_layout *attr; /* the attribute, or NULL: raw data */
+	size_t data_offset;	       /* first record, or the raw data */
+	size_t stride;		       /* bytes from one record to the next */
+	unsigned nrecords;	       /* records that fit in the MAD */
+	bool table;		       /* several records (print as a list) */
 };
 
 /*

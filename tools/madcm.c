@@ -11,8 +11,16 @@
 #include <stdio.h>
 #include <string.h>
 
+/* clang-format off */
 #define MADCM_SUBCOMMANDS(X) \
-	X(decode, "print MADs from hex, raw MAD files or pcap captures")
+	X(decode, "print MADs from hex, raw MAD files or pcap captures") \
+	X(path, "ask the SA for path records between two ports") \
+	X(mcast, "join, leave or list multicast groups at the SA") \
+	X(service, "register, query or delete SA service records") \
+	X(trace, "print a MAD capture (MADCM_TRACE=FILE.pcap)") \
+	X(stat, "print CM engine counters and connections (MADCM_STAT_FILE)") \
+	/* one line per subcommand above this one */
+/* clang-format on */
 
 #define MADCM_DECLARE(name, help) int cmd_##name(int argc, char **argv);
 MADCM_SUBCOMMANDS(MADCM_DECLARE)
@@ -23,8 +31,8 @@ struct subcommand {
 	int (*run)(int argc, char **argv);
 };
 
-#define MADCM_ENTRY(name, help) { #name, help, cmd_##name },
-static const struct subcommand subcommands[] = { MADCM_SUBCOMMANDS(MADCM_ENTRY) };
+#define MADCM_ENTRY(name, help) {#name, help, cmd_##name},
+static const struct subcommand subcommands[] = {MADCM_SUBCOMMANDS(MADCM_ENTRY)};
 #define NSUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))
 
 static void usage(FILE *out)

@@ -68,8 +68,8 @@ static void build_req(uint8_t *mad, uint64_t tid)
 {
 	uint8_t *m = mad + CM_MSG_OFFSET;
 	uint8_t gid_a[16], gid_b[16], pdata[CM_IP_HDR_SIZE];
-	struct sockaddr_in src = { .sin_family = AF_INET, .sin_port = htons(CLIENT_PORT) };
-	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(TCP_PORT) };
+	struct sockaddr_in src = {.sin_family = AF_INET, .sin_port = htons(CLIENT_PORT)};
+	struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = htons(TCP_PORT)};
 	uint64_t sid;
 
 	if (cm_mad_init(mad, CM_MAD_SIZE, &cm_req_layout, CM_METHOD_SEND, tid))
@@ -147,16 +147,20 @@ int main(int argc, char **argv)
 {
 	struct mad_pcap_writer *w;
 	struct mad_pcap_hdr a_to_b = {
-		.slid = HOST_A_LID, .dlid = HOST_B_LID, .pkey = 0xffff,
-		.src_qp = 1, .dst_qp = 1, .qkey = 0x80010000u,
+	    .slid = HOST_A_LID,
+	    .dlid = HOST_B_LID,
+	    .pkey = 0xffff,
+	    .src_qp = 1,
+	    .dst_qp = 1,
+	    .qkey = 0x80010000u,
 	};
 	struct mad_pcap_hdr b_to_a = a_to_b;
 	enum mad_pcap_linktype lt = MAD_PCAP_LINKTYPE_ERF;
 	/* Kernel-style TIDs: the REQ's is reused by REP and RTU, DREQ's by DREP. */
 	uint64_t conn_tid = 0x00000003000001a4ull, disc_tid = 0x00000003000001a5ull;
 	uint8_t mad[CM_MAD_SIZE];
-	struct timespec ts = { START_TIME, 0 };
-	static const long step_ns[] = { 0, 412000, 81000, 3000000000 - 493000, 377000 };
+	struct timespec ts = {START_TIME, 0};
+	static const long step_ns[] = {0, 412000, 81000, 3000000000 - 493000, 377000};
 	int ret;
 
 	if (argc < 2 || argc > 3)
@@ -183,18 +187,15 @@ int main(int argc, char **argv)
 			build_rep(mad, conn_tid);
 			break;
 		case 2:
-			build_ids(mad, &cm_rtu_layout, conn_tid, HOST_A_COMM_ID,
-				  HOST_B_COMM_ID);
+			build_ids(mad, &cm_rtu_layout, conn_tid, HOST_A_COMM_ID, HOST_B_COMM_ID);
 			break;
 		case 3:
-			build_ids(mad, &cm_dreq_layout, disc_tid, HOST_A_COMM_ID,
-				  HOST_B_COMM_ID);
+			build_ids(mad, &cm_dreq_layout, disc_tid, HOST_A_COMM_ID, HOST_B_COMM_ID);
 			set(mad + CM_MSG_OFFSET, cm_dreq_fields, CM_DREQ_REMOTE_QPN_EECN,
 			    HOST_B_QPN);
 			break;
 		case 4:
-			build_ids(mad, &cm_drep_layout, disc_tid, HOST_B_COMM_ID,
-				  HOST_A_COMM_ID);
+			build_ids(mad, &cm_drep_layout, disc_tid, HOST_B_COMM_ID, HOST_A_COMM_ID);
 			break;
 		}
 		if (cm_msg_check(mad, sizeof(mad), NULL))

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *null;
 	struct decode_state st;
-	struct decode_src src = { .name = "fuzz", .index = 1 };
+	struct decode_src src = {.name = "fuzz", .index = 1};
 
 	if (!null) {
 		null = fopen("/dev/null", "w");

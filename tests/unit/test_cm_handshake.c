@@ -303,13 +303,10 @@ static void test_rep_timeout(void **state)
 	uint32_t b;
 
 	(void)state;
-	H.drop[B][CM_ATTR_REP - 0x10] = 100;
-	H.drop[A][CM_ATTR_REQ - 0x10] = 100; /* active retries do not reach B */
-	H.drop[A][CM_ATTR_REQ - 0x10] = 0;
-	H.n[A].auto_rtu = true;
+	H.drop[A][CM_ATTR_RTU - 0x10] = 1;
 	cmh_connect(&H, 0x1001);
 	b = cmh_passive_id(&H);
-	H.dead[A] = true;
+	H.dead[A] = true;   /* the active side vanishes after its lost RTU */
 	cmh_run_timers(&H, SEC, 100 * SEC);
 	assert_non_null(cmh_event(&H, B, CM_EV_REP_ERROR));
 	assert_int_equal(cmh_state(&H, B, b), CM_ST_IDLE);

@@ -599,6 +599,27 @@ static void test_lap_offsets(void **state)
 	assert_int_equal(msg[63], 0xf8);
 }
 
+/* MRA (IBA Table 107) and APR (Table 116): bytes by hand. */
+static void test_mra_apr_offsets(void **state)
+{
+	uint8_t msg[232] = {0};
+
+	(void)state;
+	SET(cm_mra_fields, CM_MRA_MESSAGE_MRAED, CM_MSG_REF_LAP); /* 10 ...... */
+	SET(cm_mra_fields, CM_MRA_SERVICE_TIMEOUT, 24);		  /* 11000 ... */
+	assert_int_equal(msg[8], 0x80);
+	assert_int_equal(msg[9], 0xc0);
+	assert_int_equal(cm_mra_fields[CM_MRA_PRIVATE_DATA].byte, 10);
+
+	memset(msg, 0, sizeof(msg));
+	SET(cm_apr_fields, CM_APR_ADDITIONAL_INFO_LENGTH, 16);
+	SET(cm_apr_fields, CM_APR_AP_STATUS, CM_APR_INVALID_GID);
+	assert_int_equal(msg[8], 16);
+	assert_int_equal(msg[9], 8);
+	assert_int_equal(cm_apr_fields[CM_APR_ADDITIONAL_INFO].byte, 12);
+	assert_int_equal(cm_apr_fields[CM_APR_PRIVATE_DATA].byte, 84);
+}
+
 /* ---- cm_msg_check ---- */
 
 static void make(uint8_t mad[256], const struct mad_layout *l, uint8_t method)
@@ -785,6 +806,7 @@ int main(void)
 	    cmocka_unit_test(test_golden_sidr_req),
 	    cmocka_unit_test(test_sidr_rep_offsets),
 	    cmocka_unit_test(test_lap_offsets),
+	    cmocka_unit_test(test_mra_apr_offsets),
 	    cmocka_unit_test(test_msg_check),
 	    cmocka_unit_test(test_msg_check_lengths),
 	    cmocka_unit_test(test_mad_init),

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "mad/pcap.h"
@@ -38,9 +39,18 @@ static void fill_mad(uint8_t *mad, uint8_t seed)
 static struct mad_pcap_hdr sample_hdr(bool grh)
 {
 	struct mad_pcap_hdr h = {
-		.slid = 1, .dlid = 2, .sl = 3, .pkey = 0xffff,
-		.src_qp = 1, .dst_qp = 1, .qkey = 0x80010000u, .psn = 0x123456,
-		.grh_present = grh, .tclass = 0x12, .flow_label = 0xabcde, .hop_limit = 64,
+	    .slid = 1,
+	    .dlid = 2,
+	    .sl = 3,
+	    .pkey = 0xffff,
+	    .src_qp = 1,
+	    .dst_qp = 1,
+	    .qkey = 0x80010000u,
+	    .psn = 0x123456,
+	    .grh_present = grh,
+	    .tclass = 0x12,
+	    .flow_label = 0xabcde,
+	    .hop_limit = 64,
 	};
 
 	for (int i = 0; i < 16; i++) {
@@ -66,7 +76,7 @@ static void roundtrip(enum mad_pcap_linktype lt)
 	assert_int_equal(mad_pcap_writer_fdopen(&w, fd, lt), 0);
 	for (int i = 0; i < 3; i++) {
 		struct mad_pcap_hdr h = sample_hdr(i == 1);
-		struct timespec ts = { 1700000000 + i, 123456789 };
+		struct timespec ts = {1700000000 + i, 123456789};
 
 		fill_mad(mad[i], (uint8_t)(i * 7));
 		assert_int_equal(mad_pcap_write(w, &ts, &h, mad[i], sizeof(mad[i])), 0);
@@ -91,7 +101,8 @@ static void roundtrip(enum mad_pcap_linktype lt)
 		assert_int_equal(rec.pkt_len, (i == 1 ? 40 : 0) + 8 + 12 + 8 + 256 + 4 + 2);
 		/* LRH packet length counts 4-byte words up to and incl. the ICRC. */
 		assert_int_equal(((rec.pkt[4] << 8 | rec.pkt[5]) & 0x7ff), (rec.pkt_len - 2) / 4);
-		assert_int_equal(mad_pcap_parse_packet(rec.pkt, rec.pkt_len, &h, &m, &mlen, NULL), 0);
+		assert_int_equal(mad_pcap_parse_packet(rec.pkt, rec.pkt_len, &h, &m, &mlen, NULL),
+				 0);
 		assert_int_equal(mlen, 256);
 		assert_memory_equal(m, mad[i], 256);
 		assert_int_equal(h.slid, want.slid);
@@ -131,8 +142,8 @@ static void test_roundtrip_infiniband(void **state)
 static size_t make_file(uint8_t *buf, uint32_t magic, uint32_t linktype, uint32_t caplen,
 			size_t data_len)
 {
-	uint32_t hdr[6] = { magic, 0x00040002u, 0, 0, 65535, linktype };
-	uint32_t rec[4] = { 1, 2, caplen, caplen };
+	uint32_t hdr[6] = {magic, 0x00040002u, 0, 0, 65535, linktype};
+	uint32_t rec[4] = {1, 2, caplen, caplen};
 
 	memcpy(buf, hdr, sizeof(hdr));
 	memcpy(buf + 24, rec, sizeof(rec));
@@ -207,7 +218,7 @@ static void test_swapped_nsec(void **state)
 			     __builtin_bswap32(8), 8);
 
 	(void)state;
-	memcpy(buf + 24, (uint32_t[]){ __builtin_bswap32(5), __builtin_bswap32(999) }, 8);
+	memcpy(buf + 24, (uint32_t[]){__builtin_bswap32(5), __builtin_bswap32(999)}, 8);
 	assert_int_equal(mad_pcap_reader_init(&r, buf, n), 0);
 	assert_true(r.swapped);
 	assert_int_equal(mad_pcap_next(&r, &rec), 1);
@@ -219,7 +230,7 @@ static void test_swapped_nsec(void **state)
 static void test_build_rejects(void **state)
 {
 	struct mad_pcap_hdr h = sample_hdr(false);
-	uint8_t mad[256] = { 0 }, out[400];
+	uint8_t mad[256] = {0}, out[400];
 
 	(void)state;
 	assert_int_equal(mad_pcap_build_packet(&h, mad, 256, out, 100), -ENOBUFS);
@@ -242,16 +253,73 @@ static void test_build_rejects(void **state)
 	assert_int_equal(mad_pcap_write(NULL, NULL, &h, mad, 256), -EINVAL);
 }
 
+#define THREADS 4
+#define PER_THREAD 50
+
+static void *writer_thread(void *arg)
+{
+	struct mad_pcap_writer *w = arg;
+	struct mad_pcap_hdr h = sample_hdr(false);
+	uint8_t mad[256];
+
+	fill_mad(mad, 3);
+	for (int i = 0; i < PER_THREAD; i++)
+		if (mad_pcap_write(w, NULL, &h, mad, sizeof(mad)))
+			return (void *)1;
+	return NULL;
+}
+
+/* Concurrent appends never interleave: every record reads back whole. */
+static void test_threads(void **state)
+{
+	char path[] = "/tmp/test_pcap_XXXXXX";
+	int fd = mkstemp(path);
+	struct mad_pcap_writer *w;
+	struct mad_pcap_reader r;
+	struct mad_pcap_record rec;
+	pthread_t t[THREADS];
+	uint8_t want[256], *buf;
+	size_t len;
+	int n = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(mad_pcap_writer_fdopen(&w, fd, MAD_PCAP_LINKTYPE_ERF), 0);
+	for (int i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, writer_thread, w), 0);
+	for (int i = 0; i < THREADS; i++) {
+		void *ret;
+
+		pthread_join(t[i], &ret);
+		assert_null(ret);
+	}
+	assert_int_equal(mad_pcap_writer_close(w), 0);
+	buf = slurp(path, &len);
+	unlink(path);
+	fill_mad(want, 3);
+	assert_int_equal(mad_pcap_reader_init(&r, buf, len), 0);
+	while (mad_pcap_next(&r, &rec) == 1) {
+		const uint8_t *m;
+		size_t ml;
+
+		assert_int_equal(mad_pcap_parse_packet(rec.pkt, rec.pkt_len, NULL, &m, &ml, NULL),
+				 0);
+		assert_int_equal(ml, 256);
+		assert_memory_equal(m, want, 256);
+		n++;
+	}
+	assert_int_equal(n, THREADS * PER_THREAD);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_roundtrip_erf),
-		cmocka_unit_test(test_roundtrip_infiniband),
-		cmocka_unit_test(test_bad_magic),
-		cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_oversize),
-		cmocka_unit_test(test_swapped_nsec),
-		cmocka_unit_test(test_build_rejects),
+	    cmocka_unit_test(test_roundtrip_erf), cmocka_unit_test(test_roundtrip_infiniband),
+	    cmocka_unit_test(test_bad_magic),	  cmocka_unit_test(test_truncated),
+	    cmocka_unit_test(test_oversize),	  cmocka_unit_test(test_swapped_nsec),
+	    cmocka_unit_test(test_build_rejects),
+	    cmocka_unit_test(test_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

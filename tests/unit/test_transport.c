@@ -12,8 +12,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include "madcm/trace.h"
 #include "mad/mad_wire.h"
+#include "mad/pcap.h"
 #include "mad/timer.h"
 #include "mad/transport.h"
 #include "fake_umad.h"
@@ -372,6 +376,57 @@ static void test_rmpp_abort(void **state)
 	assert_int_equal(r.status, -ECONNABORTED);
 }
 
+
+/* madcm_trace_start(): every MAD sent and received lands in the capture. */
+static void test_trace(void **state)
+{
+	struct env *e = *state;
+	struct result r = { 0 };
+	struct mad_send_opts o = { .timeout_ms = 100 };
+	struct mad_pcap_reader rd;
+	struct mad_pcap_record rec;
+	char path[] = "/tmp/madcm-test-trace-XXXXXX";
+	static uint8_t buf[65536];
+	uint8_t mad[MAD_SIZE];
+	ssize_t len;
+	int fd, n = 0;
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(madcm_trace_start(path), 0);
+	assert_int_equal(madcm_trace_start(path), -1);   /* one trace at a time */
+	assert_int_equal(madcm_trace_active(), 1);
+	make_get(mad);
+	assert_int_equal(mad_request_send(e->sa, mad, MAD_SIZE, &sm, &o, on_response, &r, NULL), 0);
+	fake_umad_respond(&e->f, 0, MAD_METHOD_GET_RESP, 0, NULL, 0, 0);
+	mad_transport_poll(e->t, 0);
+	assert_int_equal(r.calls, 1);
+	assert_int_equal(madcm_trace_stop(), 0);
+	assert_int_equal(madcm_trace_stop(), -1);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	len = read(fd, buf, sizeof(buf));
+	close(fd);
+	unlink(path);
+	assert_int_equal(mad_pcap_reader_init(&rd, buf, (size_t)len), 0);
+	while (mad_pcap_next(&rd, &rec) == 1) {
+		struct mad_pcap_hdr h;
+		const uint8_t *payload;
+		size_t plen;
+
+		assert_non_null(rec.pkt);
+		assert_int_equal(mad_pcap_parse_packet(rec.pkt, rec.pkt_len, &h, &payload, &plen, NULL), 0);
+		assert_int_equal(plen, MAD_SIZE);
+		/* Sent: LID 5 -> SM LID 1; received: the reverse. */
+		assert_int_equal(h.slid, n == 0 ? 5 : 1);
+		assert_int_equal(h.dlid, n == 0 ? 1 : 5);
+		assert_int_equal(mad_get(payload, mad_hdr_fields, MAD_HDR_R), n);
+		n++;
+	}
+	assert_int_equal(n, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -382,6 +437,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cancel_and_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rmpp_response, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rmpp_abort, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trace, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

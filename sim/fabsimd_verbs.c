@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fabsimd side of the soft verbs: QPN blocks per CA port, multicast
+ * membership, and the routing of data packets (sim/verbs_proto.h).
+ *
+ * A data packet from a process is routed from the process's port along
+ * the LFTs the SM programmed (fsd_route_lid: every hop, every link Active)
+ * to the CA port owning the DLID, and handed to the connection owning the
+ * QPN block of its DestQP.  Multicast DLIDs are flooded along the MFTs:
+ * at each switch to the ports of the MLID's mask except the one it came
+ * in by, over Active links, to every member connection on each CA port
+ * reached (and to other members on the sending port: the HCA's loopback).
+ * What cannot be delivered is dropped and counted, like on a wire.
+ * Nothing here trusts the client: sizes, LIDs and QPNs are checked.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/fabsimd.h"
+#include "sim/verbs_proto.h"
+
+#define NBLOCKS ((0xffffffu + 1) / FSP_VERBS_QPN_BLOCK_SIZE)
+#define MCAST_BASE 0xc000u
+
+/* Verbs state of one CA port. */
+struct fv_port {
+	struct fsd_port *port;
+	struct fsd_conn **blk; /* [NBLOCKS]: owner of each QPN block */
+	uint32_t cursor;       /* next block to try */
+	struct fv_conn *conns; /* verbs connections on this port */
+	struct fv_port *next;
+};
+
+struct fv_member {
+	uint16_t mlid;
+	struct fsd_conn *c;
+	uint32_t refs;
+	struct fv_member *next;
+};
+
+/* What a connection holds (c->verbs). */
+struct fv_conn {
+	struct fsd_conn *c;
+	struct fv_conn *pnext; /* in vp->conns */
+	struct fv_port *vp;
+	uint32_t *blocks;
+	uint32_t nblocks, cap;
+	struct fv_member *groups; /* this connection's memberships */
+};
+
+static struct fv_port *ports;
+static struct {
+	uint64_t pkts, bytes, drop_route, drop_noqp, drop_bad, mcast_copies;
+} st;
+
+static struct fv_port *vport_get(struct fsd_port *p, bool create)
+{
+	struct fv_port *v;
+
+	for (v = ports; v; v = v->next)
+		if (v->port == p)
+			return v;
+	if (!create)
+		return NULL;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return NULL;
+	v->blk = calloc(NBLOCKS, sizeof(*v->blk));
+	if (!v->blk) {
+		free(v);
+		return NULL;
+	}
+	v->port = p;
+	v->cursor = 1 + (uint32_t)(fsd_now_ns() % (NBLOCKS - 2));
+	v->next = ports;
+	ports = v;
+	return v;
+}
+
+static int v_open(struct fsd_conn *c, const struct fsp_hdr *h, const void *body,
+		  size_t len)
+{
+	struct fsp_port_ref ref;
+	struct fsp_verbs_open_rep rep = { 0 };
+	struct fsd_host *host;
+	struct fsd_node *n;
+	struct fv_conn *vc;
+	uint32_t pn;
+
+	if (c->kind != FSP_KIND_STREAM || c->verbs || c->port)
+		return -EINVAL;
+	if (len < sizeof(ref))
+		return -EINVAL;
+	memcpy(&ref, body, sizeof(ref));
+	if (c->host_id < 0 || c->host_id >= fab.num_hosts)
+		return -ENODEV;
+	host = &fab.hosts[c->host_id];
+	if (ref.ca >= (uint32_t)host->num_cas || ref.ca >= 8)
+		return -ENODEV;
+	n = host->cas[ref.ca];
+	pn = ref.port ? ref.port : 1;
+	if (!n || pn > (uint32_t)n->nports)
+		return -ENODEV;
+	vc = calloc(1, sizeof(*vc));
+	if (!vc)
+		return -ENOMEM;
+	vc->vp = vport_get(&n->ports[pn], true);
+	if (!vc->vp) {
+		free(vc);
+		return -ENOMEM;
+	}
+	vc->c = c;
+	vc->pnext = vc->vp->conns;
+	vc->vp->conns = vc;
+	c->verbs = vc;
+	rep.port = pn;
+	rep.lid = fsd_port_lid(&n->ports[pn]);
+	rep.node_index = (uint32_t)n->index;
+	return fsd_reply(c, h, 0, &rep, sizeof(rep));
+}
+
+static int v_qpn_block(struct fsd_conn *c, const struct fsp_hdr *h)
+{
+	struct fv_conn *vc = c->verbs;
+	struct fv_port *vp;
+	uint32_t i, b;
+
+	if (!vc)
+		return -EINVAL;
+	vp = vc->vp;
+	if (vc->nblocks == vc->cap) {
+		uint32_t ncap = vc->cap ? vc->cap * 2 : 8;
+		uint32_t *nb = realloc(vc->blocks, ncap * sizeof(*nb));
+
+		if (!nb)
+			return -ENOMEM;
+		vc->blocks = nb;
+		vc->cap = ncap;
+	}
+	for (i = 0; i < NBLOCKS; i++) {
+		b = vp->cursor;
+		vp->cursor = vp->cursor + 1 >= NBLOCKS - 1 ? 1 : vp->cursor + 1;
+		/* Block 0 holds QP0/QP1, the last one QPN 0xffffff. */
+		if (b == 0 || b >= NBLOCKS - 1 || vp->blk[b])
+			continue;
+		vp->blk[b] = c;
+		vc->blocks[vc->nblocks++] = b;
+		return fsd_reply(c, h, (int32_t)(b * FSP_VERBS_QPN_BLOCK_SIZE),
+				 NULL, 0);
+	}
+	return -ENOSPC;
+}
+
+static int v_mcast(struct fsd_conn *c, const struct fsp_hdr *h,
+		   const void *body, size_t len)
+{
+	struct fv_conn *vc = c->verbs;
+	struct fsp_verbs_mcast m;
+	struct fv_member *g, **pp;
+
+	if (!vc || len < sizeof(m))
+		return -EINVAL;
+	memcpy(&m, body, sizeof(m));
+	if (m.mlid < MCAST_BASE || m.mlid >= MCAST_BASE + FSD_MFT_CAP)
+		return -EINVAL;
+	for (g = vc->groups; g; g = g->next)
+		if (g->mlid == m.mlid)
+			break;
+	if (m.join) {
+		if (g) {
+			g->refs++;
+		} else {
+			g = calloc(1, sizeof(*g));
+			if (!g)
+				return -ENOMEM;
+			g->mlid = (uint16_t)m.mlid;
+			g->c = c;
+			g->refs = 1;
+			g->next = vc->groups;
+			vc->groups = g;
+		}
+		return fsd_reply(c, h, 0, NULL, 0);
+	}
+	if (!g)
+		return -ENOENT;
+	if (--g->refs == 0) {
+		for (pp = &vc->groups; *pp; pp = &(*pp)->next)
+			if (*pp == g) {
+				*pp = g->next;
+				break;
+			}
+		free(g);
+	}
+	return fsd_reply(c, h, 0, NULL, 0);
+}
+
+static void deliver(struct fsd_conn *c, const uint8_t *pkt, size_t len)
+{
+	if (fsd_conn_send(c, FSP_VERBS_PKT, 0, 0, 0, pkt, len))
+		st.drop_noqp++;
+}
+
+/* Hand a packet to the members of mlid whose port is p. */
+static void mcast_port(struct fsd_port *p, uint16_t mlid, const uint8_t *pkt,
+		       size_t len)
+{
+	struct fv_port *vp = vport_get(p, false);
+	struct fv_conn *vc;
+	struct fv_member *g;
+
+	/* Every connection of the port that joined mlid, once. */
+	for (vc = vp ? vp->conns : NULL; vc; vc = vc->pnext)
+		for (g = vc->groups; g; g = g->next)
+			if (g->mlid == mlid) {
+				deliver(vc->c, pkt, len);
+				st.mcast_copies++;
+				break;
+			}
+}
+
+static bool link_active(const struct fsd_port *e)
+{
+	const struct fsd_port *q = e->peer;
+
+	return q && !e->admin_down && !q->admin_down && fsd_port_phys_up(e) &&
+	       fsd_port_phys_up(q) && fsd_port_state(e) == 4 &&
+	       fsd_port_state(q) == 4;
+}
+
+/* Flood along the MFTs from the CA port src (IBA 18.2.4.3.3). */
+static void route_mcast(struct fsd_port *src, uint16_t mlid,
+			const uint8_t *pkt, size_t len)
+{
+	struct fsd_port *stack[256];
+	bool *seen;
+	int sp = 0;
+
+	/* The sending HCA loops the packet back to its own members. */
+	mcast_port(src, mlid, pkt, len);
+	if (!link_active(src) || src->peer->node->type != FSD_SWITCH)
+		return;
+	seen = calloc((size_t)fab.num_nodes, sizeof(*seen));
+	if (!seen)
+		return;
+	stack[sp++] = src->peer;
+	while (sp) {
+		struct fsd_port *in = stack[--sp];
+		struct fsd_node *n = in->node;
+		uint32_t idx = mlid - MCAST_BASE;
+		int i;
+
+		if (n->type != FSD_SWITCH || seen[n->index] || !n->mft)
+			continue;
+		seen[n->index] = true;
+		for (i = 1; i <= n->nports; i++) {
+			struct fsd_port *e = &n->ports[i], *q;
+
+			if (i == in->num ||
+			    !(n->mft[idx][i / 16] & (1u << (i % 16))))
+				continue;
+			if (!link_active(e))
+				continue;
+			q = e->peer;
+			if (q->node->type == FSD_CA)
+				mcast_port(q, mlid, pkt, len);
+			else if (sp < (int)(sizeof(stack) / sizeof(stack[0])))
+				stack[sp++] = q;
+		}
+	}
+	free(seen);
+}
+
+static int v_pkt(struct fsd_conn *c, const uint8_t *pkt, size_t len)
+{
+	struct fv_conn *vc = c->verbs;
+	struct fsd_port *src, *dst;
+	enum fsd_counter why = FSD_C_NO_ROUTE;
+	struct fv_port *vp;
+	uint16_t dlid, slid, base;
+	uint32_t dqpn;
+	size_t bth;
+	int lmc;
+
+	/* LRH (8) [GRH (40)] BTH (12) ... ICRC VCRC (6) */
+	if (!vc || len < 8 + 12 + 6 || len > FSP_VERBS_PKT_MAX) {
+		st.drop_bad++;
+		return 0;
+	}
+	src = vc->vp->port;
+	bth = (pkt[1] & 3) == 3 ? 48 : 8;
+	if ((pkt[1] & 3) < 2 || len < bth + 12 + 6) {
+		st.drop_bad++;
+		return 0;
+	}
+	dlid = (uint16_t)(pkt[2] << 8 | pkt[3]);
+	slid = (uint16_t)(pkt[6] << 8 | pkt[7]);
+	dqpn = (uint32_t)pkt[bth + 5] << 16 | (uint32_t)pkt[bth + 6] << 8 |
+	       pkt[bth + 7];
+	/* No spoofing: the SLID must be one of the sender's port's LIDs. */
+	base = fsd_port_lid(src);
+	lmc = fsd_port_lmc(src);
+	if (!base || (slid & ~((1u << lmc) - 1)) != base) {
+		st.drop_bad++;
+		return 0;
+	}
+	st.pkts++;
+	st.bytes += len;
+	if (dlid >= MCAST_BASE && dlid != FSD_PERMISSIVE_LID) {
+		if (dlid < MCAST_BASE + FSD_MFT_CAP)
+			route_mcast(src, dlid, pkt, len);
+		return 0;
+	}
+	dst = fsd_route_lid(src, dlid, false, &why);
+	if (!dst || dst->node->type != FSD_CA) {
+		fsd_count(why);
+		st.drop_route++;
+		return 0;
+	}
+	vp = vport_get(dst, false);
+	if (!vp || dqpn / FSP_VERBS_QPN_BLOCK_SIZE >= NBLOCKS ||
+	    !vp->blk[dqpn / FSP_VERBS_QPN_BLOCK_SIZE]) {
+		st.drop_noqp++;
+		return 0;
+	}
+	deliver(vp->blk[dqpn / FSP_VERBS_QPN_BLOCK_SIZE], pkt, len);
+	return 0;
+}
+
+int fsd_verbs_init(void)
+{
+	return 0;
+}
+
+int fsd_verbs_msg(struct fsd_conn *c, const struct fsp_hdr *h, const void *body,
+		  size_t len)
+{
+	switch (h->type) {
+	case FSP_VERBS_OPEN:
+		return v_open(c, h, body, len);
+	case FSP_VERBS_QPN_BLOCK:
+		return v_qpn_block(c, h);
+	case FSP_VERBS_MCAST:
+		return v_mcast(c, h, body, len);
+	case FSP_VERBS_PKT:
+		return v_pkt(c, body, len);
+	case FSP_VERBS_STATS: {
+		struct fsp_verbs_stats s = {
+			.pkts = st.pkts,
+			.bytes = st.bytes,
+			.drop_route = st.drop_route,
+			.drop_noqp = st.drop_noqp,
+			.drop_bad = st.drop_bad,
+			.mcast_copies = st.mcast_copies,
+		};
+		struct fv_port *vp;
+		struct fv_conn *vc;
+		struct fv_member *g;
+
+		for (vp = ports; vp; vp = vp->next)
+			for (vc = vp->conns; vc; vc = vc->pnext) {
+				s.conns++;
+				s.qpn_blocks += vc->nblocks;
+				for (g = vc->groups; g; g = g->next)
+					s.mcast_members++;
+			}
+		return fsd_reply(c, h, 0, &s, sizeof(s));
+	}
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+void fsd_verbs_conn_closed(struct fsd_conn *c)
+{
+	struct fv_conn *vc = c->verbs, **pp;
+	struct fv_member *g;
+	uint32_t i;
+
+	if (!vc)
+		return;
+	for (pp = &vc->vp->conns; *pp; pp = &(*pp)->pnext)
+		if (*pp == vc) {
+			*pp = vc->pnext;
+			break;
+		}
+	/* Everything the process held goes at once, as when a process with
+	 * live QPs dies and the kernel tears its uverbs context down. */
+	for (i = 0; i < vc->nblocks; i++)
+		if (vc->vp->blk[vc->blocks[i]] == c)
+			vc->vp->blk[vc->blocks[i]] = NULL;
+	while ((g = vc->groups)) {
+		vc->groups = g->next;
+		free(g);
+	}
+	free(vc->blocks);
+	free(vc);
+	c->verbs = NULL;
+}
+
+int fsd_verbs_tick(uint64_t now_ns)
+{
+	(void)now_ns;
+	return -1;
+}
