@@ -335,7 +335,13 @@ int cm_engine_sidr_rep(struct cm_engine *e, uint32_t id, const struct cm_sidr_re
  */
 int cm_engine_release(struct cm_engine *e, uint32_t id);
 
-/* QP attributes for IBV_QPS_INIT, _RTR or _RTS, like the kernel's cm_init_qp_attr. */
+/*
+ * QP attributes for IBV_QPS_INIT, _RTR or _RTS, like the kernel's
+ * cm_init_qp_attr.  INIT: from connect / REQ on.  RTR: once the peer's QPN
+ * and PSN are known (REQ received, REP received).  RTS: active side after
+ * the REP, passive side after cm_engine_accept (the REP's starting PSN is
+ * the send PSN).  -EINVAL in other states.
+ */
 int cm_engine_init_qp_attr(struct cm_engine *e, uint32_t id, enum ibv_qp_state target,
 			   struct ibv_qp_attr *attr, int *mask);
 

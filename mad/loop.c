@@ -13,7 +13,7 @@
 #include "mad/loop.h"
 
 #define MAX_WATCH 32
-#define MAX_SLEEP_MS 20
+#define MAX_SLEEP_MS 1000
 
 struct watch {
 	int fd;
@@ -24,7 +24,7 @@ struct watch {
 struct mad_loop {
 	struct mad_timer_heap timers;
 	int evfd;
-	pthread_mutex_t lock;           /* guards the command queue and stop */
+	pthread_mutex_t lock; /* guards the command queue and stop */
 	struct mad_loop_cmd *head, *tail;
 	bool stopping;
 	bool started;
@@ -77,7 +77,7 @@ static int run_cmds(struct mad_loop *l)
 	while (c) {
 		struct mad_loop_cmd *next = c->next;
 
-		c->run(l, c);   /* may free c */
+		c->run(l, c); /* may free c */
 		c = next;
 		n++;
 	}
@@ -139,9 +139,9 @@ static void *loop_thread(void *arg)
 		if (stop)
 			break;
 		/*
-		 * Wake at least every MAX_SLEEP_MS even when idle: cheap, and it
-		 * keeps the loop going under umad emulations (ibsim's
-		 * umad2sim) whose poll() does not watch our eventfd.
+		 * Wake at least once a second even when idle: cheap, and it
+		 * keeps the loop going (slowly) under umad emulations such as
+		 * ibsim's umad2sim, whose poll() ignores all but one fd.
 		 */
 		iterate(l, MAX_SLEEP_MS);
 	}

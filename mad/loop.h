@@ -27,8 +27,8 @@ typedef void (*mad_loop_cmd_fn)(struct mad_loop *loop, struct mad_loop_cmd *cmd)
 typedef void (*mad_loop_fd_fn)(struct mad_loop *loop, int fd, void *arg);
 
 struct mad_loop_cmd {
-	struct mad_loop_cmd *next;   /* queue link, owned by the loop */
-	mad_loop_cmd_fn run;         /* runs on the loop; may free cmd */
+	struct mad_loop_cmd *next; /* queue link, owned by the loop */
+	mad_loop_cmd_fn run;	   /* runs on the loop; may free cmd */
 };
 
 /* now_ns NULL: CLOCK_MONOTONIC. */

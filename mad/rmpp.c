@@ -8,9 +8,9 @@
 #include "mad/mad_wire.h"
 #include "mad/rmpp.h"
 
-#define SA_HDR_OFFSET 36       /* SA header follows the RMPP header */
-#define SA_DATA_OFFSET 56      /* MAD header + RMPP header + SA header */
-#define VENDOR_DATA_OFFSET 40  /* ... + 1 reserved byte and the OUI */
+#define SA_HDR_OFFSET 36      /* SA header follows the RMPP header */
+#define SA_DATA_OFFSET 56     /* MAD header + RMPP header + SA header */
+#define VENDOR_DATA_OFFSET 40 /* ... + 1 reserved byte and the OUI */
 
 size_t mad_rmpp_hdr_len(uint8_t mgmt_class)
 {
@@ -27,7 +27,7 @@ void mad_rmpp_rx_init(struct mad_rmpp_rx *rx, uint8_t mgmt_class)
 	memset(rx, 0, sizeof(*rx));
 	rx->hdr_len = mad_rmpp_hdr_len(mgmt_class);
 	rx->seg_data = MAD_SIZE - rx->hdr_len;
-	rx->window_last = 1;   /* a sender starts with a window of one */
+	rx->window_last = 1; /* a sender starts with a window of one */
 }
 
 void mad_rmpp_rx_reset(struct mad_rmpp_rx *rx)
@@ -179,7 +179,8 @@ enum mad_rmpp_verdict mad_rmpp_rx_segment(struct mad_rmpp_rx *rx, const void *ma
 		 * (220 bytes at most); what it lacks is padding.
 		 */
 		size_t pad = rx->last_paylen <= MAD_RMPP_SEGMENT_DATA_SIZE
-				     ? MAD_RMPP_SEGMENT_DATA_SIZE - rx->last_paylen : 0;
+				 ? MAD_RMPP_SEGMENT_DATA_SIZE - rx->last_paylen
+				 : 0;
 
 		if (pad > rx->seg_data)
 			pad = 0;
@@ -206,8 +207,8 @@ enum mad_rmpp_verdict mad_rmpp_rx_segment(struct mad_rmpp_rx *rx, const void *ma
 	return MAD_RMPP_KEEP;
 }
 
-int mad_rmpp_build_ack(void *out, const void *data, size_t data_len,
-		       const struct mad_rmpp_ack *ack, bool abort)
+int mad_rmpp_build_ack(void *out, const void *data, size_t data_len, const struct mad_rmpp_ack *ack,
+		       bool abort)
 {
 	uint8_t *o = out;
 	uint8_t *rh = o + MAD_RMPP_HDR_OFFSET;

@@ -12,9 +12,10 @@
 #include "mad/trace.h"
 
 /*
- * The writer is shared by every transport of the process; the pointer is
- * read without the lock on the hot path, so stop() keeps the old writer
- * alive until no recorder can still hold it: recorders take the lock.
+ * One writer for the whole process, shared by every transport.  The hot
+ * path tests `trace_running` without the lock (a relaxed load: tracing
+ * off costs nothing); recording and start/stop take the lock, so a
+ * record is never written to a writer being closed.
  */
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mad_pcap_writer *trace_writer;
@@ -95,8 +96,8 @@ void mad_trace_env_init(void)
 	pthread_once(&once, trace_from_env);
 }
 
-void mad_trace_mad(bool outgoing, const struct mad_port_attr *local,
-		   const struct mad_addr *remote, const void *mad, size_t len)
+void mad_trace_mad(bool outgoing, const struct mad_port_attr *local, const struct mad_addr *remote,
+		   const void *mad, size_t len)
 {
 	struct mad_pcap_hdr h;
 	uint32_t local_qp = 1;

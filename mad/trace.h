@@ -22,7 +22,7 @@ bool mad_trace_on(void);
  * Record one MAD.  `outgoing`: sent by this process to `remote`; else
  * received from it.  `local` gives our LID/GID for the packet headers.
  */
-void mad_trace_mad(bool outgoing, const struct mad_port_attr *local,
-		   const struct mad_addr *remote, const void *mad, size_t len);
+void mad_trace_mad(bool outgoing, const struct mad_port_attr *local, const struct mad_addr *remote,
+		   const void *mad, size_t len);
 
 #endif

@@ -11,9 +11,9 @@
 #include "mad/trace.h"
 #include "mad/transport.h"
 
-#define REQ_BUCKETS 4096        /* power of two; 1,000+ requests in flight */
-#define FINISHED_RING 1024      /* recent TIDs, to tell late from duplicate */
-#define RECV_CAP 65536          /* bigger than any MAD we accept */
+#define REQ_BUCKETS 4096   /* power of two; 1,000+ requests in flight */
+#define FINISHED_RING 1024 /* recent TIDs, to tell late from duplicate */
+#define RECV_CAP 65536	   /* bigger than any MAD we accept */
 #define PORT_STATE_ACTIVE 4
 
 struct mad_agent {
@@ -166,8 +166,7 @@ static struct mad_request **bucket(struct mad_transport *t, uint32_t tid_low)
 	return &t->buckets[tid_low & (REQ_BUCKETS - 1)];
 }
 
-static struct mad_request *req_find(struct mad_transport *t, uint32_t tid_low,
-				    uint8_t mgmt_class)
+static struct mad_request *req_find(struct mad_transport *t, uint32_t tid_low, uint8_t mgmt_class)
 {
 	for (struct mad_request *r = *bucket(t, tid_low); r; r = r->hnext)
 		if (mad_tid_low(r->tid) == tid_low && r->mgmt_class == mgmt_class)
@@ -228,10 +227,25 @@ static void req_complete(struct mad_request *r, int status, const void *mad, siz
 
 /* ---- sending ---- */
 
-static int raw_send(struct mad_transport *t, struct mad_agent *a, const void *mad, size_t len,
-		    const struct mad_addr *dst)
+/*
+ * The kernel keeps a request `kernel_ms` for its response (see
+ * mad_umad_ops.send); a little less than our own timer, so that the
+ * resend with the same TID never meets the previous send still pending
+ * (ib_umad refuses it as a duplicate).
+ */
+static unsigned kernel_timeout(unsigned timeout_ms)
 {
-	int rc = t->ops->send(t->ctx, t->portid, a->id, mad, len, dst);
+	unsigned margin = timeout_ms / 16;
+
+	if (margin > 50)
+		margin = 50;
+	return timeout_ms > margin ? timeout_ms - margin : 1;
+}
+
+static int raw_send(struct mad_transport *t, struct mad_agent *a, const void *mad, size_t len,
+		    const struct mad_addr *dst, unsigned kernel_ms)
+{
+	int rc = t->ops->send(t->ctx, t->portid, a->id, mad, len, dst, kernel_ms);
 
 	if (rc < 0) {
 		t->c.send_errors++;
@@ -247,7 +261,7 @@ int mad_send(struct mad_agent *a, const void *mad, size_t len, const struct mad_
 {
 	if (!a || !mad || !dst || len < MAD_HDR_SIZE || len > MAD_SIZE)
 		return -EINVAL;
-	return raw_send(a->t, a, mad, len, dst);
+	return raw_send(a->t, a, mad, len, dst, 0);
 }
 
 static void req_timeout(struct mad_timer *tm, void *arg)
@@ -266,16 +280,16 @@ static void req_timeout(struct mad_timer *tm, void *arg)
 	/* A resend restarts any partial RMPP transfer from its first segment. */
 	if (r->rmpp)
 		mad_rmpp_rx_reset(r->rmpp);
-	raw_send(t, r->agent, r->mad, r->len, &r->dst);
-	if (mad_timer_arm(t->timers, &r->timer, (uint64_t)r->timeout_ms * 1000000u, req_timeout, r)) {
+	raw_send(t, r->agent, r->mad, r->len, &r->dst, kernel_timeout(r->timeout_ms));
+	if (mad_timer_arm(t->timers, &r->timer, (uint64_t)r->timeout_ms * 1000000u, req_timeout,
+			  r)) {
 		t->c.timeouts++;
 		req_complete(r, -ENOMEM, NULL, 0, NULL);
 	}
 }
 
 int mad_request_send(struct mad_agent *a, void *mad, size_t len, const struct mad_addr *dst,
-		     const struct mad_send_opts *opts, mad_response_fn cb, void *arg,
-		     uint64_t *tid)
+		     const struct mad_send_opts *opts, mad_response_fn cb, void *arg, uint64_t *tid)
 {
 	struct mad_transport *t;
 	struct mad_request *r, **b;
@@ -299,12 +313,13 @@ int mad_request_send(struct mad_agent *a, void *mad, size_t len, const struct ma
 	r->retries_left = opts ? opts->retries : 0;
 	r->cb = cb;
 	r->arg = arg;
-	rc = raw_send(t, a, r->mad, len, dst);
+	rc = raw_send(t, a, r->mad, len, dst, kernel_timeout(r->timeout_ms));
 	if (rc) {
 		free(r);
 		return rc;
 	}
-	rc = mad_timer_arm(t->timers, &r->timer, (uint64_t)r->timeout_ms * 1000000u, req_timeout, r);
+	rc =
+	    mad_timer_arm(t->timers, &r->timer, (uint64_t)r->timeout_ms * 1000000u, req_timeout, r);
 	if (rc) {
 		free(r);
 		return rc;
@@ -366,7 +381,7 @@ static void rmpp_reply(struct mad_request *r, const uint8_t *mad, const struct m
 		return;
 	/* Answer where the segment came from (the SA may be redirected). */
 	to.qkey = src->qkey ? src->qkey : MAD_QP1_QKEY;
-	if (raw_send(r->t, r->agent, out, MAD_SIZE, &to) == 0 && !abort)
+	if (raw_send(r->t, r->agent, out, MAD_SIZE, &to, 0) == 0 && !abort)
 		r->t->c.rmpp_acks++;
 }
 

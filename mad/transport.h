@@ -30,30 +30,30 @@ struct mad_transport;
 struct mad_agent;
 
 struct mad_transport_counters {
-	uint64_t sent;               /* MADs handed to umad, retries and ACKs included */
-	uint64_t received;           /* MADs read from umad */
-	uint64_t requests;           /* mad_request_send() accepted */
-	uint64_t responses;          /* requests completed with a response */
-	uint64_t retries;            /* resends after a timeout */
-	uint64_t timeouts;           /* requests failed with -ETIMEDOUT */
-	uint64_t late;               /* responses after their request gave up */
-	uint64_t duplicates;         /* responses to a request already answered */
-	uint64_t unmatched;          /* responses to no request we know */
-	uint64_t unsolicited;        /* requests delivered to an agent handler */
-	uint64_t malformed;          /* dropped: bad header, length, RMPP */
+	uint64_t sent;	      /* MADs handed to umad, retries and ACKs included */
+	uint64_t received;    /* MADs read from umad */
+	uint64_t requests;    /* mad_request_send() accepted */
+	uint64_t responses;   /* requests completed with a response */
+	uint64_t retries;     /* resends after a timeout */
+	uint64_t timeouts;    /* requests failed with -ETIMEDOUT */
+	uint64_t late;	      /* responses after their request gave up */
+	uint64_t duplicates;  /* responses to a request already answered */
+	uint64_t unmatched;   /* responses to no request we know */
+	uint64_t unsolicited; /* requests delivered to an agent handler */
+	uint64_t malformed;   /* dropped: bad header, length, RMPP */
 	uint64_t send_errors;
-	uint64_t rmpp_segments;      /* RMPP DATA segments received */
-	uint64_t rmpp_acks;          /* RMPP ACKs sent */
-	uint64_t rmpp_aborts;        /* transfers aborted (either side) */
+	uint64_t rmpp_segments; /* RMPP DATA segments received */
+	uint64_t rmpp_acks;	/* RMPP ACKs sent */
+	uint64_t rmpp_aborts;	/* transfers aborted (either side) */
 };
 
 struct mad_transport_params {
-	const struct mad_umad_ops *ops;  /* NULL: libibumad */
+	const struct mad_umad_ops *ops; /* NULL: libibumad */
 	void *ops_ctx;
-	const char *ca;                  /* NULL: first CA with an active port */
-	int port;                        /* 0: first active port of the CA */
-	const uint8_t *gid;              /* when not NULL: the port with this GID */
-	struct mad_timer_heap *timers;   /* required; owned by the caller */
+	const char *ca;		       /* NULL: first CA with an active port */
+	int port;		       /* 0: first active port of the CA */
+	const uint8_t *gid;	       /* when not NULL: the port with this GID */
+	struct mad_timer_heap *timers; /* required; owned by the caller */
 };
 
 /*
@@ -74,8 +74,8 @@ typedef void (*mad_response_fn)(void *arg, int status, const void *mad, size_t l
 struct mad_agent_desc {
 	uint8_t mgmt_class;
 	uint8_t class_version;
-	uint32_t method_mask[4];         /* unsolicited methods (bit m = method m) */
-	mad_unsolicited_fn unsolicited;  /* NULL: drop (and count) them */
+	uint32_t method_mask[4];	/* unsolicited methods (bit m = method m) */
+	mad_unsolicited_fn unsolicited; /* NULL: drop (and count) them */
 	void *arg;
 };
 
@@ -85,8 +85,8 @@ static inline void mad_method_mask_set(uint32_t mask[4], uint8_t method)
 }
 
 struct mad_send_opts {
-	unsigned timeout_ms;   /* per try; 0 means 1000 */
-	unsigned retries;      /* resends after the first try */
+	unsigned timeout_ms; /* per try; 0 means 1000 */
+	unsigned retries;    /* resends after the first try */
 };
 
 int mad_transport_open(struct mad_transport **out, const struct mad_transport_params *p);

@@ -14,7 +14,7 @@
 
 #include "mad/addr.h"
 
-#define MAD_CA_NAME_MAX 20      /* UMAD_CA_NAME_LEN */
+#define MAD_CA_NAME_MAX 20 /* UMAD_CA_NAME_LEN */
 #define MAD_MAX_CAS 32
 
 /* What a port says about itself and about the subnet manager. */
@@ -25,10 +25,10 @@ struct mad_port_attr {
 	uint8_t lmc;
 	uint16_t sm_lid;
 	uint8_t sm_sl;
-	uint8_t state;          /* 1 Down, 2 Init, 3 Armed, 4 Active */
-	uint8_t gid[16];        /* GID index 0: subnet prefix + port GUID */
-	uint16_t pkey0;         /* P_Key at index 0 (default 0xffff) */
-	unsigned numports;      /* ports of the CA (for enumeration) */
+	uint8_t state;	   /* 1 Down, 2 Init, 3 Armed, 4 Active */
+	uint8_t gid[16];   /* GID index 0: subnet prefix + port GUID */
+	uint16_t pkey0;	   /* P_Key at index 0 (default 0xffff) */
+	unsigned numports; /* ports of the CA (for enumeration) */
 };
 
 struct mad_umad_ops {
@@ -49,13 +49,22 @@ struct mad_umad_ops {
 	int (*register_agent)(void *ctx, int portid, uint8_t mgmt_class, uint8_t class_version,
 			      uint8_t rmpp_version, const uint32_t method_mask[4]);
 	int (*unregister_agent)(void *ctx, int portid, int agent);
-	/* Queue one MAD for sending; never waits for a response. */
+	/*
+	 * Queue one MAD for sending; never waits.  For a request,
+	 * `timeout_ms` > 0 asks the kernel to keep it until its response
+	 * comes or the time passes: ib_mad drops a response that matches
+	 * no such pending send (mad.c, ib_mad_complete_recv), except active
+	 * RMPP segments for agents doing RMPP themselves.  0 for responses,
+	 * ACKs and other MADs that expect no answer.
+	 */
 	int (*send)(void *ctx, int portid, int agent, const void *mad, size_t len,
-		    const struct mad_addr *dst);
+		    const struct mad_addr *dst, unsigned timeout_ms);
 	/*
 	 * Take one received MAD without waiting: 0 with *len, *agent, *src
 	 * filled; -EAGAIN when none is waiting; -ENOSPC when `cap` is too
 	 * small (*len says how much is needed; the MAD is not consumed).
+	 * Send completions the kernel reports (status ETIMEDOUT for a
+	 * request whose kernel timeout passed) are skipped, not returned.
 	 */
 	int (*recv)(void *ctx, int portid, void *buf, size_t cap, size_t *len, int *agent,
 		    struct mad_addr *src);

@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +69,7 @@ static int real_query_port(void *ctx, const char *ca, int port, struct mad_port_
 	out->state = (uint8_t)p.state;
 	prefix = p.gid_prefix;
 	guid = p.port_guid;
-	memcpy(out->gid, &prefix, 8);   /* both already in network order */
+	memcpy(out->gid, &prefix, 8); /* both already in network order */
 	memcpy(out->gid + 8, &guid, 8);
 	out->pkey0 = (p.pkeys_size && p.pkeys) ? p.pkeys[0] : 0xffff;
 	umad_release_port(&p);
@@ -82,20 +82,10 @@ static int real_query_port(void *ctx, const char *ca, int port, struct mad_port_
 
 static int real_open_port(void *ctx, const char *ca, int port)
 {
-	int portid, fd, fl;
-
 	(void)ctx;
 	if (real_init())
 		return -EIO;
-	portid = umad_open_port(ca, port);
-	if (portid < 0)
-		return portid;
-	/* Reads must never block the progress loop. */
-	fd = umad_get_fd(portid);
-	fl = fcntl(fd, F_GETFL);
-	if (fl >= 0 && !(fl & O_NONBLOCK))
-		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	return portid;
+	return umad_open_port(ca, port);
 }
 
 static void real_close_port(void *ctx, int portid)
@@ -131,7 +121,7 @@ static int real_unregister(void *ctx, int portid, int agent)
 }
 
 static int real_send(void *ctx, int portid, int agent, const void *mad, size_t len,
-		     const struct mad_addr *dst)
+		     const struct mad_addr *dst, unsigned timeout_ms)
 {
 	size_t sz = umad_size() + len;
 	char buf[sizeof(struct ib_user_mad) + 2048] __attribute__((aligned(8)));
@@ -156,8 +146,8 @@ static int real_send(void *ctx, int portid, int agent, const void *mad, size_t l
 		a.flow_label = htonl(dst->flow_label);
 		umad_set_grh(umad, &a);
 	}
-	/* timeout 0: the transport does its own retries and matching. */
-	rc = umad_send(portid, agent, umad, (int)len, 0, 0);
+	/* Retries are the transport's own (same TID); the kernel never resends. */
+	rc = umad_send(portid, agent, umad, (int)len, (int)timeout_ms, 0);
 	return rc < 0 ? (errno ? -errno : -EIO) : 0;
 }
 
@@ -165,14 +155,31 @@ static int real_recv(void *ctx, int portid, void *buf, size_t cap, size_t *len, 
 		     struct mad_addr *src)
 {
 	static __thread char ubuf[sizeof(struct ib_user_mad) + 65536] __attribute__((aligned(8)));
+	struct pollfd pfd;
 	ib_mad_addr_t *a;
 	int length = 65536, rc;
 
 	(void)ctx;
-	errno = 0;
-	rc = umad_recv(portid, ubuf, &length, 0);
-	if (rc < 0)
-		return (rc == -ENOSPC || errno == ENOSPC) ? -EIO : -EAGAIN;
+	/*
+	 * umad_recv() with a zero timeout reads without polling; on a
+	 * blocking fd that would stall the progress loop.  Look first.
+	 */
+	pfd.fd = umad_get_fd(portid);
+	pfd.events = POLLIN;
+	if (pfd.fd < 0)
+		return -EBADF;
+	for (;;) {
+		if (poll(&pfd, 1, 0) <= 0)
+			return -EAGAIN;
+		errno = 0;
+		length = 65536;
+		rc = umad_recv(portid, ubuf, &length, 0);
+		if (rc < 0)
+			return (rc == -ENOSPC || errno == ENOSPC) ? -EIO : -EAGAIN;
+		/* A send completion (kernel timeout): our own timer handles it. */
+		if (umad_status(ubuf) == 0)
+			break;
+	}
 	if ((size_t)length > cap) {
 		*len = (size_t)length;
 		return -ENOSPC;
@@ -200,13 +207,13 @@ static int real_recv(void *ctx, int portid, void *buf, size_t cap, size_t *len, 
 }
 
 const struct mad_umad_ops mad_umad_real_ops = {
-	.list_cas = real_list_cas,
-	.query_port = real_query_port,
-	.open_port = real_open_port,
-	.close_port = real_close_port,
-	.get_fd = real_get_fd,
-	.register_agent = real_register,
-	.unregister_agent = real_unregister,
-	.send = real_send,
-	.recv = real_recv,
+    .list_cas = real_list_cas,
+    .query_port = real_query_port,
+    .open_port = real_open_port,
+    .close_port = real_close_port,
+    .get_fd = real_get_fd,
+    .register_agent = real_register,
+    .unregister_agent = real_unregister,
+    .send = real_send,
+    .recv = real_recv,
 };

@@ -11,9 +11,10 @@
 #include "sa/path_cache.h"
 #include "sa/sa_wire.h"
 
-#define PORT_REREAD_NS 1000000000ull   /* re-read SM LID at most once a second */
+#define PORT_REREAD_NS 1000000000ull /* re-read SM LID at most once a second */
 #define MAX_REDIRECTS 2
-#define MAX_REC_LEN SA_SR_SIZE         /* largest record we send */
+#define MAX_REC_LEN SA_SR_SIZE /* largest record we send */
+#define ASYNC_HIT_MAX 64       /* paths a cache hit hands to a callback */
 
 struct sa_client {
 	struct mad_loop *loop;
@@ -21,10 +22,12 @@ struct sa_client {
 	struct mad_agent *agent;
 	struct mad_send_opts opts;
 	struct sa_path_cache *cache;
+	bool own_transport; /* opened here (else borrowed) */
 	/* Loop-side state. */
-	struct mad_addr dst;            /* the SA: SM LID/SL, or a redirect */
+	struct mad_addr dst; /* the SA: SM LID/SL, or a redirect */
 	bool redirected;
 	uint64_t port_read_ns;
+	struct mad_timer port_timer; /* re-reads the port while a cache lives */
 	struct sa_client_stats st;
 };
 
@@ -81,6 +84,18 @@ static void refresh_port(struct sa_client *c, bool force)
 	}
 }
 
+/*
+ * With a cache, look at the port once a second even when every query is
+ * a hit, so that an SM change flushes paths that may be stale.
+ */
+static void port_tick(struct mad_timer *t, void *arg)
+{
+	struct sa_client *c = arg;
+
+	refresh_port(c, true);
+	mad_timer_arm(mad_loop_timers(c->loop), t, PORT_REREAD_NS, port_tick, c);
+}
+
 /* ---- queries (loop side) ---- */
 
 static void query_send(struct sa_query *q);
@@ -113,7 +128,8 @@ static void on_redirect_cpi(void *arg, int status, const void *mad, size_t len,
 	}
 	if (sa_mad_check(mad, len) || len < SA_DATA_OFFSET + MAD_CPI_SIZE ||
 	    mad_get(mad, mad_hdr_fields, MAD_HDR_STATUS)) {
-		finish(q, -EPROTO, (uint16_t)mad_get(mad, mad_hdr_fields, MAD_HDR_STATUS), NULL, 0, 0);
+		finish(q, -EPROTO, (uint16_t)mad_get(mad, mad_hdr_fields, MAD_HDR_STATUS), NULL, 0,
+		       0);
 		return;
 	}
 	cpi = (const uint8_t *)mad + SA_DATA_OFFSET;
@@ -219,7 +235,8 @@ static void query_send(struct sa_query *q)
 	rc = sa_mad_init(mad, q->method, q->attr, 0, q->comp_mask);
 	if (rc == 0) {
 		memcpy(mad + SA_DATA_OFFSET, q->rec, q->rec_len);
-		rc = mad_request_send(c->agent, mad, MAD_SIZE, &c->dst, &c->opts, on_response, q, NULL);
+		rc = mad_request_send(c->agent, mad, MAD_SIZE, &c->dst, &c->opts, on_response, q,
+				      NULL);
 	}
 	if (rc)
 		finish(q, rc, 0, NULL, 0, 0);
@@ -249,7 +266,7 @@ struct sync_cmd {
 	bool done;
 	int status;
 	uint16_t mad_status;
-	uint8_t *recs;          /* malloc'd copy */
+	uint8_t *recs; /* malloc'd copy */
 	unsigned n;
 	size_t rec_size;
 };
@@ -299,7 +316,7 @@ static int query_sync(struct sa_client *c, struct sync_cmd *s, uint8_t method, u
 	s->q.rec_len = rec_len;
 	s->q.done = sync_done;
 	if (mad_loop_started(c->loop) && mad_loop_owns(c->loop))
-		return -EDEADLK;   /* waiting here would stop the loop we wait for */
+		return -EDEADLK; /* waiting here would stop the loop we wait for */
 	pthread_mutex_init(&s->m, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	rc = mad_loop_post(c->loop, &s->cmd);
@@ -342,8 +359,8 @@ static void open_on_loop(void *arg)
 {
 	struct open_args *o = arg;
 	struct sa_client *c = o->c;
-	struct mad_transport_params tp = { 0 };
-	struct mad_agent_desc d = { 0 };
+	struct mad_transport_params tp = {0};
+	struct mad_agent_desc d = {0};
 	int rc;
 
 	tp.ops = o->p->ops;
@@ -352,26 +369,37 @@ static void open_on_loop(void *arg)
 	tp.port = o->p->port;
 	tp.gid = o->p->gid;
 	tp.timers = mad_loop_timers(c->loop);
-	rc = mad_transport_open(&c->t, &tp);
-	if (rc)
-		goto out;
+	if (o->p->transport) {
+		c->t = o->p->transport;
+	} else {
+		rc = mad_transport_open(&c->t, &tp);
+		if (rc)
+			goto out;
+		c->own_transport = true;
+	}
 	d.mgmt_class = MAD_CLASS_SUBN_ADM;
 	d.class_version = MAD_CLASS_VERSION_SA;
 	rc = mad_agent_register(c->t, &d, &c->agent);
-	if (rc) {
-		mad_transport_close(c->t);
-		goto out;
-	}
-	if (mad_transport_fd(c->t) >= 0) {
+	if (rc)
+		goto err;
+	if (c->own_transport && mad_transport_fd(c->t) >= 0) {
 		rc = mad_loop_watch_fd(c->loop, mad_transport_fd(c->t), on_readable, c);
-		if (rc) {
-			mad_transport_close(c->t);
-			goto out;
-		}
+		if (rc)
+			goto err;
 	}
 	set_dst_from_port(c, mad_transport_port_cached(c->t));
 	c->port_read_ns = mad_timer_now(mad_loop_timers(c->loop));
+	if (c->cache)
+		mad_timer_arm(mad_loop_timers(c->loop), &c->port_timer, PORT_REREAD_NS, port_tick,
+			      c);
 out:
+	o->rc = rc;
+	return;
+err:
+	if (c->own_transport)
+		mad_transport_close(c->t);
+	else if (c->agent)
+		mad_agent_unregister(c->agent);
 	o->rc = rc;
 }
 
@@ -420,9 +448,14 @@ static void close_on_loop(void *arg)
 {
 	struct sa_client *c = arg;
 
+	mad_timer_cancel(mad_loop_timers(c->loop), &c->port_timer);
+	if (!c->own_transport) {
+		mad_agent_unregister(c->agent); /* in-flight queries end with -ECANCELED */
+		return;
+	}
 	if (mad_transport_fd(c->t) >= 0)
 		mad_loop_unwatch_fd(c->loop, mad_transport_fd(c->t));
-	mad_transport_close(c->t);   /* in-flight queries end with -ECANCELED */
+	mad_transport_close(c->t); /* in-flight queries end with -ECANCELED */
 }
 
 void sa_client_close(struct sa_client *c)
@@ -452,7 +485,7 @@ static void info_on_loop(void *arg)
 
 int sa_client_port(struct sa_client *c, struct mad_port_attr *out)
 {
-	struct info_args a = { .c = c };
+	struct info_args a = {.c = c};
 	int rc;
 
 	if (!c || !out)
@@ -465,7 +498,7 @@ int sa_client_port(struct sa_client *c, struct mad_port_attr *out)
 
 int sa_client_stats(struct sa_client *c, struct sa_client_stats *out)
 {
-	struct info_args a = { .c = c };
+	struct info_args a = {.c = c};
 	int rc;
 
 	if (!c || !out)
@@ -609,11 +642,11 @@ int sa_path_query_async(struct sa_client *c, const struct sa_path_query *q, sa_p
 		return rc;
 	}
 	if (c->cache && !q->no_cache) {
-		struct sa_path hit[8];
+		struct sa_path hit[ASYNC_HIT_MAX];
 		unsigned n;
 
 		sa_path_key_make(&a->key, q);
-		if (sa_path_cache_lookup(c->cache, &a->key, hit, 8, &n) == 0) {
+		if (sa_path_cache_lookup(c->cache, &a->key, hit, ASYNC_HIT_MAX, &n) == 0) {
 			free(a);
 			cb(arg, 0, hit, n);
 			return 0;
@@ -764,7 +797,7 @@ int sa_service_query(struct sa_client *c, const struct sa_service *sr, uint64_t 
 int sa_class_port_info(struct sa_client *c, uint8_t *cpi, size_t len)
 {
 	struct sync_cmd s;
-	uint8_t none[MAD_CPI_SIZE] = { 0 };
+	uint8_t none[MAD_CPI_SIZE] = {0};
 	int rc;
 
 	if (!c || !cpi || len < MAD_CPI_SIZE)

@@ -34,16 +34,22 @@
 struct sa_client;
 
 struct sa_client_params {
-	struct mad_loop *loop;            /* NULL: mad_loop_default() */
-	const struct mad_umad_ops *ops;   /* NULL: libibumad */
+	struct mad_loop *loop;		/* NULL: mad_loop_default() */
+	const struct mad_umad_ops *ops; /* NULL: libibumad */
 	void *ops_ctx;
-	const char *ca;                   /* NULL: first active port */
+	const char *ca; /* NULL: first active port */
 	int port;
-	const uint8_t *gid;               /* or the port with this GID */
-	unsigned timeout_ms;              /* per try; 0: 1000 */
-	unsigned retries;                 /* resends; default 0 when zero-initialised */
-	unsigned cache_lifetime_ms;       /* 0: no path cache */
-	unsigned cache_entries;           /* 0: 4096 */
+	const uint8_t *gid;  /* or the port with this GID */
+	unsigned timeout_ms; /* per try; 0: 1000 */
+	unsigned retries;    /* resends; default 0 when zero-initialised */
+			     /*
+			      * Use this open transport (on the same loop; its owner polls it)
+			      * instead of opening the port: one umad fd per port can then serve
+			      * the SA client and the CM engine.  ca/port/gid/ops are then ignored.
+			      */
+	struct mad_transport *transport;
+	unsigned cache_lifetime_ms; /* 0: no path cache */
+	unsigned cache_entries;	    /* 0: 4096 */
 };
 
 /* PathRecord fields (IBA 15.2.5.16), host order. */
@@ -72,10 +78,10 @@ struct sa_path {
 };
 
 struct sa_path_query {
-	struct sa_path rec;      /* values of the components in comp_mask */
-	uint64_t comp_mask;      /* SA_PR_COMP_* */
-	bool table;              /* GetTable (all matches) instead of Get */
-	bool no_cache;           /* bypass the path cache */
+	struct sa_path rec; /* values of the components in comp_mask */
+	uint64_t comp_mask; /* SA_PR_COMP_* */
+	bool table;	    /* GetTable (all matches) instead of Get */
+	bool no_cache;	    /* bypass the path cache */
 };
 
 /* MCMemberRecord fields (IBA 15.2.5.17). */
@@ -96,7 +102,7 @@ struct sa_mcmember {
 	uint32_t flow_label;
 	uint8_t hop_limit;
 	uint8_t scope;
-	uint8_t join_state;      /* SA_JOIN_* bits */
+	uint8_t join_state; /* SA_JOIN_* bits */
 	bool proxy_join;
 };
 
@@ -105,9 +111,9 @@ struct sa_service {
 	uint64_t id;
 	uint8_t gid[16];
 	uint16_t pkey;
-	uint32_t lease;          /* seconds; SA_SR_LEASE_INFINITE */
+	uint32_t lease; /* seconds; SA_SR_LEASE_INFINITE */
 	uint8_t key[16];
-	char name[65];           /* NUL-terminated, 64 bytes on the wire */
+	char name[65]; /* NUL-terminated, 64 bytes on the wire */
 	uint8_t data8[16];
 	uint16_t data16[8];
 	uint32_t data32[4];
@@ -181,11 +187,11 @@ int sa_class_port_info(struct sa_client *c, uint8_t *cpi, size_t len);
 
 /* ---- record codecs (used by the above and by tools) ---- */
 
-int sa_path_encode(const struct sa_path *p, void *rec);       /* SA_PR_SIZE bytes */
+int sa_path_encode(const struct sa_path *p, void *rec); /* SA_PR_SIZE bytes */
 void sa_path_decode(const void *rec, struct sa_path *p);
 int sa_mcmember_encode(const struct sa_mcmember *m, void *rec); /* SA_MCMR_SIZE */
 void sa_mcmember_decode(const void *rec, struct sa_mcmember *m);
-int sa_service_encode(const struct sa_service *s, void *rec);  /* SA_SR_SIZE */
+int sa_service_encode(const struct sa_service *s, void *rec); /* SA_SR_SIZE */
 void sa_service_decode(const void *rec, struct sa_service *s);
 
 /* -errno for an SA MAD status (0 for success). */

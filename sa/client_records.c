@@ -8,7 +8,12 @@
 #include "sa/sa_wire.h"
 
 /* Every mad_set below checks range; the first failure decides. */
-#define SET(buf, tab, id, v) do { int r_ = mad_set(buf, tab, id, v); if (r_) rc = r_; } while (0)
+#define SET(buf, tab, id, v)                                                                       \
+	do {                                                                                       \
+		int r_ = mad_set(buf, tab, id, v);                                                 \
+		if (r_)                                                                            \
+			rc = r_;                                                                   \
+	} while (0)
 
 int sa_path_encode(const struct sa_path *p, void *rec)
 {
@@ -63,7 +68,7 @@ void sa_path_decode(const void *rec, struct sa_path *p)
 	p->rate_selector = (uint8_t)mad_get(rec, sa_pr_fields, SA_PR_RATE_SELECTOR);
 	p->rate = (uint8_t)mad_get(rec, sa_pr_fields, SA_PR_RATE);
 	p->packet_life_time_selector =
-		(uint8_t)mad_get(rec, sa_pr_fields, SA_PR_PACKET_LIFE_TIME_SELECTOR);
+	    (uint8_t)mad_get(rec, sa_pr_fields, SA_PR_PACKET_LIFE_TIME_SELECTOR);
 	p->packet_life_time = (uint8_t)mad_get(rec, sa_pr_fields, SA_PR_PACKET_LIFE_TIME);
 	p->preference = (uint8_t)mad_get(rec, sa_pr_fields, SA_PR_PREFERENCE);
 }
@@ -110,7 +115,7 @@ void sa_mcmember_decode(const void *rec, struct sa_mcmember *m)
 	m->rate_selector = (uint8_t)mad_get(rec, sa_mcmr_fields, SA_MCMR_RATE_SELECTOR);
 	m->rate = (uint8_t)mad_get(rec, sa_mcmr_fields, SA_MCMR_RATE);
 	m->packet_life_time_selector =
-		(uint8_t)mad_get(rec, sa_mcmr_fields, SA_MCMR_PACKET_LIFE_TIME_SELECTOR);
+	    (uint8_t)mad_get(rec, sa_mcmr_fields, SA_MCMR_PACKET_LIFE_TIME_SELECTOR);
 	m->packet_life_time = (uint8_t)mad_get(rec, sa_mcmr_fields, SA_MCMR_PACKET_LIFE_TIME);
 	m->sl = (uint8_t)mad_get(rec, sa_mcmr_fields, SA_MCMR_SL);
 	m->flow_label = (uint32_t)mad_get(rec, sa_mcmr_fields, SA_MCMR_FLOW_LABEL);

@@ -21,7 +21,7 @@ struct entry {
 struct sa_path_cache {
 	pthread_mutex_t lock;
 	struct entry **buckets;
-	unsigned nbuckets;      /* power of two */
+	unsigned nbuckets; /* power of two */
 	unsigned entries, max_entries;
 	uint64_t lifetime_ns;
 	uint64_t (*now_ns)(void *);
@@ -42,7 +42,9 @@ void sa_path_key_make(struct sa_path_key *k, const struct sa_path_query *q)
 		memcpy(masked.dgid, q->rec.dgid, 16);
 	if (q->comp_mask & SA_PR_COMP_SGID)
 		memcpy(masked.sgid, q->rec.sgid, 16);
-#define KEEP(bit, f) if (q->comp_mask & (bit)) masked.f = q->rec.f
+#define KEEP(bit, f)                                                                               \
+	if (q->comp_mask & (bit))                                                                  \
+	masked.f = q->rec.f
 	KEEP(SA_PR_COMP_DLID, dlid);
 	KEEP(SA_PR_COMP_SLID, slid);
 	KEEP(SA_PR_COMP_RAW_TRAFFIC, raw_traffic);
@@ -71,7 +73,7 @@ void sa_path_key_make(struct sa_path_key *k, const struct sa_path_query *q)
 
 static uint32_t key_hash(const struct sa_path_key *k)
 {
-	uint64_t h = 0xcbf29ce484222325ull;   /* FNV-1a */
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
 
 	for (unsigned i = 0; i < SA_PATH_KEY_LEN; i++)
 		h = (h ^ k->b[i]) * 0x100000001b3ull;
@@ -148,8 +150,8 @@ static struct entry **find(struct sa_path_cache *c, const struct sa_path_key *k)
 	return pp;
 }
 
-int sa_path_cache_lookup(struct sa_path_cache *c, const struct sa_path_key *k,
-			 struct sa_path *out, unsigned max, unsigned *n)
+int sa_path_cache_lookup(struct sa_path_cache *c, const struct sa_path_key *k, struct sa_path *out,
+			 unsigned max, unsigned *n)
 {
 	struct entry **pp, *e;
 	uint64_t now;
@@ -173,7 +175,8 @@ int sa_path_cache_lookup(struct sa_path_cache *c, const struct sa_path_key *k,
 		return -ENOENT;
 	}
 	*n = e->n < max ? e->n : max;
-	memcpy(out, e->paths, sizeof(*out) * *n);
+	if (*n)
+		memcpy(out, e->paths, sizeof(*out) * *n);
 	c->st.hits++;
 	pthread_mutex_unlock(&c->lock);
 	return 0;

@@ -40,8 +40,8 @@ void sa_path_cache_destroy(struct sa_path_cache *c);
  * Copy up to `max` cached paths for `k` into out[] and their number into
  * *n.  Returns 0 on a hit, -ENOENT on a miss or an expired entry.
  */
-int sa_path_cache_lookup(struct sa_path_cache *c, const struct sa_path_key *k,
-			 struct sa_path *out, unsigned max, unsigned *n);
+int sa_path_cache_lookup(struct sa_path_cache *c, const struct sa_path_key *k, struct sa_path *out,
+			 unsigned max, unsigned *n);
 /* Insert or replace; the lifetime starts now.  0, -EINVAL, -ENOMEM. */
 int sa_path_cache_insert(struct sa_path_cache *c, const struct sa_path_key *k,
 			 const struct sa_path *paths, unsigned n);

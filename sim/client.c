@@ -101,6 +101,13 @@ FSC_EXPORT ssize_t fsc_recv(int fd, struct fsp_hdr *hdr, void **body, int timeou
 		ssize_t n;
 		int r;
 
+		if (!buf && timeout_ms < 0) {
+			/* blocking wait: recv() alone, no poll() round */
+			do
+				n = recv(fd, frag, sizeof(frag), 0);
+			while (n < 0 && errno == EINTR);
+			goto got;
+		}
 		do
 			r = poll(&pfd, 1, buf ? -1 : timeout_ms);
 		while (r < 0 && errno == EINTR);
@@ -115,9 +122,13 @@ FSC_EXPORT ssize_t fsc_recv(int fd, struct fsp_hdr *hdr, void **body, int timeou
 		do
 			n = recv(fd, frag, sizeof(frag), MSG_DONTWAIT);
 		while (n < 0 && errno == EINTR);
+got:
 		if (n < 0) {
-			if (errno == EAGAIN && !buf)
+			if (errno == EAGAIN && !buf) {
+				if (timeout_ms < 0) /* someone made the fd non-blocking */
+					poll(&pfd, 1, -1);
 				continue;
+			}
 			free(buf);
 			return -errno;
 		}

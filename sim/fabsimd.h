@@ -119,7 +119,10 @@ int fsd_topo_generate(const char *spec, FILE *err);
 /* After loading: initial port state, hosts table. */
 int fsd_topo_finish(FILE *err);
 struct fsd_node *fsd_node_by_name(const char *name);
+/* write the topology in ibnetdiscover format (ibsim reads it too) */
+void fsd_topo_dump(FILE *f);
 void fsd_port_link_event(struct fsd_port *p); /* recompute link state of p and its peer */
+void fsd_port_link_update(struct fsd_port *p); /* same, without traps (start-up) */
 bool fsd_port_phys_up(const struct fsd_port *p);
 
 /* ---- SMA (sim/sma.c) ---- */
@@ -206,6 +209,8 @@ struct fsd_capture;
 int fsd_capture_start(struct fsd_port *p, const char *path);
 void fsd_capture_stop(struct fsd_port *p);
 void fsd_capture_pkt(struct fsd_port *p, const struct fsd_pkt *pkt);
+/* a soft verbs data packet, LRH..VCRC (sim/fabsimd_verbs.c) */
+void fsd_capture_raw(struct fsd_port *p, const uint8_t *pkt, size_t len);
 
 /* ---- time ---- */
 uint64_t fsd_now_ns(void);

@@ -509,7 +509,9 @@ static void conn_readable(struct fsd_conn *c)
 {
 	static uint8_t buf[FSP_FRAG_MAX + 16];
 
-	for (int iter = 0; iter < 64 && !c->dead; iter++) {
+	/* one message per readiness event: epoll is level-triggered, and a
+	 * second recv() that only says EAGAIN costs a syscall per MAD */
+	for (int iter = 0; iter < 1 && !c->dead; iter++) {
 		ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
 		struct fsp_hdr h;
 
@@ -550,8 +552,10 @@ static void conn_readable(struct fsd_conn *c)
 			c->rx = nrx;
 			memcpy(c->rx + c->rx_len, buf + sizeof(h), blen);
 			c->rx_len += blen;
-			if (h.flags & FSP_F_MORE)
+			if (h.flags & FSP_F_MORE) {
+				iter--; /* the rest of the train is already queued */
 				continue;
+			}
 			uint8_t *whole = c->rx;
 			size_t wlen = c->rx_len;
 
@@ -676,7 +680,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: fabsimd [--dir DIR] [--seed N] (TOPOLOGY | --gen b2b|star:N|fattree:K)\n"
-		"       fabsimd [--dir DIR] --check (TOPOLOGY | --gen SPEC)\n"
+		"       fabsimd --check|--dump (TOPOLOGY | --gen SPEC)\n"
 		"       fabsimd [--dir DIR] --ctl 'COMMAND'\n");
 }
 
@@ -688,17 +692,17 @@ int main(int argc, char **argv)
 		{"dir", required_argument, 0, 'd'}, {"gen", required_argument, 0, 'g'},
 		{"ctl", required_argument, 0, 'c'}, {"check", no_argument, 0, 'k'},
 		{"seed", required_argument, 0, 's'}, {"name", required_argument, 0, 'n'},
-		{"help", no_argument, 0, 'h'},	    {0, 0, 0, 0}};
+		{"dump", no_argument, 0, 'D'}, {"help", no_argument, 0, 'h'},	    {0, 0, 0, 0}};
 	const char *dir = getenv("FABSIM_DIR");
 	const char *gen = NULL, *ctl = NULL;
-	bool check = false;
+	bool check = false, dump = false;
 	struct sockaddr_un sa;
 	char path[4096];
 	int opt, ret;
 
 	if (!dir || !*dir)
 		dir = "./fabsim";
-	while ((opt = getopt_long(argc, argv, "d:g:c:ks:n:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:g:c:ks:n:hD", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
 			dir = optarg;
@@ -711,6 +715,9 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			check = true;
+			break;
+		case 'D':
+			dump = check = true;
 			break;
 		case 's':
 			fsd_fault_seed = strtoull(optarg, NULL, 0);
@@ -739,6 +746,10 @@ int main(int argc, char **argv)
 		return 1;
 	if (!fab.name[0])
 		snprintf(fab.name, sizeof(fab.name), "%s", gen ? gen : argv[optind]);
+	if (dump) {
+		fsd_topo_dump(stdout);
+		return 0;
+	}
 	if (check) {
 		printf("%d nodes, %d hosts\n", fab.num_nodes, fab.num_hosts);
 		return 0;
@@ -770,11 +781,16 @@ int main(int argc, char **argv)
 	}
 	snprintf(path, sizeof(path), "%s/fabsimd.pid", dir);
 	{
-		FILE *pf = fopen(path, "w");
+		/* write-then-rename: a reader never sees a half-written file */
+		char tmp[4200];
+		FILE *pf;
 
+		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+		pf = fopen(tmp, "w");
 		if (pf) {
 			fprintf(pf, "%d\n", getpid());
 			fclose(pf);
+			rename(tmp, path);
 		}
 	}
 	signal(SIGPIPE, SIG_IGN);

@@ -52,6 +52,7 @@ struct fv_conn {
 };
 
 static struct fv_port *ports;
+static struct fsd_port *cur_src; /* port of the packet being routed */
 static struct {
 	uint64_t pkts, bytes, drop_route, drop_noqp, drop_bad, mcast_copies;
 } st;
@@ -199,6 +200,11 @@ static int v_mcast(struct fsd_conn *c, const struct fsp_hdr *h,
 
 static void deliver(struct fsd_conn *c, const uint8_t *pkt, size_t len)
 {
+	struct fv_conn *vc = c->verbs;
+
+	/* `fabsim capture` on the receiving port shows what arrives. */
+	if (vc && vc->vp->port->capture && vc->vp->port != cur_src)
+		fsd_capture_raw(vc->vp->port, pkt, len);
 	if (fsd_conn_send(c, FSP_VERBS_PKT, 0, 0, 0, pkt, len))
 		st.drop_noqp++;
 }
@@ -240,8 +246,13 @@ static void route_mcast(struct fsd_port *src, uint16_t mlid,
 
 	/* The sending HCA loops the packet back to its own members. */
 	mcast_port(src, mlid, pkt, len);
-	if (!link_active(src) || src->peer->node->type != FSD_SWITCH)
+	if (!link_active(src))
 		return;
+	if (src->peer->node->type == FSD_CA) {
+		/* Back to back: the other end is the only one reachable. */
+		mcast_port(src->peer, mlid, pkt, len);
+		return;
+	}
 	seen = calloc((size_t)fab.num_nodes, sizeof(*seen));
 	if (!seen)
 		return;
@@ -308,6 +319,10 @@ static int v_pkt(struct fsd_conn *c, const uint8_t *pkt, size_t len)
 	}
 	st.pkts++;
 	st.bytes += len;
+	/* Captured once at the sending port, once at each receiving one. */
+	cur_src = src;
+	if (src->capture)
+		fsd_capture_raw(src, pkt, len);
 	if (dlid >= MCAST_BASE && dlid != FSD_PERMISSIVE_LID) {
 		if (dlid < MCAST_BASE + FSD_MFT_CAP)
 			route_mcast(src, dlid, pkt, len);

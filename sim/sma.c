@@ -31,6 +31,7 @@ enum {
 	ATTR_LFT = 0x19,
 	ATTR_MFT = 0x1b,
 	ATTR_SM_INFO = 0x20,
+	ATTR_MLNX_EXT_PORT_INFO = 0xff90,
 };
 
 enum { PS_DOWN = 1, PS_INIT = 2, PS_ARMED = 3, PS_ACTIVE = 4 };
@@ -102,7 +103,58 @@ void fsd_port_set_state(struct fsd_port *p, int state, int phys)
 		state_changed(p);
 }
 
+/*
+ * Trap 128 (link state change) from a switch to its SM, as a switch does
+ * when one of its links goes up or down: OpenSM answers with TrapRepress
+ * and sweeps at once instead of at its next sweep interval.
+ */
+static void send_trap128(struct fsd_node *sw)
+{
+	static uint32_t trap_tid = 0x7a000000;
+	struct fsd_port *p0 = &sw->ports[0];
+	uint16_t lid = (uint16_t)pget(p0, IB_PORT_LID_F);
+	uint16_t smlid = (uint16_t)pget(p0, IB_PORT_SMLID_F);
+	struct fsd_pkt pkt;
+	uint8_t *m = pkt.mad, *d = pkt.mad + SMP_DATA;
+
+	if (!lid || !smlid)
+		return; /* not configured by an SM yet: nobody to tell */
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.src = p0;
+	pkt.len = FSD_MAD_SIZE;
+	pkt.slid = lid;
+	pkt.dlid = smlid;
+	m[0] = 1;    /* base version */
+	m[1] = 0x01; /* LID routed SMP */
+	m[2] = 1;
+	m[3] = IB_MAD_METHOD_TRAP;
+	trap_tid++;
+	m[12] = (uint8_t)(trap_tid >> 24), m[13] = (uint8_t)(trap_tid >> 16);
+	m[14] = (uint8_t)(trap_tid >> 8), m[15] = (uint8_t)trap_tid;
+	m[16] = 0x00, m[17] = 0x02; /* Notice */
+	d[0] = 0x80 | 1;	    /* generic, type urgent */
+	d[3] = 2;		    /* producer: switch */
+	d[4] = 0, d[5] = 128;	    /* trap number */
+	d[6] = (uint8_t)(lid >> 8), d[7] = (uint8_t)lid; /* issuer LID */
+	d[10] = (uint8_t)(lid >> 8), d[11] = (uint8_t)lid; /* details: LIDADDR */
+	fsd_pkt_inject(&pkt);
+}
+
 void fsd_port_link_event(struct fsd_port *p)
+{
+	struct fsd_port *q0 = p->peer;
+	int before_p = (int)pget(p, IB_PORT_PHYS_STATE_F);
+	int before_q = q0 ? (int)pget(q0, IB_PORT_PHYS_STATE_F) : 0;
+
+	fsd_port_link_update(p);
+	if (p->node->type == FSD_SWITCH && (int)pget(p, IB_PORT_PHYS_STATE_F) != before_p)
+		send_trap128(p->node);
+	if (q0 && q0->node->type == FSD_SWITCH &&
+	    (int)pget(q0, IB_PORT_PHYS_STATE_F) != before_q)
+		send_trap128(q0->node);
+}
+
+void fsd_port_link_update(struct fsd_port *p)
 {
 	struct fsd_port *q = p->peer;
 	bool up = q && !p->admin_down && !q->admin_down;
@@ -415,6 +467,13 @@ static int handle_attr(struct fsd_node *n, int in_port, int method, uint16_t att
 		}
 		return 0;
 	}
+	case ATTR_MLNX_EXT_PORT_INFO:
+		/* Mellanox vendor attribute OpenSM and ibnetdiscover read on
+		 * vendor 0x2c9 devices: "no extended speeds" is all zeros */
+		if (mod > (uint32_t)n->nports)
+			return ST_INVALID;
+		memset(d, 0, 64);
+		return 0;
 	default:
 		return ST_ATTR_UNSUPP;
 	}

@@ -391,7 +391,7 @@ static struct fsd_node *gen_ca(int i)
 	char id[32];
 	struct fsd_node *n;
 
-	snprintf(id, sizeof(id), "H-%016" PRIx64, 0x0002c90300000000ull + ((uint64_t)i << 8));
+	snprintf(id, sizeof(id), "H-%016" PRIx64, (uint64_t)(0x0002c90300000000ull + ((uint64_t)i << 8)));
 	n = node_new(FSD_CA, 1, id);
 	if (!n)
 		return NULL;
@@ -407,7 +407,7 @@ static struct fsd_node *gen_sw(int i, int nports, const char *role)
 	char id[32];
 	struct fsd_node *n;
 
-	snprintf(id, sizeof(id), "S-%016" PRIx64, 0x0008f10400000000ull + ((uint64_t)i << 8));
+	snprintf(id, sizeof(id), "S-%016" PRIx64, (uint64_t)(0x0008f10400000000ull + ((uint64_t)i << 8)));
 	n = node_new(FSD_SWITCH, nports, id);
 	if (!n)
 		return NULL;
@@ -527,7 +527,7 @@ int fsd_topo_finish(FILE *err)
 
 		if (n->type != FSD_CA)
 			continue;
-		snprintf(name, sizeof(name), "%s", n->desc);
+		snprintf(name, sizeof(name), "%.63s", n->desc);
 		name[strcspn(name, " \t")] = 0;
 		for (h = 0; h < fab.num_hosts; h++)
 			if (!strcmp(fab.hosts[h].name, name))
@@ -556,6 +556,27 @@ int fsd_topo_finish(FILE *err)
 	}
 	for (int i = 0; i < fab.num_nodes; i++)
 		for (int p = 1; p <= fab.nodes[i]->nports; p++)
-			fsd_port_link_event(&fab.nodes[i]->ports[p]);
+			fsd_port_link_update(&fab.nodes[i]->ports[p]);
 	return 0;
+}
+
+void fsd_topo_dump(FILE *f)
+{
+	/* ibnetdiscover layout, which ibsim reads as well */
+	for (int i = 0; i < fab.num_nodes; i++) {
+		struct fsd_node *n = fab.nodes[i];
+
+		fprintf(f, "vendid=0x%x\ndevid=0x%x\n%s=0x%016" PRIx64 "\n", n->vendid, n->devid,
+			n->type == FSD_SWITCH ? "switchguid" : "caguid", n->guid);
+		fprintf(f, "%s\t%d \"%s\"\t\t# \"%s\"\n", n->type == FSD_SWITCH ? "Switch" : "Ca",
+			n->nports, n->id, n->desc);
+		for (int p = 1; p <= n->nports; p++) {
+			struct fsd_port *pt = &n->ports[p];
+
+			if (!pt->peer)
+				continue;
+			fprintf(f, "[%d]\t\"%s\"[%d]\n", p, pt->peer->node->id, pt->peer->num);
+		}
+		fputc('\n', f);
+	}
 }

@@ -346,7 +346,13 @@ void fsd_umad_deliver_whole(struct fsd_port *port, const struct fsd_pkt *pkt, st
 void fsd_umad_deliver_whole(struct fsd_port *port, const struct fsd_pkt *pkt, struct fsd_agent *a,
 			    const uint8_t *data, size_t len)
 {
-	if (response_mad(data) && !complete_send(a, data)) {
+	/*
+	 * Like ib_mad_complete_recv(): a response matching no pending send
+	 * is dropped, except active RMPP segments for an agent that does
+	 * RMPP itself (rmpp_version 0), whose later segments match nothing.
+	 */
+	if (response_mad(data) && !complete_send(a, data) &&
+	    !(a->rmpp_version == 0 && fsd_rmpp_class(data[1]) && data[24] && (data[26] & 1))) {
 		fsd_count(FSD_C_NO_AGENT);
 		fab.class_drop[data[1]]++;
 		return;

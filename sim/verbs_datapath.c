@@ -23,6 +23,7 @@
 #endif
 #include <endian.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -235,6 +236,12 @@ static void send_aeth(struct vqp *qp, const struct vpkt *in, uint32_t psn,
 		      uint8_t syndrome)
 {
 	struct vpkt p;
+
+	/* After an RNR NAK the packets already in flight behind the refused
+	 * one are dropped silently, as after a sequence NAK: the requester
+	 * resends from the refused PSN when its RNR timer expires. */
+	if ((syndrome & 0x60) == VAETH_RNR)
+		qp->nak_sent = true;
 
 	pkt_init(qp, &p, &qp->attr.ah_attr);
 	p.dlid = in->slid;
@@ -506,6 +513,9 @@ static void rc_requester_rx(struct vqp *qp, const struct vpkt *p)
 	uint8_t op = p->opcode & 0x1f;
 	struct vwqe *w;
 
+	/* Responses for PSNs we never sent are ghosts: ignore them. */
+	if (vpsn_cmp(p->psn, qp->npsn) >= 0)
+		return;
 	if (op == VOP_ACK) {
 		uint8_t kind = p->syndrome & 0x60;
 
@@ -531,6 +541,14 @@ static void rc_requester_rx(struct vqp *qp, const struct vpkt *p)
 				return;
 			switch (p->syndrome & 0x1f) {
 			case VNAK_PSN_SEQ:
+				if (qp->rnr_wait)
+					break; /* the RNR timer resends */
+				/* Counted like a timeout: a peer that expects
+				 * another PSN forever ends in RETRY_EXC_ERR. */
+				if (++qp->retries > qp->attr.retry_cnt) {
+					sq_fail(qp, IBV_WC_RETRY_EXC_ERR);
+					return;
+				}
 				rc_resend(qp);
 				rc_restart_timer(qp);
 				break;
@@ -751,9 +769,11 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 	} else if (d != 0) {
 		/* UC: a lost packet drops the message in progress. */
 		if (qp->in_msg) {
-			if (qp->cur_off || 1)
+			/* The receive WQE is reused for the next message. */
+			if (qp->cur_rwqe_taken)
 				rq_giveback(qp, &qp->cur_rwqe);
 			qp->in_msg = false;
+			qp->cur_rwqe_taken = false;
 		}
 		qp->epsn = p->psn;
 	}
@@ -788,6 +808,7 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 				return; /* UC: dropped */
 			}
 			qp->in_msg = true;
+			qp->cur_rwqe_taken = true;
 			qp->cur_off = 0;
 		}
 		if (sges_check(vqp_ibqp(qp)->pd, &qp->cur_rwqe, true) ||
@@ -800,6 +821,7 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 			recv_complete(qp, &qp->cur_rwqe, p, st, IBV_WC_RECV, 0,
 				      false, qp->attr.dest_qp_num);
 			qp->in_msg = false;
+			qp->cur_rwqe_taken = false;
 			rc_nak(qp, p, VNAK_INV_REQ);
 			verbs_qp_to_error(qp);
 			return;
@@ -810,6 +832,7 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 		qp->epsn = (p->psn + 1) & VPSN_MASK;
 		if (last) {
 			qp->in_msg = false;
+			qp->cur_rwqe_taken = false;
 			qp->msn++;
 			recv_complete(qp, &qp->cur_rwqe, p, IBV_WC_SUCCESS,
 				      IBV_WC_RECV, qp->cur_off, imm,
@@ -1308,6 +1331,30 @@ int verbs_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	return ret;
 }
 
+/* Receive and process what is waiting on the transport, from any thread.
+ * Returns the number of packets processed. */
+int verbs_rx_pending(int max)
+{
+	static __thread uint8_t buf[VERBS_PKT_MAX];
+	int done = 0;
+
+	/* Receive under the lock: two threads taking packets in turn must
+	 * not process them out of the order the wire delivered them. */
+	for (int i = 0; i < max; i++) {
+		ssize_t n;
+
+		VERBS_LOCK();
+		n = verbs_transport_recv(buf, sizeof(buf));
+		if (n > 0)
+			verbs_rx_packet(buf, (size_t)n);
+		VERBS_UNLOCK();
+		if (n < 0)
+			break;
+		done++;
+	}
+	return done;
+}
+
 int verbs_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct vcq *cq = to_vcq(ibcq);
@@ -1316,8 +1363,16 @@ int verbs_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	if (n < 0)
 		return -1;
 	/* Unlocked peek: an empty CQ is the common case when spinning. */
-	if (!__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE))
-		return 0;
+	if (!__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE)) {
+		/* A spinning poller plays the HCA itself: it takes what the
+		 * wire brought without waiting for the HCA thread to be
+		 * scheduled.  Then it yields, so that on a machine with fewer
+		 * cores than spinners the daemon and the peer still run. */
+		if (!verbs_rx_pending(16))
+			sched_yield();
+		if (!__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE))
+			return 0;
+	}
 	VERBS_LOCK();
 	for (i = 0; i < n && cq->count; i++) {
 		wc[i] = cq->ring[cq->head];

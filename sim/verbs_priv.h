@@ -159,7 +159,7 @@ struct vqp {
 	uint32_t msn;
 	bool nak_sent;
 	bool in_msg;	  /* inside a multi-packet SEND/WRITE */
-	bool cur_from_srq;
+	bool cur_rwqe_taken; /* a SEND in progress holds cur_rwqe */
 	struct vwqe cur_rwqe; /* receive WQE being filled */
 	uint32_t cur_off;
 	uint64_t wr_va;	  /* RDMA WRITE in progress */
@@ -219,6 +219,7 @@ int verbs_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 int verbs_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
 int verbs_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 void verbs_rx_packet(const uint8_t *buf, size_t len);
+int verbs_rx_pending(int max);
 uint64_t verbs_run_timers(uint64_t now);
 void verbs_active_add(struct vqp *qp);
 void verbs_active_del(struct vqp *qp);

@@ -127,6 +127,18 @@ void verbs_qp_flush(struct vqp *qp)
 	struct ibv_qp *ib = vqp_ibqp(qp);
 
 	flush_wq(qp, &qp->sq, ib->send_cq, true);
+	if (qp->cur_rwqe_taken) {
+		/* The receive a half-arrived SEND was filling is the oldest. */
+		struct ibv_wc wc = {
+			.wr_id = qp->cur_rwqe.wr_id,
+			.status = IBV_WC_WR_FLUSH_ERR,
+			.opcode = IBV_WC_RECV,
+			.qp_num = ib->qp_num,
+		};
+
+		verbs_cq_push(to_vcq(ib->recv_cq), &wc, false);
+		qp->cur_rwqe_taken = false;
+	}
 	if (!ib->srq)
 		flush_wq(qp, &qp->rq, ib->recv_cq, false);
 	qp->send_idx = 0;
@@ -148,6 +160,7 @@ static void qp_reset(struct vqp *qp)
 	qp->rq.head = qp->rq.count = 0;
 	qp->send_idx = 0;
 	qp->in_msg = false;
+	qp->cur_rwqe_taken = false;
 	qp->nak_sent = false;
 	qp->have_atomic = false;
 	qp->msn = 0;
@@ -172,8 +185,7 @@ static struct ibv_qp *qp_create(struct ibv_pd *pd,
 	    (!a->srq && !a->cap.max_recv_wr) ||
 	    a->cap.max_send_sge > VERBS_MAX_SGE ||
 	    a->cap.max_recv_sge > VERBS_MAX_SGE ||
-	    a->cap.max_inline_data > VERBS_MAX_INLINE ||
-	    (a->srq && a->qp_type == IBV_QPT_UC && 0)) {
+	    a->cap.max_inline_data > VERBS_MAX_INLINE) {
 		errno = EINVAL;
 		return NULL;
 	}

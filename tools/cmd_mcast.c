@@ -16,6 +16,7 @@
 
 enum { OPT_STATE = 0x200, OPT_QKEY, OPT_PKEY, OPT_SL, OPT_TCLASS, OPT_FLOW_LABEL, OPT_SCOPE };
 
+/* clang-format off */
 static void usage(FILE *out)
 {
 	fputs("Usage: madcm mcast join|leave MGID [OPTIONS]\n"
@@ -31,6 +32,7 @@ static void usage(FILE *out)
 	      "      --sl N, --tclass N, --flow-label N   when creating (default 0)\n",
 	      out);
 }
+/* clang-format on */
 
 static int parse_state(const char *s, uint8_t *st)
 {
@@ -58,15 +60,14 @@ static void print_member(const struct sa_mcmember *m, bool json)
 int cmd_mcast(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		SA_CLI_LONG_OPTS,
-		{ "state", required_argument, NULL, OPT_STATE },
-		{ "qkey", required_argument, NULL, OPT_QKEY },
-		{ "pkey", required_argument, NULL, OPT_PKEY },
-		{ "sl", required_argument, NULL, OPT_SL },
-		{ "tclass", required_argument, NULL, OPT_TCLASS },
-		{ "flow-label", required_argument, NULL, OPT_FLOW_LABEL },
-		{ 0 }
-	};
+	    SA_CLI_LONG_OPTS,
+	    {"state", required_argument, NULL, OPT_STATE},
+	    {"qkey", required_argument, NULL, OPT_QKEY},
+	    {"pkey", required_argument, NULL, OPT_PKEY},
+	    {"sl", required_argument, NULL, OPT_SL},
+	    {"tclass", required_argument, NULL, OPT_TCLASS},
+	    {"flow-label", required_argument, NULL, OPT_FLOW_LABEL},
+	    {0}};
 	struct sa_cli_opts o;
 	struct sa_mcmember m, out;
 	struct mad_port_attr pa;
@@ -153,13 +154,21 @@ int cmd_mcast(int argc, char **argv)
 		m.pkey = pa.pkey0 ? pa.pkey0 : 0xffff;
 
 	if (!strcmp(verb, "join")) {
+		struct sa_mcmember *cur;
+		unsigned ncur = 0;
+
 		/*
-		 * Everything a create needs (IBA 15.2.5.17, as OpenSM checks it),
-		 * so the same request creates or joins.
+		 * A create must carry Q_Key, P_Key, SL, FlowLabel and TClass
+		 * (IBA 15.2.5.17, as OpenSM checks it); a join to an existing
+		 * group must not contradict them, so it names only the group,
+		 * the port and the join state.
 		 */
-		mask = SA_MCMR_COMP_MGID | SA_MCMR_COMP_PORT_GID | SA_MCMR_COMP_JOIN_STATE |
-		       SA_MCMR_COMP_Q_KEY | SA_MCMR_COMP_P_KEY | SA_MCMR_COMP_SL |
-		       SA_MCMR_COMP_FLOW_LABEL | SA_MCMR_COMP_TCLASS;
+		mask = SA_MCMR_COMP_MGID | SA_MCMR_COMP_PORT_GID | SA_MCMR_COMP_JOIN_STATE;
+		if (sa_mcmember_query(c, &m, SA_MCMR_COMP_MGID, &cur, &ncur) == 0)
+			free(cur);
+		if (ncur == 0)
+			mask |= SA_MCMR_COMP_Q_KEY | SA_MCMR_COMP_P_KEY | SA_MCMR_COMP_SL |
+				SA_MCMR_COMP_FLOW_LABEL | SA_MCMR_COMP_TCLASS;
 		rc = sa_mcmember_join(c, &m, mask, &out);
 		if (rc == 0)
 			print_member(&out, o.json);

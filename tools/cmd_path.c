@@ -17,11 +17,22 @@
 #define MAX_PATHS 256
 
 enum {
-	OPT_PKEY = 0x200, OPT_SL, OPT_SERVICE_ID, OPT_QOS_CLASS, OPT_MTU, OPT_RATE,
-	OPT_REVERSIBLE, OPT_NUMB_PATH, OPT_GET, OPT_TCLASS, OPT_FLOW_LABEL, OPT_PLT,
+	OPT_PKEY = 0x200,
+	OPT_SL,
+	OPT_SERVICE_ID,
+	OPT_QOS_CLASS,
+	OPT_MTU,
+	OPT_RATE,
+	OPT_REVERSIBLE,
+	OPT_NUMB_PATH,
+	OPT_GET,
+	OPT_TCLASS,
+	OPT_FLOW_LABEL,
+	OPT_PLT,
 	OPT_HOP_LIMIT,
 };
 
+/* clang-format off */
 static void usage(FILE *out)
 {
 	fputs("Usage: madcm path [OPTIONS] [SRC] DST\n"
@@ -41,6 +52,7 @@ static void usage(FILE *out)
 	      "      --get          one SA Get instead of a GetTable\n",
 	      out);
 }
+/* clang-format on */
 
 /* "[>|<|=]N" into selector and value. */
 static bool sel_value(const char *s, uint8_t *sel, uint8_t *val)
@@ -71,8 +83,8 @@ static bool sel_value(const char *s, uint8_t *sel, uint8_t *val)
 static void print_saquery(const struct sa_path *p)
 {
 	char dgid[64], sgid[64];
-	uint32_t hop_flow_raw = ((uint32_t)p->raw_traffic << 31) | (p->flow_label << 8) |
-				p->hop_limit;
+	uint32_t hop_flow_raw =
+	    ((uint32_t)p->raw_traffic << 31) | (p->flow_label << 8) | p->hop_limit;
 
 	sa_cli_format_gid(dgid, p->dgid);
 	sa_cli_format_gid(sgid, p->sgid);
@@ -95,7 +107,8 @@ static void print_saquery(const struct sa_path *p)
 	       "\t\tresv2...................0x000000000000\n",
 	       p->service_id, dgid, sgid, p->dlid, p->slid, hop_flow_raw, p->tclass,
 	       ((unsigned)p->reversible << 7) | p->numb_path, p->pkey, p->qos_class, p->sl,
-	       ((unsigned)p->mtu_selector << 6) | p->mtu, ((unsigned)p->rate_selector << 6) | p->rate,
+	       ((unsigned)p->mtu_selector << 6) | p->mtu,
+	       ((unsigned)p->rate_selector << 6) | p->rate,
 	       ((unsigned)p->packet_life_time_selector << 6) | p->packet_life_time, p->preference);
 }
 
@@ -116,22 +129,21 @@ static void set_end(struct sa_path_query *q, const struct sa_cli_addr *a, bool s
 int cmd_path(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		SA_CLI_LONG_OPTS,
-		{ "pkey", required_argument, NULL, OPT_PKEY },
-		{ "sl", required_argument, NULL, OPT_SL },
-		{ "service-id", required_argument, NULL, OPT_SERVICE_ID },
-		{ "qos-class", required_argument, NULL, OPT_QOS_CLASS },
-		{ "tclass", required_argument, NULL, OPT_TCLASS },
-		{ "flow-label", required_argument, NULL, OPT_FLOW_LABEL },
-		{ "hop-limit", required_argument, NULL, OPT_HOP_LIMIT },
-		{ "mtu", required_argument, NULL, OPT_MTU },
-		{ "rate", required_argument, NULL, OPT_RATE },
-		{ "packet-life-time", required_argument, NULL, OPT_PLT },
-		{ "reversible", no_argument, NULL, OPT_REVERSIBLE },
-		{ "numb-path", required_argument, NULL, OPT_NUMB_PATH },
-		{ "get", no_argument, NULL, OPT_GET },
-		{ 0 }
-	};
+	    SA_CLI_LONG_OPTS,
+	    {"pkey", required_argument, NULL, OPT_PKEY},
+	    {"sl", required_argument, NULL, OPT_SL},
+	    {"service-id", required_argument, NULL, OPT_SERVICE_ID},
+	    {"qos-class", required_argument, NULL, OPT_QOS_CLASS},
+	    {"tclass", required_argument, NULL, OPT_TCLASS},
+	    {"flow-label", required_argument, NULL, OPT_FLOW_LABEL},
+	    {"hop-limit", required_argument, NULL, OPT_HOP_LIMIT},
+	    {"mtu", required_argument, NULL, OPT_MTU},
+	    {"rate", required_argument, NULL, OPT_RATE},
+	    {"packet-life-time", required_argument, NULL, OPT_PLT},
+	    {"reversible", no_argument, NULL, OPT_REVERSIBLE},
+	    {"numb-path", required_argument, NULL, OPT_NUMB_PATH},
+	    {"get", no_argument, NULL, OPT_GET},
+	    {0}};
 	struct sa_cli_opts o;
 	struct sa_path_query q;
 	struct sa_cli_addr src, dst;
@@ -212,8 +224,8 @@ int cmd_path(int argc, char **argv)
 			if (!sel_value(optarg, &q.rec.packet_life_time_selector,
 				       &q.rec.packet_life_time))
 				goto bad;
-			q.comp_mask |= SA_PR_COMP_PACKET_LIFE_TIME_SELECTOR |
-				       SA_PR_COMP_PACKET_LIFE_TIME;
+			q.comp_mask |=
+			    SA_PR_COMP_PACKET_LIFE_TIME_SELECTOR | SA_PR_COMP_PACKET_LIFE_TIME;
 			break;
 		case OPT_REVERSIBLE:
 			q.rec.reversible = true;

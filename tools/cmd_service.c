@@ -14,6 +14,7 @@
 
 enum { OPT_ID = 0x200, OPT_NAME, OPT_GID, OPT_PKEY, OPT_LEASE, OPT_DATA8, OPT_DATA64 };
 
+/* clang-format off */
 static void usage(FILE *out)
 {
 	fputs("Usage: madcm service register --id ID [--name NAME] [OPTIONS]\n"
@@ -31,6 +32,7 @@ static void usage(FILE *out)
 	      "      --data64 I=V   ServiceData64[I] (0..1), repeatable\n",
 	      out);
 }
+/* clang-format on */
 
 static bool index_value(const char *s, unsigned max_i, uint64_t max_v, unsigned *i, uint64_t *v)
 {
@@ -61,17 +63,15 @@ static void print_service(const struct sa_service *s, bool json)
 
 int cmd_service(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		SA_CLI_LONG_OPTS,
-		{ "id", required_argument, NULL, OPT_ID },
-		{ "name", required_argument, NULL, OPT_NAME },
-		{ "gid", required_argument, NULL, OPT_GID },
-		{ "pkey", required_argument, NULL, OPT_PKEY },
-		{ "lease", required_argument, NULL, OPT_LEASE },
-		{ "data8", required_argument, NULL, OPT_DATA8 },
-		{ "data64", required_argument, NULL, OPT_DATA64 },
-		{ 0 }
-	};
+	static const struct option longopts[] = {SA_CLI_LONG_OPTS,
+						 {"id", required_argument, NULL, OPT_ID},
+						 {"name", required_argument, NULL, OPT_NAME},
+						 {"gid", required_argument, NULL, OPT_GID},
+						 {"pkey", required_argument, NULL, OPT_PKEY},
+						 {"lease", required_argument, NULL, OPT_LEASE},
+						 {"data8", required_argument, NULL, OPT_DATA8},
+						 {"data64", required_argument, NULL, OPT_DATA64},
+						 {0}};
 	struct sa_cli_opts o;
 	struct sa_service s;
 	struct mad_port_attr pa;

@@ -71,7 +71,7 @@ bad:
 
 int sa_cli_open(const struct sa_cli_opts *o, struct sa_client **c, const char *cmd)
 {
-	struct sa_client_params p = { 0 };
+	struct sa_client_params p = {0};
 	int rc;
 
 	p.ca = o->ca;
@@ -130,8 +130,7 @@ static int hosts_lookup(const struct sa_cli_opts *o, const char *name, uint8_t g
 	return rc;
 }
 
-int sa_cli_addr(const struct sa_cli_opts *o, const char *s, struct sa_cli_addr *a,
-		const char *cmd)
+int sa_cli_addr(const struct sa_cli_opts *o, const char *s, struct sa_cli_addr *a, const char *cmd)
 {
 	const char *path;
 	uint64_t v;
@@ -168,7 +167,7 @@ int sa_cli_addr(const struct sa_cli_opts *o, const char *s, struct sa_cli_addr *
 
 void sa_cli_print_record(FILE *out, const struct mad_layout *l, const uint8_t *rec, bool json)
 {
-	struct layout_print_opts po = { 0 };
+	struct layout_print_opts po = {0};
 
 	po.json = json;
 	po.first = true;

@@ -30,6 +30,7 @@ struct sa_cli_opts {
 
 /* getopt_long entries of the common options (values >= 0x100 for long-only). */
 enum { SA_CLI_OPT_JSON = 0x100, SA_CLI_OPT_HOSTS, SA_CLI_OPT_TIMEOUT, SA_CLI_OPT_RETRIES };
+/* clang-format off */
 #define SA_CLI_LONG_OPTS \
 	{ "ca", required_argument, NULL, 'C' }, \
 	{ "port", required_argument, NULL, 'P' }, \
@@ -38,13 +39,14 @@ enum { SA_CLI_OPT_JSON = 0x100, SA_CLI_OPT_HOSTS, SA_CLI_OPT_TIMEOUT, SA_CLI_OPT
 	{ "json", no_argument, NULL, SA_CLI_OPT_JSON }, \
 	{ "hosts", required_argument, NULL, SA_CLI_OPT_HOSTS }, \
 	{ "help", no_argument, NULL, 'h' }
+/* clang-format on */
 #define SA_CLI_SHORT_OPTS "C:P:h"
-#define SA_CLI_OPTS_HELP \
-	"  -C, --ca CA        use this device (default: first with an active port)\n" \
-	"  -P, --port N       use this port of it\n" \
-	"      --timeout MS   per-try timeout of each SA query (default 1000)\n" \
-	"      --retries N    resends after a timeout (default 3)\n" \
-	"      --json         one JSON object per record\n" \
+#define SA_CLI_OPTS_HELP                                                                           \
+	"  -C, --ca CA        use this device (default: first with an active port)\n"              \
+	"  -P, --port N       use this port of it\n"                                               \
+	"      --timeout MS   per-try timeout of each SA query (default 1000)\n"                   \
+	"      --retries N    resends after a timeout (default 3)\n"                               \
+	"      --json         one JSON object per record\n"                                        \
 	"      --hosts FILE   address file (default $MADCM_HOSTS or " SA_CLI_DEFAULT_HOSTS ")\n"
 
 void sa_cli_opts_init(struct sa_cli_opts *o);
@@ -65,8 +67,7 @@ struct sa_cli_addr {
 	uint8_t gid[16];
 	uint16_t lid;
 };
-int sa_cli_addr(const struct sa_cli_opts *o, const char *s, struct sa_cli_addr *a,
-		const char *cmd);
+int sa_cli_addr(const struct sa_cli_opts *o, const char *s, struct sa_cli_addr *a, const char *cmd);
 
 /* Print a whole record through its layout (JSON object or text block). */
 void sa_cli_print_record(FILE *out, const struct mad_layout *l, const uint8_t *rec, bool json);

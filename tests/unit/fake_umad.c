@@ -79,7 +79,7 @@ static int f_unreg(void *ctx, int portid, int agent)
 }
 
 static int f_send(void *ctx, int portid, int agent, const void *mad, size_t len,
-		  const struct mad_addr *dst)
+		  const struct mad_addr *dst, unsigned timeout_ms)
 {
 	struct fake_umad *f = ctx;
 	struct fake_mad *m;
@@ -94,6 +94,7 @@ static int f_send(void *ctx, int portid, int agent, const void *mad, size_t len,
 	m->len = len;
 	m->agent = agent;
 	m->addr = *dst;
+	m->timeout_ms = timeout_ms;
 	if (f->on_send)
 		f->on_send(f, f->nsent - 1, f->on_send_arg);
 	return 0;
@@ -127,15 +128,15 @@ static int f_recv(void *ctx, int portid, void *buf, size_t cap, size_t *len, int
 }
 
 const struct mad_umad_ops fake_umad_ops = {
-	.list_cas = f_list,
-	.query_port = f_query,
-	.open_port = f_open,
-	.close_port = f_close,
-	.get_fd = f_fd,
-	.register_agent = f_reg,
-	.unregister_agent = f_unreg,
-	.send = f_send,
-	.recv = f_recv,
+    .list_cas = f_list,
+    .query_port = f_query,
+    .open_port = f_open,
+    .close_port = f_close,
+    .get_fd = f_fd,
+    .register_agent = f_reg,
+    .unregister_agent = f_unreg,
+    .send = f_send,
+    .recv = f_recv,
 };
 
 void fake_umad_init(struct fake_umad *f)

@@ -13,26 +13,27 @@
 #include "mad/umad_ops.h"
 
 #define FAKE_MAX_MADS 4096
-#define FAKE_MAD_CAP 4096
+#define FAKE_MAD_CAP 512
 
 struct fake_mad {
 	uint8_t mad[FAKE_MAD_CAP];
 	size_t len;
 	int agent;
 	struct mad_addr addr;
+	unsigned timeout_ms; /* kernel timeout asked for on send */
 };
 
 struct fake_umad {
 	struct mad_port_attr port;
 	int next_agent;
 	uint8_t agent_class[64];
-	int send_error;             /* when non-zero, send() returns it */
-	struct fake_mad *sent;      /* what was sent, in order */
+	int send_error;	       /* when non-zero, send() returns it */
+	struct fake_mad *sent; /* what was sent, in order */
 	unsigned nsent;
-	struct fake_mad *rx;        /* queued for recv(), in order */
+	struct fake_mad *rx; /* queued for recv(), in order */
 	unsigned rx_head, rx_tail;
 	bool open;
-	int evfd;                   /* readable while rx has MADs */
+	int evfd; /* readable while rx has MADs */
 	/* Called after each send (index into sent[]): a test's responder. */
 	void (*on_send)(struct fake_umad *f, unsigned idx, void *arg);
 	void *on_send_arg;

@@ -12,7 +12,11 @@
 #include "sa/sa_wire.h"
 
 static uint64_t now_ns;
-static uint64_t fake_clock(void *ctx) { (void)ctx; return now_ns; }
+static uint64_t fake_clock(void *ctx)
+{
+	(void)ctx;
+	return now_ns;
+}
 
 static void query(struct sa_path_query *q, uint16_t dlid)
 {
@@ -27,7 +31,7 @@ static void test_hit_expiry_flush(void **state)
 	struct sa_path_cache *c;
 	struct sa_path_query q;
 	struct sa_path_key k, k2;
-	struct sa_path p = { .dlid = 7, .slid = 2, .mtu = 4 }, out[4];
+	struct sa_path p = {.dlid = 7, .slid = 2, .mtu = 4}, out[4];
 	unsigned n = 99;
 
 	(void)state;
@@ -66,7 +70,7 @@ static void test_full_and_many(void **state)
 	struct sa_path_cache *c;
 	struct sa_path_query q;
 	struct sa_path_key k;
-	struct sa_path p = { 0 }, out[1];
+	struct sa_path p = {0}, out[1];
 	struct sa_path_cache_stats st;
 	unsigned n;
 
@@ -99,7 +103,7 @@ static void test_hit_speed(void **state)
 	struct sa_path_cache *c;
 	struct sa_path_query q;
 	struct sa_path_key k;
-	struct sa_path p = { 0 }, out[1];
+	struct sa_path p = {0}, out[1];
 	struct timespec a, b;
 	unsigned n, iters = 200000;
 	double ns;
@@ -122,9 +126,9 @@ static void test_hit_speed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hit_expiry_flush),
-		cmocka_unit_test(test_full_and_many),
-		cmocka_unit_test(test_hit_speed),
+	    cmocka_unit_test(test_hit_expiry_flush),
+	    cmocka_unit_test(test_full_and_many),
+	    cmocka_unit_test(test_hit_speed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -151,7 +151,7 @@ static void test_protocol_errors(void **state)
 static void test_build_ack(void **state)
 {
 	uint8_t data[MAD_SIZE], out[MAD_SIZE];
-	struct mad_rmpp_ack ack = { .seg = 7, .newwin = 39 };
+	struct mad_rmpp_ack ack = {.seg = 7, .newwin = 39};
 
 	(void)state;
 	seg_mad(data, 7, 9, 100, MAD_RMPP_TYPE_DATA);
@@ -160,7 +160,8 @@ static void test_build_ack(void **state)
 	assert_int_equal(mad_get(out, mad_hdr_fields, MAD_HDR_METHOD), MAD_METHOD_GET_TABLE);
 	assert_int_equal(mad_get(out, mad_hdr_fields, MAD_HDR_TRANSACTION_ID), 42);
 	assert_int_equal(mad_get(out + 24, mad_rmpp_fields, MAD_RMPP_RMPP_TYPE), MAD_RMPP_TYPE_ACK);
-	assert_int_equal(mad_get(out + 24, mad_rmpp_fields, MAD_RMPP_RMPP_FLAGS), MAD_RMPP_FLAG_ACTIVE);
+	assert_int_equal(mad_get(out + 24, mad_rmpp_fields, MAD_RMPP_RMPP_FLAGS),
+			 MAD_RMPP_FLAG_ACTIVE);
 	assert_int_equal(mad_get(out + 24, mad_rmpp_fields, MAD_RMPP_SEGMENT_NUMBER), 7);
 	assert_int_equal(mad_get(out + 24, mad_rmpp_fields, MAD_RMPP_NEW_WINDOW_LAST), 39);
 	assert_int_equal(mad_hdr_check(out, MAD_SIZE), 0);
@@ -170,10 +171,10 @@ static void test_build_ack(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_in_order_with_windows),
-		cmocka_unit_test(test_lost_and_out_of_order),
-		cmocka_unit_test(test_protocol_errors),
-		cmocka_unit_test(test_build_ack),
+	    cmocka_unit_test(test_in_order_with_windows),
+	    cmocka_unit_test(test_lost_and_out_of_order),
+	    cmocka_unit_test(test_protocol_errors),
+	    cmocka_unit_test(test_build_ack),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,8 +51,14 @@ static void respond(struct fake_umad *f, unsigned i, uint16_t status, const void
 
 static void path_rec(uint8_t *rec, uint16_t dlid)
 {
-	struct sa_path p = { .dlid = dlid, .slid = 5, .mtu = SA_MTU_2048, .rate = 3, .sl = 1,
-			     .pkey = 0xffff, .packet_life_time = 18, .reversible = 1 };
+	struct sa_path p = {.dlid = dlid,
+			    .slid = 5,
+			    .mtu = SA_MTU_2048,
+			    .rate = 3,
+			    .sl = 1,
+			    .pkey = 0xffff,
+			    .packet_life_time = 18,
+			    .reversible = 1};
 
 	sa_path_encode(&p, rec);
 }
@@ -91,7 +97,7 @@ static void sa_responder(struct fake_umad *f, unsigned i, void *arg)
 	uint8_t rec[SA_SR_SIZE];
 
 	if (mad_get(req, mad_hdr_fields, MAD_HDR_R))
-		return;   /* our RMPP ACKs */
+		return; /* our RMPP ACKs */
 	if (mad_get(req + MAD_RMPP_HDR_OFFSET, mad_rmpp_fields, MAD_RMPP_RMPP_TYPE))
 		return;
 	switch (e->mode) {
@@ -102,7 +108,7 @@ static void sa_responder(struct fake_umad *f, unsigned i, void *arg)
 		break;
 	case REDIRECT:
 		if (attr == SA_ATTR_CLASS_PORT_INFO) {
-			uint8_t cpi[MAD_CPI_SIZE] = { 0 };
+			uint8_t cpi[MAD_CPI_SIZE] = {0};
 
 			mad_set(cpi, mad_cpi_fields, MAD_CPI_REDIRECT_LID, 9);
 			mad_set(cpi, mad_cpi_fields, MAD_CPI_REDIRECT_QP, 5);
@@ -117,7 +123,8 @@ static void sa_responder(struct fake_umad *f, unsigned i, void *arg)
 		break;
 	case ANSWER:
 		if (attr == SA_ATTR_PATH_RECORD) {
-			path_rec(rec, (uint16_t)mad_get(req + SA_DATA_OFFSET, sa_pr_fields, SA_PR_DLID));
+			path_rec(rec,
+				 (uint16_t)mad_get(req + SA_DATA_OFFSET, sa_pr_fields, SA_PR_DLID));
 			respond(f, i, 0, rec, SA_PR_SIZE, SA_PR_SIZE / 8);
 		} else {
 			/* Echo the record, as an SA confirming a Set/Delete does. */
@@ -141,7 +148,7 @@ static void sa_responder(struct fake_umad *f, unsigned i, void *arg)
 static int setup(void **state)
 {
 	struct env *e = calloc(1, sizeof(*e));
-	struct sa_client_params p = { 0 };
+	struct sa_client_params p = {0};
 
 	fake_umad_init(&e->f);
 	e->f.on_send = sa_responder;
@@ -177,8 +184,8 @@ static void dlid_query(struct sa_path_query *q, uint16_t dlid)
 	q->rec.dlid = dlid;
 	q->rec.numb_path = 1;
 	q->rec.reversible = 1;
-	q->comp_mask = SA_PR_COMP_SLID | SA_PR_COMP_DLID | SA_PR_COMP_NUMB_PATH |
-		       SA_PR_COMP_REVERSIBLE;
+	q->comp_mask =
+	    SA_PR_COMP_SLID | SA_PR_COMP_DLID | SA_PR_COMP_NUMB_PATH | SA_PR_COMP_REVERSIBLE;
 }
 
 static void test_path_get_and_cache(void **state)
@@ -204,7 +211,7 @@ static void test_path_get_and_cache(void **state)
 	assert_int_equal(mad_get(m + SA_HDR_OFFSET, sa_hdr_fields, SA_HDR_COMPONENT_MASK),
 			 q.comp_mask);
 	assert_int_equal(mad_get(m + SA_DATA_OFFSET, sa_pr_fields, SA_PR_NUMB_PATH), 1);
-	assert_int_equal(e->f.sent[0].addr.lid, 1);   /* the SM LID */
+	assert_int_equal(e->f.sent[0].addr.lid, 1); /* the SM LID */
 	assert_int_equal(e->f.sent[0].addr.qpn, 1);
 
 	/* Same query again: answered from the cache, nothing sent. */
@@ -261,7 +268,7 @@ static void test_sm_change_flushes(void **state)
 	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, NULL), -ETIMEDOUT);
 	e->mode = ANSWER;
 	before = e->f.nsent;
-	dlid_query(&q, 15);       /* was cached: flushed with the SM change */
+	dlid_query(&q, 15); /* was cached: flushed with the SM change */
 	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, NULL), 0);
 	assert_int_equal(e->f.nsent, before + 1);
 	assert_int_equal(e->f.sent[before].addr.lid, 3);
@@ -316,7 +323,8 @@ static void test_rmpp_table(void **state)
 	/* ACK of segment 1 (window of one), then the final ACK of 2. */
 	assert_int_equal(e->f.nsent, 3);
 	assert_int_equal(mad_get(e->f.sent[2].mad + MAD_RMPP_HDR_OFFSET, mad_rmpp_fields,
-				 MAD_RMPP_SEGMENT_NUMBER), 2);
+				 MAD_RMPP_SEGMENT_NUMBER),
+			 2);
 }
 
 struct many {
@@ -336,7 +344,7 @@ static void test_thousand_in_flight(void **state)
 {
 	struct env *e = *state;
 	struct sa_path_query q;
-	struct many m = { 0 };
+	struct many m = {0};
 
 	/* Hold the answers back until all 1,000 are out. */
 	e->mode = SILENT;
@@ -358,8 +366,8 @@ static void test_thousand_in_flight(void **state)
 static void test_mcmember_and_service(void **state)
 {
 	struct env *e = *state;
-	struct sa_mcmember mm = { 0 }, out;
-	struct sa_service sv = { 0 };
+	struct sa_mcmember mm = {0}, out;
+	struct sa_service sv = {0};
 	const uint8_t *m;
 
 	mm.mgid[0] = 0xff;
@@ -367,8 +375,11 @@ static void test_mcmember_and_service(void **state)
 	mm.port_gid[0] = 0xfe;
 	mm.join_state = SA_JOIN_FULL_MEMBER;
 	mm.qkey = 0x11;
-	assert_int_equal(sa_mcmember_join(e->c, &mm, SA_MCMR_COMP_MGID | SA_MCMR_COMP_PORT_GID |
-					  SA_MCMR_COMP_JOIN_STATE, &out), 0);
+	assert_int_equal(
+	    sa_mcmember_join(e->c, &mm,
+			     SA_MCMR_COMP_MGID | SA_MCMR_COMP_PORT_GID | SA_MCMR_COMP_JOIN_STATE,
+			     &out),
+	    0);
 	assert_int_equal(out.join_state, SA_JOIN_FULL_MEMBER);
 	assert_int_equal(out.qkey, 0x11);
 	m = e->f.sent[0].mad;
@@ -382,8 +393,8 @@ static void test_mcmember_and_service(void **state)
 	sv.id = 0x1000000000000001ull;
 	strcpy(sv.name, "madcm-test");
 	sv.lease = SA_SR_LEASE_INFINITE;
-	assert_int_equal(sa_service_register(e->c, &sv, SA_SR_COMP_SERVICE_ID |
-					     SA_SR_COMP_SERVICE_NAME), 0);
+	assert_int_equal(
+	    sa_service_register(e->c, &sv, SA_SR_COMP_SERVICE_ID | SA_SR_COMP_SERVICE_NAME), 0);
 	m = e->f.sent[2].mad;
 	assert_int_equal(mad_get(m, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID), SA_ATTR_SERVICE_RECORD);
 	assert_int_equal(mad_get(m + SA_DATA_OFFSET, sa_sr_fields, SA_SR_SERVICE_ID), sv.id);
@@ -392,20 +403,88 @@ static void test_mcmember_and_service(void **state)
 			 MAD_METHOD_DELETE);
 	strcpy(sv.name, "x");
 	memset(sv.name, 'a', 64);
-	sv.name[64] = 'b';  /* not NUL-terminated within 65: too long */
+	sv.name[64] = 'b'; /* not NUL-terminated within 65: too long */
 	assert_int_equal(sa_service_register(e->c, &sv, SA_SR_COMP_SERVICE_ID), -EINVAL);
+}
+
+/* Only cache hits, no queries: the periodic port check still flushes. */
+static void test_periodic_port_check(void **state)
+{
+	struct env *e = *state;
+	struct sa_path_query q;
+	struct sa_path p[1];
+	struct sa_client_stats s;
+	unsigned n, before;
+
+	dlid_query(&q, 30);
+	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, NULL), 0);
+	e->f.port.sm_lid = 7;
+	for (int i = 0; i < 40; i++) {
+		mad_loop_run_once(e->loop, 50);
+		assert_int_equal(sa_client_stats(e->c, &s), 0);
+		if (s.port_changes)
+			break;
+	}
+	assert_int_equal(s.port_changes, 1);
+	before = e->f.nsent;
+	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, NULL), 0); /* a miss now */
+	assert_int_equal(e->f.nsent, before + 1);
+	assert_int_equal(e->f.sent[before].addr.lid, 7);
+}
+
+static void poll_transport(struct mad_loop *l, int fd, void *arg)
+{
+	(void)l;
+	(void)fd;
+	mad_transport_poll(arg, 0);
+}
+
+/* The client can borrow a transport that another engine (CM) owns. */
+static void test_shared_transport(void **state)
+{
+	struct env *e = *state;
+	struct mad_transport_params tp = {0};
+	struct sa_client_params p = {0};
+	struct mad_transport *t;
+	struct sa_client *c2;
+	struct sa_path_query q;
+	struct sa_path path;
+	static struct fake_umad f2; /* a second fd: its own receive queue */
+	unsigned n;
+
+	fake_umad_init(&f2);
+	f2.on_send = sa_responder;
+	f2.on_send_arg = e;
+	tp.ops = &fake_umad_ops;
+	tp.ops_ctx = &f2;
+	tp.timers = mad_loop_timers(e->loop);
+	assert_int_equal(mad_transport_open(&t, &tp), 0);
+	assert_int_equal(mad_loop_watch_fd(e->loop, mad_transport_fd(t), poll_transport, t), 0);
+	p.loop = e->loop;
+	p.transport = t;
+	p.timeout_ms = 20;
+	assert_int_equal(sa_client_open(&c2, &p), 0);
+	dlid_query(&q, 44);
+	assert_int_equal(sa_path_query(c2, &q, &path, 1, &n, NULL), 0);
+	assert_int_equal(path.dlid, 44);
+	sa_client_close(c2); /* leaves the transport open */
+	mad_loop_unwatch_fd(e->loop, mad_transport_fd(t));
+	mad_transport_close(t);
+	fake_umad_destroy(&f2);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_path_get_and_cache, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_status_and_timeout, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sm_change_flushes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_redirect, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rmpp_table, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_thousand_in_flight, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_mcmember_and_service, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_path_get_and_cache, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_status_and_timeout, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sm_change_flushes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_redirect, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rmpp_table, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_thousand_in_flight, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_mcmember_and_service, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_periodic_port_check, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_shared_transport, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,7 +23,11 @@
 #include "fake_umad.h"
 
 static uint64_t now_ns;
-static uint64_t fake_clock(void *ctx) { (void)ctx; return now_ns; }
+static uint64_t fake_clock(void *ctx)
+{
+	(void)ctx;
+	return now_ns;
+}
 
 struct env {
 	struct fake_umad f;
@@ -67,8 +71,8 @@ static void on_unsolicited(struct mad_agent *a, const void *mad, size_t len,
 static int setup(void **state)
 {
 	struct env *e = calloc(1, sizeof(*e));
-	struct mad_transport_params p = { 0 };
-	struct mad_agent_desc d = { 0 };
+	struct mad_transport_params p = {0};
+	struct mad_agent_desc d = {0};
 
 	now_ns = 1000000000ull;
 	fake_umad_init(&e->f);
@@ -102,7 +106,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-static const struct mad_addr sm = { .lid = 1, .qpn = 1, .qkey = MAD_QP1_QKEY };
+static const struct mad_addr sm = {.lid = 1, .qpn = 1, .qkey = MAD_QP1_QKEY};
 
 static void make_get(uint8_t *mad)
 {
@@ -124,15 +128,16 @@ static uint64_t sent_tid(struct env *e, unsigned i)
 static void test_tid_matching(void **state)
 {
 	struct env *e = *state;
-	struct result r[3] = { 0 };
-	struct mad_send_opts o = { .timeout_ms = 100, .retries = 0 };
+	struct result r[3] = {0};
+	struct mad_send_opts o = {.timeout_ms = 100, .retries = 0};
 	uint64_t tid[3];
 	uint8_t mad[MAD_SIZE];
 
 	for (int i = 0; i < 3; i++) {
 		make_get(mad);
-		assert_int_equal(mad_request_send(e->sa, mad, MAD_SIZE, &sm, &o, on_response, &r[i],
-						  &tid[i]), 0);
+		assert_int_equal(
+		    mad_request_send(e->sa, mad, MAD_SIZE, &sm, &o, on_response, &r[i], &tid[i]),
+		    0);
 	}
 	assert_int_equal(e->f.nsent, 3);
 	assert_true(tid[0] != tid[1] && tid[1] != tid[2]);
@@ -167,8 +172,8 @@ static void test_tid_matching(void **state)
 static void test_timeout_retries(void **state)
 {
 	struct env *e = *state;
-	struct result r = { 0 };
-	struct mad_send_opts o = { .timeout_ms = 100, .retries = 3 };
+	struct result r = {0};
+	struct mad_send_opts o = {.timeout_ms = 100, .retries = 3};
 	struct mad_transport_counters c;
 	uint64_t tid;
 	uint8_t mad[MAD_SIZE];
@@ -206,14 +211,14 @@ static void test_timeout_retries(void **state)
 static void test_duplicate_response(void **state)
 {
 	struct env *e = *state;
-	struct result r = { 0 };
-	struct mad_send_opts o = { .timeout_ms = 100, .retries = 2 };
+	struct result r = {0};
+	struct mad_send_opts o = {.timeout_ms = 100, .retries = 2};
 	struct mad_transport_counters c;
 	uint8_t mad[MAD_SIZE];
 
 	make_get(mad);
 	assert_int_equal(mad_request_send(e->sa, mad, MAD_SIZE, &sm, &o, on_response, &r, NULL), 0);
-	advance_ms(e, 100);   /* retried once */
+	advance_ms(e, 100); /* retried once */
 	assert_int_equal(e->f.nsent, 2);
 	fake_umad_respond(&e->f, 0, MAD_METHOD_GET_RESP, 0, NULL, 0, 0);
 	fake_umad_respond(&e->f, 1, MAD_METHOD_GET_RESP, 0, NULL, 0, 0);
@@ -237,11 +242,11 @@ static void test_unsolicited_and_malformed(void **state)
 
 	mad_hdr_init(mad, MAD_SIZE, MAD_CLASS_CM, 2, MAD_METHOD_SEND, 77, 0x10, 0);
 	fake_umad_inject(&e->f, mad, MAD_SIZE, 1, NULL);
-	fake_umad_inject(&e->f, mad, 10, 1, NULL);                 /* too short */
-	mad_set(mad, mad_hdr_fields, MAD_HDR_BASE_VERSION, 2);     /* bad base version */
+	fake_umad_inject(&e->f, mad, 10, 1, NULL);	       /* too short */
+	mad_set(mad, mad_hdr_fields, MAD_HDR_BASE_VERSION, 2); /* bad base version */
 	fake_umad_inject(&e->f, mad, MAD_SIZE, 1, NULL);
 	mad_hdr_init(mad, MAD_SIZE, MAD_CLASS_CM, 2, MAD_METHOD_GET_RESP, 12345, 0x10, 0);
-	fake_umad_inject(&e->f, mad, MAD_SIZE, 1, NULL);           /* nobody asked */
+	fake_umad_inject(&e->f, mad, MAD_SIZE, 1, NULL); /* nobody asked */
 	assert_int_equal(mad_transport_poll(e->t, 0), 4);
 	assert_int_equal(unsol_calls, 1);
 	mad_transport_counters(e->t, &c);
@@ -254,14 +259,16 @@ static void test_unsolicited_and_malformed(void **state)
 static void test_cancel_and_close(void **state)
 {
 	struct env *e = *state;
-	struct result r1 = { 0 }, r2 = { 0 };
-	struct mad_send_opts o = { .timeout_ms = 100, .retries = 1 };
+	struct result r1 = {0}, r2 = {0};
+	struct mad_send_opts o = {.timeout_ms = 100, .retries = 1};
 	uint8_t mad[MAD_SIZE];
 	uint64_t tid;
 
 	make_get(mad);
-	assert_int_equal(mad_request_send(e->sa, mad, MAD_SIZE, &sm, &o, on_response, &r1, &tid), 0);
-	assert_int_equal(mad_request_send(e->sa, mad, MAD_SIZE, &sm, &o, on_response, &r2, NULL), 0);
+	assert_int_equal(mad_request_send(e->sa, mad, MAD_SIZE, &sm, &o, on_response, &r1, &tid),
+			 0);
+	assert_int_equal(mad_request_send(e->sa, mad, MAD_SIZE, &sm, &o, on_response, &r2, NULL),
+			 0);
 	assert_int_equal(mad_request_cancel(e->t, tid), 0);
 	assert_int_equal(r1.status, -ECANCELED);
 	assert_int_equal(mad_request_cancel(e->t, tid), -ENOENT);
@@ -273,7 +280,7 @@ static void test_cancel_and_close(void **state)
 	assert_int_equal(mad_request_send(e->sa, mad, MAD_SIZE, &sm, &o, on_response, &r1, NULL),
 			 -EIO);
 	e->f.send_error = 0;
-	mad_agent_unregister(e->sa);   /* fails what it had in flight */
+	mad_agent_unregister(e->sa); /* fails what it had in flight */
 	e->sa = NULL;
 	assert_int_equal(r2.calls, 1);
 	assert_int_equal(r2.status, -ECANCELED);
@@ -324,7 +331,7 @@ static void test_rmpp_response(void **state)
 {
 	struct env *e = *state;
 	struct result *r = calloc(1, sizeof(*r));
-	struct mad_send_opts o = { .timeout_ms = 100, .retries = 1 };
+	struct mad_send_opts o = {.timeout_ms = 100, .retries = 1};
 	uint8_t mad[MAD_SIZE];
 
 	mad_hdr_init(mad, MAD_SIZE, MAD_CLASS_SUBN_ADM, 2, MAD_METHOD_GET_TABLE, 0, 0x35, 0);
@@ -339,11 +346,11 @@ static void test_rmpp_response(void **state)
 	assert_int_equal(mad_get(e->f.sent[1].mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID),
 			 sent_tid(e, 0));
 	advance_ms(e, 90);
-	inject_segment(e, 3, 3, 72);   /* out of order: ACK what we hold (1) */
+	inject_segment(e, 3, 3, 72); /* out of order: ACK what we hold (1) */
 	mad_transport_poll(e->t, 0);
 	assert_int_equal(e->f.nsent, 3);
 	assert_int_equal(ack_seg(e, 2), 1);
-	advance_ms(e, 90);             /* progress re-armed the request timer */
+	advance_ms(e, 90); /* progress re-armed the request timer */
 	assert_int_equal(e->f.nsent, 3);
 	inject_segment(e, 2, 3, 72);
 	mad_transport_poll(e->t, 0);
@@ -361,8 +368,8 @@ static void test_rmpp_response(void **state)
 static void test_rmpp_abort(void **state)
 {
 	struct env *e = *state;
-	struct result r = { 0 };
-	struct mad_send_opts o = { .timeout_ms = 100, .retries = 1 };
+	struct result r = {0};
+	struct mad_send_opts o = {.timeout_ms = 100, .retries = 1};
 	uint8_t mad[MAD_SIZE];
 
 	mad_hdr_init(mad, MAD_SIZE, MAD_CLASS_SUBN_ADM, 2, MAD_METHOD_GET_TABLE, 0, 0x35, 0);
@@ -376,13 +383,12 @@ static void test_rmpp_abort(void **state)
 	assert_int_equal(r.status, -ECONNABORTED);
 }
 
-
 /* madcm_trace_start(): every MAD sent and received lands in the capture. */
 static void test_trace(void **state)
 {
 	struct env *e = *state;
-	struct result r = { 0 };
-	struct mad_send_opts o = { .timeout_ms = 100 };
+	struct result r = {0};
+	struct mad_send_opts o = {.timeout_ms = 100};
 	struct mad_pcap_reader rd;
 	struct mad_pcap_record rec;
 	char path[] = "/tmp/madcm-test-trace-XXXXXX";
@@ -395,7 +401,7 @@ static void test_trace(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	assert_int_equal(madcm_trace_start(path), 0);
-	assert_int_equal(madcm_trace_start(path), -1);   /* one trace at a time */
+	assert_int_equal(madcm_trace_start(path), -1); /* one trace at a time */
 	assert_int_equal(madcm_trace_active(), 1);
 	make_get(mad);
 	assert_int_equal(mad_request_send(e->sa, mad, MAD_SIZE, &sm, &o, on_response, &r, NULL), 0);
@@ -416,7 +422,8 @@ static void test_trace(void **state)
 		size_t plen;
 
 		assert_non_null(rec.pkt);
-		assert_int_equal(mad_pcap_parse_packet(rec.pkt, rec.pkt_len, &h, &payload, &plen, NULL), 0);
+		assert_int_equal(
+		    mad_pcap_parse_packet(rec.pkt, rec.pkt_len, &h, &payload, &plen, NULL), 0);
 		assert_int_equal(plen, MAD_SIZE);
 		/* Sent: LID 5 -> SM LID 1; received: the reverse. */
 		assert_int_equal(h.slid, n == 0 ? 5 : 1);
@@ -427,17 +434,44 @@ static void test_trace(void **state)
 	assert_int_equal(n, 2);
 }
 
+/* A port is found by its GID; an unknown GID is -ENODEV. */
+static void test_open_by_gid(void **state)
+{
+	struct env *e = *state;
+	struct mad_transport_params p = {0};
+	struct mad_transport *t2;
+	uint8_t gid[16];
+
+	memcpy(gid, e->f.port.gid, 16);
+	p.ops = &fake_umad_ops;
+	p.ops_ctx = &e->f;
+	p.timers = &e->h;
+	p.gid = gid;
+	assert_int_equal(mad_transport_open(&t2, &p), 0);
+	assert_int_equal(mad_transport_port_cached(t2)->lid, 5);
+	mad_transport_close(t2);
+	gid[15] ^= 1;
+	assert_int_equal(mad_transport_open(&t2, &p), -ENODEV);
+	p.gid = NULL;
+	p.ca = "nosuchca";
+	p.port = 1;
+	assert_int_not_equal(mad_transport_open(&t2, &p), 0);
+	p.timers = NULL;
+	assert_int_equal(mad_transport_open(&t2, &p), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_tid_matching, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_timeout_retries, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_duplicate_response, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unsolicited_and_malformed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cancel_and_close, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rmpp_response, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rmpp_abort, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_trace, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_tid_matching, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_timeout_retries, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_duplicate_response, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unsolicited_and_malformed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cancel_and_close, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rmpp_response, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rmpp_abort, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_trace, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_open_by_gid, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

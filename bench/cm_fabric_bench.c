@@ -1,0 +1,796 @@
+/*
+ * cm_fabric_bench: the CM runtime on the simulated fabric, with real (soft
+ * verbs) QPs.  Prints, from one run:
+ *   - the umad round-trip floor: a plain libibumad ping-pong (vendor class
+ *     0x09 Get / GetResp) between the two hosts;
+ *   - connect latency one connection at a time, REQ sent -> ESTABLISHED on
+ *     the active side (REP received, QP to RTR and RTS, RTU sent), median
+ *     and p99, and REQ sent -> REP received alone, next to the floor;
+ *   - connections per second with N handshakes in flight at once;
+ *   - engine memory per connection.
+ * It asserts nothing.
+ *
+ *   cm_fabric_bench [--n N] [--seq S] [--pings P]    # all by itself: starts a
+ *        fabric with `fabsim up --gen b2b` in a temporary directory ($FABSIM,
+ *        else ../sim/fabsim next to this program), runs both sides, stops it
+ *   cm_fabric_bench server                            # on one fabric host
+ *   cm_fabric_bench client --dgid GID [--dlid LID] ...  # on another
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+
+#include <infiniband/umad.h>
+#include <infiniband/verbs.h>
+
+#include "cm/runtime.h"
+
+#define PING_CLASS 0x09          /* vendor range 1: no OUI, no RMPP */
+#define PING_VERSION 1
+#define SERVICE (0x0000000001060000ull + 18516)
+#define SERVICE_CM_ONLY (SERVICE + 1)
+#define SERVICE_ON_LOOP (SERVICE + 2)   /* CM only, answered on the loop thread */
+#define ON_LOOP_USER 2
+
+/* Active side, on-loop run: when each connection reached ESTABLISHED. */
+static uint64_t *est_at;
+static unsigned est_n;
+#define EST_BASE (1ull << 40)
+
+static unsigned n_flight = 1000, n_seq = 200, n_pings = 2000;
+static uint8_t dgid[16];
+static int dlid = -1;
+static atomic_bool stop;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "cm_fabric_bench: %s: %s\n", what, strerror(err < 0 ? -err : err));
+	exit(1);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pct_us(uint64_t *v, unsigned n, unsigned pct)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return v[(size_t)(n - 1) * pct / 100] / 1000.0;
+}
+
+static uint32_t rand24(void)
+{
+	uint32_t v = 0;
+
+	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+		v = (uint32_t)now_ns();
+	return v & 0xffffff;
+}
+
+/* ---- verbs ---- */
+
+struct dev {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+};
+
+static void dev_open(struct dev *d)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+
+	if (!l || !l[0])
+		die("no verbs device", ENODEV);
+	d->ctx = ibv_open_device(l[0]);
+	ibv_free_device_list(l);
+	if (!d->ctx)
+		die("ibv_open_device", errno);
+	d->pd = ibv_alloc_pd(d->ctx);
+	d->cq = d->pd ? ibv_create_cq(d->ctx, 4096, NULL, NULL, 0) : NULL;
+	if (!d->cq)
+		die("pd/cq", errno);
+}
+
+static struct ibv_qp *qp_new(struct dev *d)
+{
+	struct ibv_qp_init_attr ia = { 0 };
+
+	ia.send_cq = ia.recv_cq = d->cq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap.max_send_wr = ia.cap.max_recv_wr = 1;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	return ibv_create_qp(d->pd, &ia);
+}
+
+static int qp_move(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp, enum ibv_qp_state s)
+{
+	struct ibv_qp_attr a;
+	int mask, rc = cm_runtime_init_qp_attr(rt, id, s, &a, &mask);
+
+	if (rc)
+		return rc;
+	return ibv_modify_qp(qp, &a, mask) ? -EIO : 0;
+}
+
+static struct cm_runtime *rt_open(bool sa, unsigned max,
+				  bool (*hook)(void *, struct cm_runtime *, const struct cm_event *))
+{
+	struct cm_runtime_params p = { 0 };
+	struct cm_runtime *rt;
+	int rc;
+
+	p.on_loop_event = hook;
+	p.sa = sa;
+	p.sa_retries = 5;
+	p.max_conns = max;
+	rc = cm_runtime_open(&rt, &p);
+	if (rc)
+		die("cm_runtime_open", rc);
+	return rt;
+}
+
+/* ---- umad ping-pong ---- */
+
+static int ping_open(int *agent, bool responder)
+{
+	long mask[16 / sizeof(long)] = { 0 };
+	int port = umad_open_port(NULL, 0);
+
+	if (port < 0)
+		die("umad_open_port", port);
+	if (responder)
+		mask[0] = 1L << 0x01;  /* Get */
+	*agent = umad_register(port, PING_CLASS, PING_VERSION, 0, responder ? mask : NULL);
+	if (*agent < 0)
+		die("umad_register", *agent);
+	return port;
+}
+
+static void *ping_responder(void *arg)
+{
+	size_t sz = umad_size() + 256;
+	uint8_t *buf = calloc(1, sz);
+	int agent, port = ping_open(&agent, true);
+
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		int len = 256, rc = umad_recv(port, buf, &len, 100);
+		ib_mad_addr_t *a;
+		uint8_t *mad;
+
+		if (rc < 0 || umad_status(buf))
+			continue;
+		mad = umad_get_mad(buf);
+		if (mad[1] != PING_CLASS || mad[3] != 0x01)
+			continue;
+		a = umad_get_mad_addr(buf);
+		mad[3] = 0x81;             /* GetResp, same TID */
+		umad_set_addr(buf, ntohs(a->lid), (int)ntohl(a->qpn), a->sl, (int)ntohl(a->qkey));
+		umad_send(port, agent, buf, 256, 0, 0);
+	}
+	umad_close_port(port);
+	free(buf);
+	return NULL;
+}
+
+static double ping_floor(double *p99)
+{
+	size_t sz = umad_size() + 256;
+	uint8_t *buf = calloc(1, sz), *rbuf = calloc(1, sz);
+	uint64_t *t = calloc(n_pings, sizeof(*t));
+	int agent, port = ping_open(&agent, false);
+	unsigned ok = 0;
+	double med;
+
+	if (!buf || !rbuf || !t)
+		die("ping", ENOMEM);
+	for (unsigned i = 0; i < n_pings + 100; i++) {
+		uint8_t *mad = umad_get_mad(buf);
+		uint64_t t0;
+		int len = 256;
+
+		memset(buf, 0, sz);
+		mad[0] = 1;                /* base version */
+		mad[1] = PING_CLASS;
+		mad[2] = PING_VERSION;
+		mad[3] = 0x01;             /* Get */
+		mad[15] = (uint8_t)i;      /* TID low byte; the port owns the high bits */
+		mad[14] = (uint8_t)(i >> 8);
+		mad[17] = 0x10;            /* some attribute */
+		umad_set_addr(buf, dlid, 1, 0, 0x80010000);
+		t0 = now_ns();
+		if (umad_send(port, agent, buf, 256, 1000, 0) < 0)
+			continue;
+		if (umad_recv(port, rbuf, &len, 2000) < 0 || umad_status(rbuf))
+			continue;
+		if (i >= 100)              /* the first 100 warm up */
+			t[ok++] = now_ns() - t0;
+	}
+	umad_close_port(port);
+	med = pct_us(t, ok, 50);
+	*p99 = pct_us(t, ok, 99);
+	if (ok < n_pings)
+		printf("  (%u of %u pings answered)\n", ok, n_pings);
+	free(buf);
+	free(rbuf);
+	free(t);
+	return med;
+}
+
+/* ---- server ---- */
+
+/* The fast path (runtime on_loop_event): accept and DREP without leaving the loop. */
+static bool server_hook(void *arg, struct cm_runtime *rt, const struct cm_event *ev)
+{
+	static uint32_t qpn = 0x600000;
+	struct cm_accept_cmd ac = { 0 };
+
+	(void)arg;
+	if (ev->user != ON_LOOP_USER)
+		return false;
+	switch (ev->type) {
+	case CM_EV_REQ_RCVD:
+		ac.qpn = qpn++ & 0xffffff;
+		ac.starting_psn = rand24();
+		ac.rnr_retry_count = 7;
+		cm_runtime_accept(rt, ev->id, ON_LOOP_USER, &ac);
+		break;
+	case CM_EV_DREQ_RCVD:
+		cm_runtime_disconnect(rt, ev->id);
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
+static void on_term(int sig)
+{
+	(void)sig;
+	atomic_store(&stop, true);
+}
+
+static int server(void)
+{
+	struct cm_runtime *rt = rt_open(false, 1u << 17, server_hook);
+	struct dev d;
+	pthread_t th;
+	struct ibv_qp **qps = calloc(1u << 17, sizeof(*qps));
+	uint64_t next = 1;
+	int rc;
+
+	if (!qps)
+		die("server", ENOMEM);
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	dev_open(&d);
+	if (pthread_create(&th, NULL, ping_responder, NULL))
+		die("pthread_create", errno);
+	rc = cm_runtime_listen(rt, SERVICE, ~0ull, 0);
+	if (rc >= 0)
+		rc = cm_runtime_listen(rt, SERVICE_CM_ONLY, ~0ull, 1);
+	if (rc >= 0)
+		rc = cm_runtime_listen(rt, SERVICE_ON_LOOP, ~0ull, ON_LOOP_USER);
+	if (rc < 0)
+		die("listen", rc);
+	printf("server listening\n");
+	fflush(stdout);
+	while (!atomic_load(&stop)) {
+		struct cm_event ev;
+		struct cm_accept_cmd ac = { 0 };
+		struct ibv_qp *qp;
+		uint64_t slot;
+
+		if (cm_runtime_wait_event(rt, &ev, 100))
+			continue;
+		switch (ev.type) {
+		case CM_EV_REQ_RCVD:
+			if (ev.user == 1) {
+				/* CM only: a made-up QPN, no verbs on the path. */
+				ac.qpn = 0x800000 | (uint32_t)(next++ & 0x7fffff);
+				ac.starting_psn = rand24();
+				ac.rnr_retry_count = 7;
+				cm_runtime_accept(rt, ev.id, 0, &ac);
+				break;
+			}
+			slot = next++ % (1u << 17);
+			if (!slot)
+				slot = next++ % (1u << 17);
+			qp = qp_new(&d);
+			if (!qp || qp_move(rt, ev.id, qp, IBV_QPS_INIT) ||
+			    qp_move(rt, ev.id, qp, IBV_QPS_RTR)) {
+				cm_runtime_reject(rt, ev.id, CM_REJ_NO_QP);
+				if (qp)
+					ibv_destroy_qp(qp);
+				break;
+			}
+			ac.qpn = qp->qp_num;
+			ac.starting_psn = rand24();
+			ac.responder_resources = ev.req.initiator_depth;
+			ac.initiator_depth = ev.req.responder_resources;
+			ac.rnr_retry_count = 7;
+			if (qps[slot])
+				ibv_destroy_qp(qps[slot]);
+			qps[slot] = qp;
+			if (cm_runtime_accept(rt, ev.id, slot, &ac) == 0)
+				qp_move(rt, ev.id, qp, IBV_QPS_RTS);
+			break;
+		case CM_EV_DREQ_RCVD:
+			cm_runtime_disconnect(rt, ev.id);
+			break;
+		case CM_EV_TIMEWAIT_EXIT:
+		case CM_EV_REP_ERROR:
+		case CM_EV_REJ_RCVD:
+			if (ev.user && ev.user < (1u << 17) && qps[ev.user]) {
+				ibv_destroy_qp(qps[ev.user]);
+				qps[ev.user] = NULL;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	pthread_join(th, NULL);
+	cm_runtime_close(rt);
+	return 0;
+}
+
+/* ---- client ---- */
+
+/* On-loop run: RTU right from the loop, and note the time. */
+static bool client_hook(void *arg, struct cm_runtime *rt, const struct cm_event *ev)
+{
+	(void)arg;
+	if (ev->user < EST_BASE || ev->type != CM_EV_REP_RCVD)
+		return false;
+	if (cm_runtime_rtu(rt, ev->id) == 0 && ev->user - EST_BASE < est_n)
+		est_at[ev->user - EST_BASE] = now_ns();
+	return false;   /* the application still hears of it */
+}
+
+static void connect_tmpl(struct cm_runtime *rt, struct cm_connect_cmd *c)
+{
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	rc = cm_runtime_resolve_path(rt, dgid, 0, &c->primary);
+	if (rc)
+		die("path from the SA", rc);
+	c->service_id = SERVICE;
+	c->qp_type = CM_QPT_RC;
+	c->responder_resources = 1;
+	c->initiator_depth = 1;
+	c->remote_cm_response_timeout = 16;
+	c->local_cm_response_timeout = 16;
+	c->retry_count = 7;
+	c->rnr_retry_count = 7;
+	c->max_cm_retries = 15;
+}
+
+/* The active side's half of a handshake, after REP: RTR, RTS, RTU. */
+static int finish(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp)
+{
+	int rc = qp_move(rt, id, qp, IBV_QPS_RTR);
+
+	if (!rc)
+		rc = qp_move(rt, id, qp, IBV_QPS_RTS);
+	if (!rc)
+		rc = cm_runtime_rtu(rt, id);
+	return rc;
+}
+
+/* Disconnect every id and wait for the DREPs (TimeWait is not waited out). */
+static void disconnect_all(struct cm_runtime *rt, const uint32_t *ids, unsigned n)
+{
+	struct cm_rt_cmd *c = calloc(n, sizeof(*c));
+	unsigned left = n;
+	uint64_t end = now_ns() + 30000000000ull;
+
+	if (!c)
+		die("disconnect", ENOMEM);
+	for (unsigned i = 0; i < n; i++) {
+		c[i].op = CM_RT_DISCONNECT;
+		c[i].id = ids[i];
+	}
+	cm_runtime_exec_batch(rt, c, n);
+	free(c);
+	while (left && now_ns() < end) {
+		struct cm_event ev;
+
+		if (cm_runtime_wait_event(rt, &ev, 100))
+			continue;
+		if (ev.type == CM_EV_DREP_RCVD || ev.type == CM_EV_DREQ_ERROR)
+			left--;
+	}
+}
+
+static int client(void)
+{
+	struct cm_runtime *rt;
+	struct cm_connect_cmd tmpl;
+	struct dev d;
+	struct ibv_qp **qp;
+	uint32_t *ids;
+	uint64_t *lat, *rep;
+	unsigned nq = n_seq + n_flight, ok = 0, est = 0, next = 0, fails = 0;
+	double floor_med, floor_p99;
+	uint64_t t0, t1;
+
+	printf("umad round trip (plain libibumad ping-pong between the hosts)\n");
+	floor_med = ping_floor(&floor_p99);
+	printf("  floor: median %.1f us, p99 %.1f us (%u pings)\n", floor_med, floor_p99, n_pings);
+
+	est_n = n_seq;
+	est_at = calloc(n_seq, sizeof(*est_at));
+	if (!est_at)
+		die("client", ENOMEM);
+	rt = rt_open(true, 4 * nq + 64, client_hook);
+	dev_open(&d);
+	connect_tmpl(rt, &tmpl);
+	qp = calloc(nq, sizeof(*qp));
+	ids = calloc(nq, sizeof(*ids));
+	lat = calloc(nq, sizeof(*lat));
+	rep = calloc(nq, sizeof(*rep));
+	if (!qp || !ids || !lat || !rep)
+		die("client", ENOMEM);
+	for (unsigned i = 0; i < nq; i++)
+		if (!(qp[i] = qp_new(&d)))
+			die("ibv_create_qp", errno);
+
+	/* One at a time: REQ sent -> ESTABLISHED. */
+	for (unsigned i = 0; i < n_seq; i++) {
+		struct cm_connect_cmd c = tmpl;
+		struct cm_event ev;
+		uint64_t t;
+		int rc;
+
+		c.qpn = qp[i]->qp_num;
+		c.starting_psn = rand24();
+		c.user = i;
+		t = now_ns();
+		rc = cm_runtime_connect(rt, &c, &ids[i]);
+		if (!rc)
+			rc = qp_move(rt, ids[i], qp[i], IBV_QPS_INIT);
+		while (!rc) {
+			rc = cm_runtime_wait_event(rt, &ev, 10000);
+			if (!rc && ev.id == ids[i] && ev.type == CM_EV_REP_RCVD)
+				break;
+			if (!rc && ev.id == ids[i] &&
+			    (ev.type == CM_EV_REQ_ERROR || ev.type == CM_EV_REJ_RCVD))
+				rc = -ECONNREFUSED;
+		}
+		if (!rc) {
+			rep[ok] = now_ns() - t;
+			rc = finish(rt, ids[i], qp[i]);
+		}
+		if (rc) {
+			fails++;
+			continue;
+		}
+		lat[ok++] = now_ns() - t;
+	}
+	printf("connect one at a time (%u of %u), active side\n", ok, n_seq);
+	double rep_med = pct_us(rep, ok, 50), lat_med = pct_us(lat, ok, 50);
+
+	printf("  REQ sent -> REP received: median %.1f us (%.2fx the floor)\n", rep_med,
+	       floor_med > 0 ? rep_med / floor_med : 0);
+	printf("  REQ sent -> ESTABLISHED : median %.1f us, p99 %.1f us (%.2fx the floor)\n",
+	       lat_med, pct_us(lat, ok, 99), floor_med > 0 ? lat_med / floor_med : 0);
+	disconnect_all(rt, ids, n_seq);
+
+	/* The same without verbs on either side: the CM handshake alone. */
+	ok = 0;
+	for (unsigned i = 0; i < n_seq; i++) {
+		struct cm_connect_cmd c = tmpl;
+		struct cm_event ev;
+		uint64_t t;
+		int rc;
+
+		c.service_id = SERVICE_CM_ONLY;
+		c.qpn = 0x400000 + i;
+		c.starting_psn = rand24();
+		c.user = i;
+		t = now_ns();
+		rc = cm_runtime_connect(rt, &c, &ids[i]);
+		while (!rc) {
+			rc = cm_runtime_wait_event(rt, &ev, 10000);
+			if (!rc && ev.id == ids[i] && ev.type == CM_EV_REP_RCVD)
+				break;
+			if (!rc && ev.id == ids[i] &&
+			    (ev.type == CM_EV_REQ_ERROR || ev.type == CM_EV_REJ_RCVD))
+				rc = -ECONNREFUSED;
+		}
+		if (!rc) {
+			rep[ok] = now_ns() - t;
+			rc = cm_runtime_rtu(rt, ids[i]);
+		}
+		if (!rc)
+			lat[ok++] = now_ns() - t;
+	}
+	rep_med = pct_us(rep, ok, 50);
+	lat_med = pct_us(lat, ok, 50);
+	printf("connect one at a time, CM only (no QP transitions on either side, %u)\n", ok);
+	printf("  REQ sent -> REP received: median %.1f us (%.2fx the floor)\n", rep_med,
+	       floor_med > 0 ? rep_med / floor_med : 0);
+	printf("  REQ sent -> ESTABLISHED : median %.1f us, p99 %.1f us (%.2fx the floor)\n",
+	       lat_med, pct_us(lat, ok, 99), floor_med > 0 ? lat_med / floor_med : 0);
+	disconnect_all(rt, ids, n_seq);
+
+	/* CM only, and both sides answer on their loop threads (on_loop_event). */
+	ok = 0;
+	for (unsigned i = 0; i < n_seq; i++) {
+		struct cm_connect_cmd c = tmpl;
+		struct cm_event ev;
+		uint64_t t;
+		int rc;
+
+		c.service_id = SERVICE_ON_LOOP;
+		c.qpn = 0x500000 + i;
+		c.starting_psn = rand24();
+		c.user = EST_BASE + i;
+		est_at[i] = 0;
+		t = now_ns();
+		rc = cm_runtime_connect(rt, &c, &ids[i]);
+		while (!rc) {
+			rc = cm_runtime_wait_event(rt, &ev, 10000);
+			if (!rc && ev.id == ids[i] && ev.type == CM_EV_REP_RCVD)
+				break;
+			if (!rc && ev.id == ids[i] &&
+			    (ev.type == CM_EV_REQ_ERROR || ev.type == CM_EV_REJ_RCVD))
+				rc = -ECONNREFUSED;
+		}
+		if (!rc && est_at[i])
+			lat[ok++] = est_at[i] - t;
+	}
+	lat_med = pct_us(lat, ok, 50);
+	printf("connect one at a time, CM only, answered on the loop threads (%u)\n", ok);
+	printf("  REQ sent -> ESTABLISHED : median %.1f us, p99 %.1f us (%.2fx the floor)\n",
+	       lat_med, pct_us(lat, ok, 99), floor_med > 0 ? lat_med / floor_med : 0);
+	disconnect_all(rt, ids, n_seq);
+
+	/* Many in flight: all REQs out in batches, RTU as each REP comes. */
+	t0 = now_ns();
+	while (est + fails < n_flight && now_ns() - t0 < 60000000000ull) {
+		struct cm_rt_cmd cmds[64];
+		struct cm_event ev;
+		unsigned k = 0;
+
+		while (next < n_flight && k < 64) {
+			unsigned i = n_seq + next++;
+
+			memset(&cmds[k], 0, sizeof(cmds[k]));
+			cmds[k].op = CM_RT_CONNECT;
+			cmds[k].connect = tmpl;
+			cmds[k].connect.qpn = qp[i]->qp_num;
+			cmds[k].connect.starting_psn = rand24();
+			cmds[k].connect.user = i;
+			k++;
+		}
+		if (k) {
+			cm_runtime_exec_batch(rt, cmds, k);
+			for (unsigned j = 0; j < k; j++) {
+				unsigned i = (unsigned)cmds[j].connect.user;
+
+				ids[i] = cmds[j].id;
+				if (cmds[j].result || qp_move(rt, ids[i], qp[i], IBV_QPS_INIT))
+					fails++;
+			}
+			continue;
+		}
+		if (cm_runtime_wait_event(rt, &ev, 100))
+			continue;
+		if (ev.user < n_seq || ev.user >= nq)
+			continue;
+		if (ev.type == CM_EV_REP_RCVD) {
+			if (finish(rt, ev.id, qp[ev.user]))
+				fails++;
+			else
+				est++;
+		} else if (ev.type == CM_EV_REQ_ERROR || ev.type == CM_EV_REJ_RCVD) {
+			fails++;
+		}
+	}
+	t1 = now_ns();
+	printf("connect %u in flight at once: %u established, %u failed in %.3f s: %.0f conn/s\n",
+	       n_flight, est, fails, (t1 - t0) / 1e9, est / ((t1 - t0) / 1e9));
+	disconnect_all(rt, ids + n_seq, n_flight);
+	printf("engine memory per connection: %zu bytes\n", cm_engine_conn_size());
+	cm_runtime_close(rt);
+	for (unsigned i = 0; i < nq; i++)
+		ibv_destroy_qp(qp[i]);
+	free(qp);
+	free(ids);
+	free(lat);
+	free(rep);
+	free(est_at);
+	return 0;
+}
+
+/* ---- auto: a fabric of our own ---- */
+
+static int sh(const char *fmt, const char *a, const char *b)
+{
+	char cmd[PATH_MAX * 3];
+
+	snprintf(cmd, sizeof(cmd), fmt, a, b);
+	return system(cmd);
+}
+
+static int run_auto(const char *argv0, char **extra)
+{
+	char fabsim[PATH_MAX], self[PATH_MAX], dir[] = "/tmp/cm_fabric_bench.XXXXXX";
+	char line[512], srv[64] = "", cli[64] = "", gid[64] = "", lidbuf[16] = "";
+	const char *env = getenv("FABSIM");
+	int pfd[2], status = 1;
+	pid_t sp, cp;
+	FILE *f;
+
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		die("readlink /proc/self/exe", errno);
+	self[n] = 0;
+	if (env) {
+		snprintf(fabsim, sizeof(fabsim), "%s", env);
+	} else {
+		char *slash;
+
+		snprintf(fabsim, sizeof(fabsim), "%s", argv0);
+		slash = strrchr(fabsim, '/');
+		if (slash)
+			slash[1] = 0;
+		else
+			strcpy(fabsim, "./");
+		strncat(fabsim, "../sim/fabsim", sizeof(fabsim) - strlen(fabsim) - 1);
+	}
+	if (access(fabsim, X_OK))
+		die(fabsim, errno);
+	if (!mkdtemp(dir))
+		die("mkdtemp", errno);
+	printf("cm_fabric_bench: fabric in %s (fabsim up --gen b2b)\n", dir);
+	fflush(stdout);
+	if (sh("'%s' --dir '%s' up --gen b2b >/dev/null", fabsim, dir)) {
+		fprintf(stderr, "fabsim up failed\n");
+		goto out;
+	}
+	snprintf(line, sizeof(line), "'%s' --dir '%s' hosts", fabsim, dir);
+	f = popen(line, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char name[64], *p;
+
+		if (sscanf(line, "%63s", name) != 1)
+			continue;
+		if (!srv[0]) {
+			snprintf(srv, sizeof(srv), "%s", name);
+			p = strstr(line, " lid ");
+			if (p)
+				sscanf(p + 5, "%15s", lidbuf);
+			p = strstr(line, " gid ");
+			if (p)
+				sscanf(p + 5, "%63s", gid);
+		} else if (!cli[0]) {
+			snprintf(cli, sizeof(cli), "%s", name);
+		}
+	}
+	if (f)
+		pclose(f);
+	if (!cli[0] || !gid[0]) {
+		fprintf(stderr, "fewer than two hosts\n");
+		goto down;
+	}
+	if (pipe(pfd))
+		die("pipe", errno);
+	sp = fork();
+	if (sp == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		execl(fabsim, fabsim, "--dir", dir, "run", srv, "--", self, "server", (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	f = fdopen(pfd[0], "r");
+	while (f && fgets(line, sizeof(line), f) && !strstr(line, "listening"))
+		;
+	printf("server on %s (lid %s), client on %s\n", srv, lidbuf, cli);
+	fflush(stdout);
+	cp = fork();
+	if (cp == 0) {
+		char *av[32] = { fabsim, "--dir", dir, "run", cli, "--", self, "client", "--dgid",
+				 gid, "--dlid", lidbuf };
+		int k = 12;
+
+		for (int i = 0; extra[i] && k < 31; i++)
+			av[k++] = extra[i];
+		av[k] = NULL;
+		execv(fabsim, av);
+		_exit(127);
+	}
+	waitpid(cp, &status, 0);
+	kill(sp, SIGTERM);
+	waitpid(sp, NULL, 0);
+	if (f)
+		fclose(f);
+down:
+	sh("'%s' --dir '%s' down >/dev/null 2>&1", fabsim, dir);
+out:
+	sh("rm -rf '%s'%s", dir, "");
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "n", required_argument, NULL, 'n' },
+		{ "seq", required_argument, NULL, 's' },
+		{ "pings", required_argument, NULL, 'p' },
+		{ "dgid", required_argument, NULL, 'g' },
+		{ "dlid", required_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *mode = argc > 1 && argv[1][0] != '-' ? argv[1] : "auto";
+	char **opts_start = argv + (strcmp(mode, "auto") ? 2 : 1);
+	struct in6_addr a6;
+	int ch;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	optind = (int)(opts_start - argv);
+	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'n': n_flight = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 's': n_seq = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'p': n_pings = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'g':
+			if (inet_pton(AF_INET6, optarg, &a6) != 1)
+				die("bad --dgid", EINVAL);
+			memcpy(dgid, &a6, 16);
+			break;
+		case 'l': dlid = (int)strtol(optarg, NULL, 0); break;
+		default:
+			fprintf(stderr, "usage: cm_fabric_bench [server | client --dgid GID --dlid LID]"
+					" [--n N] [--seq S] [--pings P]\n");
+			return 2;
+		}
+	}
+	if (!n_flight || n_flight > 100000 || !n_seq || n_seq > 100000 || !n_pings ||
+	    n_pings > 1000000)
+		die("bad count", EINVAL);
+	if (!strcmp(mode, "server"))
+		return server();
+	if (!strcmp(mode, "client")) {
+		if (dlid < 0)
+			die("client needs --dgid and --dlid", EINVAL);
+		return client();
+	}
+	if (!strcmp(mode, "auto"))
+		return run_auto(argv[0], opts_start);
+	die(mode, EINVAL);
+	return 2;
+}

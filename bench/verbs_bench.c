@@ -1,0 +1,359 @@
+/*
+ * verbs_bench: speed of the soft verbs between two simulated hosts,
+ * printed next to a plain UNIX-socket ping-pong on the same machine.
+ *
+ *   fabsim run h1 -- verbs_bench [PEER_HOST] [ITERS]
+ *
+ * It starts its peer itself (re-executing with FABSIM_HOST=PEER_HOST,
+ * default h2) and exchanges QP numbers over a socketpair.  Printed:
+ *   - UNIX socket ping-pong round trip (blocking read/write)
+ *   - RC SEND ping-pong round trip, woken by completion events
+ *   - RC SEND ping-pong round trip, busy polling the CQ
+ *   - RDMA WRITE latency: post to completion (the target's HCA answers,
+ *     its application does nothing)
+ *   - QP create -> RTS time (median and p99)
+ * Numbers only; nothing is asserted.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+struct info {
+	uint32_t lid, qpn, psn, rkey;
+	uint64_t addr;
+};
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_comp_channel *ch;
+static struct ibv_cq *cq;
+static struct ibv_qp *qp;
+static struct ibv_mr *mr;
+static uint8_t *buf;
+static struct ibv_port_attr port;
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "verbs_bench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void xfer(int fd, void *p, size_t n, bool out)
+{
+	uint8_t *b = p;
+
+	while (n) {
+		ssize_t r = out ? write(fd, b, n) : read(fd, b, n);
+
+		if (r <= 0)
+			die(out ? "write" : "read");
+		b += r;
+		n -= (size_t)r;
+	}
+}
+
+static void setup(void)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_qp_init_attr ia = {
+		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1,
+			 .max_recv_sge = 1, .max_inline_data = 64 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE,
+	};
+
+	if (!l || !l[0])
+		die("no device");
+	ctx = ibv_open_device(l[0]);
+	if (!ctx || ibv_query_port(ctx, 1, &port))
+		die("open");
+	pd = ibv_alloc_pd(ctx);
+	ch = ibv_create_comp_channel(ctx);
+	cq = ibv_create_cq(ctx, 128, NULL, ch, 0);
+	buf = calloc(1, 4096);
+	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	ia.send_cq = ia.recv_cq = cq;
+	qp = ibv_create_qp(pd, &ia);
+	if (!pd || !ch || !cq || !buf || !mr || !qp)
+		die("resources");
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					  IBV_QP_ACCESS_FLAGS))
+		die("INIT");
+}
+
+static void connect_to(const struct info *r, uint32_t my_psn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_2048,
+		.dest_qp_num = r->qpn, .rq_psn = r->psn, .max_dest_rd_atomic = 1,
+		.min_rnr_timer = 1, .ah_attr = { .dlid = (uint16_t)r->lid, .port_num = 1 },
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		die("RTR");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = my_psn;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+					  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					  IBV_QP_MAX_QP_RD_ATOMIC))
+		die("RTS");
+}
+
+static void post_recv(void)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)buf + 2048, .length = 64, .lkey = mr->lkey };
+	struct ibv_recv_wr wr = { .sg_list = &sg, .num_sge = 1 }, *bad;
+
+	if (ibv_post_recv(qp, &wr, &bad))
+		die("post_recv");
+}
+
+static void post_send(enum ibv_wr_opcode op, const struct info *r)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sg, .num_sge = 1, .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE },
+			   *bad;
+
+	if (r) {
+		wr.wr.rdma.remote_addr = r->addr;
+		wr.wr.rdma.rkey = r->rkey;
+	}
+	if (ibv_post_send(qp, &wr, &bad))
+		die("post_send");
+}
+
+/* Wait for one completion of the given opcode (others are counted). */
+static void wait_op(enum ibv_wc_opcode want, bool events)
+{
+	struct ibv_wc wc;
+
+	for (;;) {
+		int n = ibv_poll_cq(cq, 1, &wc);
+
+		if (n < 0)
+			die("poll");
+		if (n == 1) {
+			if (wc.status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "completion: %s\n",
+					ibv_wc_status_str(wc.status));
+				exit(1);
+			}
+			if (wc.opcode == want)
+				return;
+			continue;
+		}
+		if (events) {
+			struct ibv_cq *ecq;
+			void *ectx;
+
+			if (ibv_req_notify_cq(cq, 0))
+				die("notify");
+			/* Re-check: a completion may have raced the arming. */
+			n = ibv_poll_cq(cq, 1, &wc);
+			if (n == 1) {
+				if (wc.status != IBV_WC_SUCCESS)
+					exit(1);
+				if (wc.opcode == want)
+					return;
+				continue;
+			}
+			if (ibv_get_cq_event(ch, &ecq, &ectx))
+				die("get_cq_event");
+			ibv_ack_cq_events(ecq, 1);
+		}
+	}
+}
+
+static int serve(int fd, int iters)
+{
+	struct info me, peer;
+
+	setup();
+	me = (struct info){ port.lid, qp->qp_num, 0x1000, mr->rkey, (uintptr_t)buf };
+	xfer(fd, &peer, sizeof(peer), false);
+	for (int i = 0; i < 64; i++)
+		post_recv();
+	connect_to(&peer, me.psn);
+	xfer(fd, &me, sizeof(me), true);
+	/* UNIX socket ping-pong */
+	for (int i = 0; i < iters; i++) {
+		uint64_t v;
+
+		xfer(fd, &v, sizeof(v), false);
+		xfer(fd, &v, sizeof(v), true);
+	}
+	/* SEND ping-pong: events, then spinning */
+	for (int mode = 0; mode < 2; mode++)
+		for (int i = 0; i < iters; i++) {
+			wait_op(IBV_WC_RECV, mode == 0);
+			post_recv();
+			post_send(IBV_WR_SEND, NULL);
+			wait_op(IBV_WC_SEND, mode == 0);
+		}
+	/* RDMA WRITE: nothing to do; wait until the client says done. */
+	{
+		char c;
+
+		xfer(fd, &c, 1, false);
+	}
+	return 0;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void qp_churn(int n)
+{
+	double *t = calloc((size_t)n, sizeof(*t));
+	struct info self = { port.lid, 0, 1, 0, 0 };
+
+	for (int i = 0; i < n; i++) {
+		struct ibv_qp_init_attr ia = {
+			.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+					 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+		struct ibv_qp *save = qp;
+		double t0 = now_us();
+
+		qp = ibv_create_qp(pd, &ia);
+		if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+							 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+			die("churn");
+		self.qpn = qp->qp_num;
+		connect_to(&self, 1);
+		t[i] = now_us() - t0;
+		ibv_destroy_qp(qp);
+		qp = save;
+	}
+	qsort(t, (size_t)n, sizeof(*t), cmp);
+	printf("%-44s median %8.2f us   p99 %8.2f us   (%d QPs)\n",
+	       "QP create -> RTS:", t[n / 2], t[n * 99 / 100], n);
+	free(t);
+}
+
+static void report(const char *what, double total_us, int iters)
+{
+	printf("%-44s %8.2f us round trip  %8.2f us per message\n", what,
+	       total_us / iters, total_us / iters / 2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *peer_host = argc > 1 ? argv[1] : "h2";
+	int iters = argc > 2 ? atoi(argv[2]) : 2000;
+	struct info me, peer;
+	int sv[2], status;
+	double t0, unix_rt, ev_rt, spin_rt, wr_rt;
+	pid_t pid;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 3 && !strcmp(argv[1], "--serve"))
+		return serve(atoi(argv[2]), atoi(argv[3]));
+	if (iters < 10)
+		iters = 10;
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		die("socketpair");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		char fdarg[16], itarg[16];
+
+		close(sv[0]);
+		snprintf(fdarg, sizeof(fdarg), "%d", sv[1]);
+		snprintf(itarg, sizeof(itarg), "%d", iters);
+		setenv("FABSIM_HOST", peer_host, 1);
+		execl("/proc/self/exe", argv[0], "--serve", fdarg, itarg, (char *)NULL);
+		die("exec");
+	}
+	close(sv[1]);
+	setup();
+	me = (struct info){ port.lid, qp->qp_num, 0x2000, mr->rkey, (uintptr_t)buf };
+	xfer(sv[0], &me, sizeof(me), true);
+	xfer(sv[0], &peer, sizeof(peer), false);
+	for (int i = 0; i < 64; i++)
+		post_recv();
+	connect_to(&peer, me.psn);
+	printf("verbs_bench: LID %u -> LID %u (%s), %d iterations\n", port.lid,
+	       peer.lid, peer_host, iters);
+
+	t0 = now_us();
+	for (int i = 0; i < iters; i++) {
+		uint64_t v = (uint64_t)i;
+
+		xfer(sv[0], &v, sizeof(v), true);
+		xfer(sv[0], &v, sizeof(v), false);
+	}
+	unix_rt = now_us() - t0;
+	report("UNIX socket ping-pong (blocking):", unix_rt, iters);
+
+	t0 = now_us();
+	for (int i = 0; i < iters; i++) {
+		post_send(IBV_WR_SEND, NULL);
+		wait_op(IBV_WC_RECV, true);
+		post_recv();
+	}
+	ev_rt = now_us() - t0;
+	report("RC SEND ping-pong (completion events):", ev_rt, iters);
+
+	t0 = now_us();
+	for (int i = 0; i < iters; i++) {
+		post_send(IBV_WR_SEND, NULL);
+		wait_op(IBV_WC_RECV, false);
+		post_recv();
+	}
+	spin_rt = now_us() - t0;
+	report("RC SEND ping-pong (busy polling):", spin_rt, iters);
+
+	t0 = now_us();
+	for (int i = 0; i < iters; i++) {
+		post_send(IBV_WR_RDMA_WRITE, &peer);
+		wait_op(IBV_WC_RDMA_WRITE, false);
+	}
+	wr_rt = now_us() - t0;
+	printf("%-44s %8.2f us post to completion (target idle)\n",
+	       "RDMA WRITE 8 bytes:", wr_rt / iters);
+	xfer(sv[0], "x", 1, true);
+	waitpid(pid, &status, 0);
+
+	printf("%-44s %8.2fx (events)  %8.2fx (polling)\n",
+	       "RC SEND ping-pong / UNIX ping-pong:", ev_rt / unix_rt,
+	       spin_rt / unix_rt);
+	qp_churn(2000);
+	return 0;
+}

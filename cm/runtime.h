@@ -1,0 +1,169 @@
+/*
+ * CM runtime: a host for the CM engine (cm/engine.h) on a real port.
+ *
+ * The engine is a pure state machine; this is what gives it a life: one
+ * progress loop (mad/loop.h) owns a MAD transport port, the CM agent
+ * (class 0x07, version 2, method Send) whose unsolicited MADs feed
+ * cm_engine_recv(), the engine's timers (on the loop's timer heap) and the
+ * engine's sends (mad_send on the CM agent).  Nothing else touches them.
+ *
+ * Application threads talk to it by messages, as DESIGN.md asks:
+ *   - commands: a struct cm_rt_cmd (a copy of every argument, a place for
+ *     the result) run on the loop by cm_runtime_exec(), which waits for
+ *     it; cm_runtime_exec_batch() runs many in one loop round trip;
+ *   - events: every engine event is copied into a queue; the queue's
+ *     eventfd (cm_runtime_event_fd) is readable while it is not empty, so
+ *     the librdmacm layer can hand it out as a channel fd.
+ * A command may also be made from the loop thread itself (it then runs
+ * inline), which is how a future lib/ would answer from a loop callback.
+ *
+ * Paths come from the caller (struct cm_path in the connect command) or
+ * from the SA: cm_runtime_resolve_path() asks for a PathRecord from the
+ * local port GID to a destination GID (sa/client.h, on the same loop).
+ *
+ * Thread safety: every call may be made from any thread, except
+ * cm_runtime_close() and cm_runtime_resolve_path(), which must not be
+ * called from the loop thread (they wait for the loop).
+ * All calls return 0 (or a non-negative value) or -errno.
+ */
+#ifndef MADCM_CM_RUNTIME_H
+#define MADCM_CM_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cm/engine.h"
+#include "mad/loop.h"
+#include "mad/transport.h"
+#include "mad/umad_ops.h"
+#include "madcm/cm_stat.h"
+
+struct cm_runtime;
+struct sa_path;
+
+struct cm_runtime_params {
+	/* NULL: the runtime creates and starts a private loop (own thread).
+	 * Given: the caller's loop, started or driven by mad_loop_run_once. */
+	struct mad_loop *loop;
+	const struct mad_umad_ops *ops;   /* NULL: libibumad */
+	void *ops_ctx;
+	const char *ca;                   /* NULL: first CA with an active port */
+	int port;                         /* 0: first active port */
+	const uint8_t *gid;               /* or the port with this GID */
+	uint64_t ca_guid;                 /* LocalCAGUID; 0: the port GUID */
+	uint32_t max_conns;               /* engine table bound; 0: engine default */
+	uint32_t max_events;              /* queued events; 0: 1 << 20 */
+	bool sa;                          /* open an SA client (resolve_path) */
+	/*
+	 * Optional fast path: called on the loop thread for every event
+	 * before it is queued; returning true consumes it.  It may issue
+	 * commands (they run inline) but must not block.  This is how a
+	 * caller answers without a thread handoff (e.g. an automatic DREP).
+	 */
+	bool (*on_loop_event)(void *arg, struct cm_runtime *rt, const struct cm_event *ev);
+	void *on_loop_event_arg;
+	unsigned sa_timeout_ms;           /* per try; 0: 1000 */
+	unsigned sa_retries;              /* 0: 3 */
+};
+
+/* Commands (one per engine command, plus introspection). */
+enum cm_rt_op {
+	CM_RT_LISTEN,        /* .listen, .user -> result = listen id */
+	CM_RT_UNLISTEN,      /* .id = listen id */
+	CM_RT_CONNECT,       /* .connect -> .id */
+	CM_RT_ACCEPT,        /* .id, .user, .accept */
+	CM_RT_REJECT,        /* .id, .reject */
+	CM_RT_MRA,           /* .id, .mra.service_timeout, private data */
+	CM_RT_RTU,           /* .id, private data */
+	CM_RT_ESTABLISH,     /* .id */
+	CM_RT_DISCONNECT,    /* .id, private data (DREQ, or DREP after DREQ_RCVD) */
+	CM_RT_RELEASE,       /* .id */
+	CM_RT_INIT_QP_ATTR,  /* .id, .qp.state -> .qp.attr, .qp.mask */
+	CM_RT_CONN_STATE,    /* .id -> .state */
+	CM_RT_STATS,         /* -> .stats */
+	CM_RT__COUNT
+};
+
+struct cm_rt_stats {
+	struct cm_stat_counters cm;
+	struct mad_transport_counters mad;
+	uint32_t conns;                   /* live connections, TimeWait included */
+	uint64_t events_queued;           /* events put in the queue so far */
+	uint64_t events_dropped;          /* lost because the queue was full */
+};
+
+struct cm_rt_cmd {
+	enum cm_rt_op op;
+	uint32_t id;                      /* connection (local comm ID) or listen id */
+	uint64_t user;
+	union {
+		struct {
+			uint64_t service_id;
+			uint64_t mask;
+		} listen;
+		struct cm_connect_cmd connect;
+		struct cm_accept_cmd accept;
+		struct cm_reject_cmd reject;
+		struct {
+			uint8_t service_timeout;
+		} mra;
+		struct {
+			enum ibv_qp_state state;
+			struct ibv_qp_attr attr;
+			int mask;
+		} qp;
+		enum cm_state state;
+		struct cm_rt_stats stats;
+	};
+	uint8_t private_data_len;         /* MRA, RTU, DREQ/DREP */
+	uint8_t private_data[CM_PRIVATE_MAX];
+	int result;                       /* out: 0 / handle, or -errno */
+};
+
+int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p);
+/* Destroys the engine silently (no MADs), closes the port and the loop it made. */
+void cm_runtime_close(struct cm_runtime *rt);
+
+/* Run one command on the loop and wait; returns cmd->result (or -errno). */
+int cm_runtime_exec(struct cm_runtime *rt, struct cm_rt_cmd *cmd);
+/* Run n commands in order in one loop round trip; each has its result. */
+int cm_runtime_exec_batch(struct cm_runtime *rt, struct cm_rt_cmd *cmds, unsigned n);
+
+/* Readable (POLLIN) while events are queued.  Owned by the runtime. */
+int cm_runtime_event_fd(const struct cm_runtime *rt);
+/* Take the oldest event: 0, or -EAGAIN when none is queued. */
+int cm_runtime_get_event(struct cm_runtime *rt, struct cm_event *ev);
+/* Wait up to timeout_ms (-1: forever) for an event: 0, -ETIMEDOUT, -errno. */
+int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeout_ms);
+
+/* The port (LID, GID, SM LID ...) as read when the runtime opened. */
+int cm_runtime_port(const struct cm_runtime *rt, struct mad_port_attr *out);
+struct mad_loop *cm_runtime_loop(const struct cm_runtime *rt);
+
+/*
+ * Ask the SA for a path from this port to `dgid` (P_Key `pkey`, or any
+ * when 0) and fill *out for a connect command.  Needs params.sa.
+ */
+int cm_runtime_resolve_path(struct cm_runtime *rt, const uint8_t dgid[16], uint16_t pkey,
+			    struct cm_path *out);
+/*
+ * A CM path from a PathRecord seen from the local port (SGID/SLID local),
+ * with the local ACK timeout the kernel derives from the packet life time.
+ */
+int cm_path_from_sa(const struct sa_path *sp, struct cm_path *out);
+
+/* Convenience wrappers around cm_runtime_exec(). */
+int cm_runtime_listen(struct cm_runtime *rt, uint64_t service_id, uint64_t mask, uint64_t user);
+int cm_runtime_connect(struct cm_runtime *rt, const struct cm_connect_cmd *c, uint32_t *id);
+int cm_runtime_accept(struct cm_runtime *rt, uint32_t id, uint64_t user,
+		      const struct cm_accept_cmd *a);
+int cm_runtime_reject(struct cm_runtime *rt, uint32_t id, uint16_t reason);
+int cm_runtime_rtu(struct cm_runtime *rt, uint32_t id);
+int cm_runtime_establish(struct cm_runtime *rt, uint32_t id);
+int cm_runtime_disconnect(struct cm_runtime *rt, uint32_t id);
+int cm_runtime_release(struct cm_runtime *rt, uint32_t id);
+int cm_runtime_init_qp_attr(struct cm_runtime *rt, uint32_t id, enum ibv_qp_state state,
+			    struct ibv_qp_attr *attr, int *mask);
+int cm_runtime_stats(struct cm_runtime *rt, struct cm_rt_stats *out);
+
+#endif

@@ -1,0 +1,39 @@
+# Sourced by tests/integration/sim_*.sh: a private fabric per test, torn
+# down on exit (only what this test started, by PID).
+set -u
+: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_srcdir:=$top_builddir}"
+FABSIM=$top_builddir/sim/fabsim
+PINGPONG=$top_builddir/tests/integration/sim_umad_pingpong
+[ -x "$FABSIM" ] || { echo "SKIP: $FABSIM not built"; exit 77; }
+[ -x /usr/sbin/opensm ] || command -v opensm >/dev/null || { echo "SKIP: no opensm"; exit 77; }
+FABSIM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/fabsim-test.XXXXXX")
+export FABSIM_DIR
+bg_pids=""
+cleanup() {
+	for p in $bg_pids; do kill -9 "$p" 2>/dev/null; done
+	"$FABSIM" --dir "$FABSIM_DIR" down
+	if [ "${KEEP_FABSIM:-}" = "" ]; then rm -rf "$FABSIM_DIR"; fi
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*" >&2
+	echo "--- fabsim status" >&2
+	"$FABSIM" --dir "$FABSIM_DIR" status >&2 || true
+	tail -20 "$FABSIM_DIR/opensm.log" >&2 2>/dev/null || true
+	exit 1
+}
+fs() { "$FABSIM" --dir "$FABSIM_DIR" "$@"; }
+on() { h=$1; shift; "$FABSIM" --dir "$FABSIM_DIR" run "$h" -- "$@"; }
+# background variant: $! is the command itself (fabsim run execs it)
+on_bg() { h=$1; shift; "$FABSIM" --dir "$FABSIM_DIR" run "$h" -- "$@" & }
+lid_of() { fs hosts | awk -v h="$1" '$1 == h { print $6; exit }'; }
+# wait up to $2 seconds for command $1 (a shell snippet) to succeed
+wait_for() {
+	i=0
+	while ! sh -c "$1" >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -le $(($2 * 5)) ] || return 1
+		sleep 0.2
+	done
+}

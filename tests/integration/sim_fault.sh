@@ -1,0 +1,27 @@
+#!/bin/sh
+# A seeded 30% drop on SA traffic: counters show it, some single-shot
+# queries time out, retried ones all succeed.
+. "$(dirname "$0")/sim_common.sh"
+fs up --gen star:4 >/dev/null || fail "fabsim up"
+fs fault seed 42 >/dev/null
+fs fault add class 0x03 drop prob 0.3 >/dev/null || fail "fault add"
+failed=0
+for i in $(seq 1 20); do
+	on h2 saquery -t 100 NodeRecord >/dev/null 2>&1 || failed=$((failed + 1))
+done
+echo "single-shot failures: $failed/20"
+[ $failed -gt 0 ] || fail "no single-shot query failed under 30% drop"
+[ $failed -lt 20 ] || fail "every query failed under 30% drop"
+for i in $(seq 1 10); do
+	ok=0
+	for try in $(seq 1 30); do
+		if on h3 saquery -t 100 NodeRecord >/dev/null 2>&1; then ok=1; break; fi
+	done
+	[ $ok = 1 ] || fail "query $i failed 30 times in a row"
+done
+drops=$(fs status | awk '$1 == "fault_drop" { print $2 }')
+[ "${drops:-0}" -gt 0 ] || fail "fault_drop counter is 0"
+fs status | grep -q "class 0x03 forwarded [0-9]* dropped [1-9]" || fail "class 0x03 drops not counted"
+fs fault clear >/dev/null
+on h2 saquery NodeRecord >/dev/null || fail "query after clearing faults"
+echo "PASS ($drops drops)"

@@ -1,0 +1,49 @@
+#!/bin/sh
+# CM-class MADs between processes on different hosts through libibumad
+# only; kernel-like agent registration rules.
+. "$(dirname "$0")/sim_common.sh"
+fs up --gen star:4 >/dev/null || fail "fabsim up"
+[ -x "$PINGPONG" ] || fail "no $PINGPONG"
+
+# two hosts exchange 200 Send MADs of class 0x07
+on_bg h3 "$PINGPONG" server 200 >"$FABSIM_DIR/server.out" 2>&1
+bg_pids="$bg_pids $!"
+wait_for "grep -q 'server lid' $FABSIM_DIR/server.out" 10 || fail "server did not start"
+on h1 "$PINGPONG" client "$(lid_of h3)" 200 || fail "ping-pong"
+wait $! || fail "server: $(cat "$FABSIM_DIR/server.out")"
+
+# in one process: a second registration of 0x07/Send fails EINVAL
+on h2 "$PINGPONG" dupreg || fail "in-process duplicate registration did not fail"
+
+# two processes on one host: different classes coexist, the same fails
+on_bg h2 "$PINGPONG" reg 0x07 30 >"$FABSIM_DIR/hold.out" 2>&1
+holder=$!
+bg_pids="$bg_pids $holder"
+wait_for "grep -q registered $FABSIM_DIR/hold.out" 10 || fail "holder did not register"
+on h2 "$PINGPONG" reg 0x09 || fail "a different class on the same host"
+on h2 "$PINGPONG" reg 0x07
+[ $? = 3 ] || fail "duplicate registration across processes did not fail with EINVAL"
+on h4 "$PINGPONG" reg 0x07 || fail "same class on another host must work"
+
+# the holder dies: its agent goes with it, at once
+kill -9 $holder
+wait $holder 2>/dev/null
+on h2 "$PINGPONG" reg 0x07 || fail "stale agent after the holder was killed"
+
+# a client killed in the middle of traffic leaves nothing behind
+on_bg h3 "$PINGPONG" server 1000000 >/dev/null 2>&1
+srv=$!
+bg_pids="$bg_pids $srv"
+sleep 0.5
+on_bg h1 "$PINGPONG" client "$(lid_of h3)" 100000 >/dev/null 2>&1
+cli=$!
+bg_pids="$bg_pids $cli"
+sleep 0.5
+kill -9 $cli $srv
+wait $cli $srv 2>/dev/null
+on h3 "$PINGPONG" reg 0x07 || fail "stale agent after killing a busy server"
+on h1 "$PINGPONG" reg 0x07 || fail "stale agent after killing a busy client"
+# SA table through an rmpp_version 0 agent: raw segments, our own ACKs
+out=$(on h4 "$PINGPONG" satable "$(lid_of h1)") || fail "user-RMPP SA table"
+[ "$(echo "$out" | awk '{ print $2 }')" = 5 ] || fail "user-RMPP NodeRecords: $out"
+echo "PASS"

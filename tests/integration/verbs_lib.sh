@@ -1,0 +1,76 @@
+# Sourced by tests/integration/verbs_*.sh: a private fabric for one test.
+# Everything started here is stopped at exit, by PID; exit 77 (skip) when
+# the fabric cannot start (no opensm, fabsim not built).
+: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+FABSIM=$top_builddir/sim/fabsim
+VERBS_CHECK=$top_builddir/tests/integration/verbs_check
+[ -x "$FABSIM" ] || { echo "SKIP: $FABSIM not built"; exit 77; }
+[ -x "$VERBS_CHECK" ] || { echo "SKIP: $VERBS_CHECK not built"; exit 77; }
+
+vt_dir=$(mktemp -d "${TMPDIR:-/tmp}/verbs-test.XXXXXX") || exit 99
+vt_pids=
+vt_cleanup() {
+	for p in $vt_pids; do kill "$p" 2>/dev/null; done
+	"$FABSIM" --dir "$vt_dir/fab" down >/dev/null 2>&1
+	rm -rf "$vt_dir"
+}
+trap vt_cleanup EXIT
+trap 'exit 99' INT TERM
+
+# A TCP port for the pingpong programs, distinct per test process.
+vt_port() {
+	echo $((20000 + ($$ * 7 + ${1:-0}) % 30000))
+}
+
+fab_up() {
+	if ! "$FABSIM" --dir "$vt_dir/fab" up "$@" >"$vt_dir/up.log" 2>&1; then
+		cat "$vt_dir/up.log"
+		echo "SKIP: the fabric did not come up"
+		exit 77
+	fi
+}
+
+on() {
+	h=$1
+	shift
+	"$FABSIM" --dir "$vt_dir/fab" run "$h" -- "$@"
+}
+
+# Run in the background on a host; its PID is in $! and killed at exit.
+bg_on() {
+	h=$1
+	shift
+	"$FABSIM" --dir "$vt_dir/fab" run "$h" -- "$@" &
+	vt_pids="$vt_pids $!"
+}
+
+fabsim() {
+	"$FABSIM" --dir "$vt_dir/fab" "$@"
+}
+
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+# Server on host A, client on host B, exchanging over TCP on loopback.
+# Usage: pair HOST_A HOST_B NAME CMD ARGS...   (client gets 127.0.0.1 last)
+pair() {
+	a=$1 b=$2 name=$3
+	shift 3
+	bg_on "$a" "$@" >"$vt_dir/$name.srv" 2>&1
+	spid=$!
+	sleep 0.5
+	on "$b" "$@" 127.0.0.1 >"$vt_dir/$name.cli" 2>&1
+	crc=$?
+	wait "$spid"
+	src=$?
+	echo "== $name: client $crc, server $src"
+	tail -n 3 "$vt_dir/$name.cli"
+	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
+		echo "-- server output:"
+		cat "$vt_dir/$name.srv"
+		return 1
+	fi
+	return 0
+}

@@ -1,0 +1,364 @@
+/*
+ * CM runtime on two fake umad ports wired back to back: the engine hosted
+ * on a progress loop, commands from the test thread, events through the
+ * eventfd queue.  Both runtimes share one loop, driven inline or by its
+ * thread, so only that loop ever touches the fake ports.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cm/runtime.h"
+#include "mad/mad_wire.h"
+#include "tests/unit/fake_umad.h"
+
+#define SVC 0x0000000001060000ull
+#define WAIT_MS 3000
+
+struct side {
+	struct fake_umad f;
+	struct cm_runtime *rt;
+	struct side *peer;
+	bool dead;                /* drop everything it sends */
+};
+
+struct pair {
+	struct mad_loop *loop;
+	struct side s[2];         /* 0 active, 1 passive */
+};
+
+/* The wire: what one side sends arrives at the other's CM agent (id 0). */
+static void wire(struct fake_umad *f, unsigned idx, void *arg)
+{
+	struct side *s = arg;
+	struct mad_addr src = { 0 };
+
+	if (s->dead)
+		return;
+	src.lid = s->f.port.lid;
+	src.qpn = 1;
+	src.qkey = MAD_QP1_QKEY;
+	fake_umad_inject(&s->peer->f, f->sent[idx].mad, f->sent[idx].len, 0, &src);
+}
+
+static void pair_open(struct pair *p, bool thread)
+{
+	memset(p, 0, sizeof(*p));
+	assert_int_equal(mad_loop_create(&p->loop, NULL, NULL), 0);
+	if (thread)
+		assert_int_equal(mad_loop_start(p->loop), 0);
+	for (int i = 0; i < 2; i++) {
+		struct side *s = &p->s[i];
+		struct cm_runtime_params rp = { 0 };
+
+		fake_umad_init(&s->f);
+		s->f.port.lid = (uint16_t)(5 + i);
+		s->f.port.gid[15] = (uint8_t)(5 + i);
+		s->peer = &p->s[1 - i];
+		s->f.on_send = wire;
+		s->f.on_send_arg = s;
+		rp.loop = p->loop;
+		rp.ops = &fake_umad_ops;
+		rp.ops_ctx = &s->f;
+		assert_int_equal(cm_runtime_open(&s->rt, &rp), 0);
+	}
+}
+
+static void pair_close(struct pair *p)
+{
+	for (int i = 0; i < 2; i++)
+		cm_runtime_close(p->s[i].rt);
+	mad_loop_destroy(p->loop);
+	for (int i = 0; i < 2; i++)
+		fake_umad_destroy(&p->s[i].f);
+}
+
+static void connect_cmd(struct pair *p, struct cm_connect_cmd *c, uint32_t qpn)
+{
+	struct mad_port_attr a, b;
+
+	assert_int_equal(cm_runtime_port(p->s[0].rt, &a), 0);
+	assert_int_equal(cm_runtime_port(p->s[1].rt, &b), 0);
+	memset(c, 0, sizeof(*c));
+	c->user = 0x1234;
+	c->service_id = SVC + 7471;
+	c->qpn = qpn;
+	c->starting_psn = 0x42;
+	c->qp_type = CM_QPT_RC;
+	c->responder_resources = 1;
+	c->initiator_depth = 1;
+	c->remote_cm_response_timeout = 10; /* 4 ms per try */
+	c->local_cm_response_timeout = 10;
+	c->retry_count = 7;
+	c->rnr_retry_count = 7;
+	c->max_cm_retries = 3;
+	c->primary.slid = a.lid;
+	c->primary.dlid = b.lid;
+	memcpy(c->primary.sgid, a.gid, 16);
+	memcpy(c->primary.dgid, b.gid, 16);
+	c->primary.rate = 3;
+	c->primary.subnet_local = 1;
+	c->primary.packet_life_time = 8;
+	c->primary.local_ack_timeout = 9;
+	c->primary.mtu = IBV_MTU_1024;
+	c->primary.pkey = 0xffff;
+}
+
+static void expect_event(struct side *s, enum cm_event_type t, struct cm_event *ev)
+{
+	int rc = cm_runtime_wait_event(s->rt, ev, WAIT_MS);
+
+	assert_int_equal(rc, 0);
+	if (ev->type != t)
+		fail_msg("expected %s, got %s", cm_event_name(t), cm_event_name(ev->type));
+}
+
+static bool fd_readable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1;
+}
+
+static void test_bad_args(void **state)
+{
+	struct cm_runtime *rt;
+	struct cm_event ev;
+	struct cm_rt_cmd c = { .op = CM_RT__COUNT };
+	struct pair p;
+
+	(void)state;
+	assert_int_equal(cm_runtime_open(NULL, NULL), -EINVAL);
+	assert_int_equal(cm_runtime_open(&rt, NULL), -EINVAL);
+	assert_int_equal(cm_runtime_get_event(NULL, &ev), -EINVAL);
+	assert_int_equal(cm_runtime_exec(NULL, &c), -EINVAL);
+	cm_runtime_close(NULL);
+	pair_open(&p, false);
+	assert_int_equal(cm_runtime_exec(p.s[0].rt, &c), -EINVAL);
+	c.op = CM_RT_RTU;
+	c.private_data_len = CM_PRIVATE_MAX + 1;
+	assert_int_equal(cm_runtime_exec(p.s[0].rt, &c), -EINVAL);
+	/* Unknown connection: the engine's answer comes back. */
+	assert_int_equal(cm_runtime_rtu(p.s[0].rt, 12345), -ENOENT);
+	assert_int_equal(cm_runtime_get_event(p.s[0].rt, &ev), -EAGAIN);
+	assert_false(fd_readable(cm_runtime_event_fd(p.s[0].rt)));
+	/* No SA client asked for. */
+	assert_int_equal(cm_runtime_resolve_path(p.s[0].rt, p.s[1].f.port.gid, 0,
+						 &(struct cm_path){ 0 }),
+			 -ENOTSUP);
+	pair_close(&p);
+}
+
+/* The whole life of one connection, both sides through the runtime API. */
+static void handshake(struct pair *p)
+{
+	struct side *a = &p->s[0], *b = &p->s[1];
+	struct cm_connect_cmd cc;
+	struct cm_accept_cmd ac = { 0 };
+	struct cm_event ev;
+	struct ibv_qp_attr attr;
+	struct cm_rt_stats st;
+	enum cm_state cst;
+	uint32_t aid, bid;
+	int lid, mask;
+
+	lid = cm_runtime_listen(b->rt, SVC, ~0xffffull, 0x77);
+	assert_true(lid >= 0);
+	connect_cmd(p, &cc, 0x1001);
+	assert_int_equal(cm_runtime_connect(a->rt, &cc, &aid), 0);
+
+	expect_event(b, CM_EV_REQ_RCVD, &ev);
+	assert_int_equal(ev.listen_id, lid);
+	assert_int_equal(ev.req.remote_qpn, 0x1001);
+	assert_int_equal(ev.req.starting_psn, 0x42);
+	assert_int_equal(ev.req.service_id, SVC + 7471);
+	assert_int_equal(ev.from.lid, 5);
+	bid = ev.id;
+	ac.qpn = 0x2002;
+	ac.starting_psn = 0x99;
+	ac.responder_resources = 1;
+	ac.initiator_depth = 1;
+	ac.rnr_retry_count = 7;
+	assert_int_equal(cm_runtime_accept(b->rt, bid, 0xb0b, &ac), 0);
+
+	expect_event(a, CM_EV_REP_RCVD, &ev);
+	assert_int_equal(ev.id, aid);
+	assert_int_equal(ev.user, 0x1234);
+	assert_int_equal(ev.rep.remote_qpn, 0x2002);
+	/* The engine's RTR attributes name the peer's QP and PSN. */
+	assert_int_equal(cm_runtime_init_qp_attr(a->rt, aid, IBV_QPS_RTR, &attr, &mask), 0);
+	assert_true(mask & IBV_QP_DEST_QPN);
+	assert_int_equal(attr.dest_qp_num, 0x2002);
+	assert_int_equal(attr.rq_psn, 0x99);
+	assert_int_equal(attr.ah_attr.dlid, 6);
+	assert_int_equal(attr.path_mtu, IBV_MTU_1024);
+	assert_int_equal(cm_runtime_rtu(a->rt, aid), 0);
+	expect_event(b, CM_EV_RTU_RCVD, &ev);
+	assert_int_equal(ev.user, 0xb0b);
+	struct cm_rt_cmd sc = { .op = CM_RT_CONN_STATE, .id = bid };
+
+	assert_int_equal(cm_runtime_exec(b->rt, &sc), 0);
+	cst = sc.state;
+	assert_int_equal(cst, CM_ST_ESTABLISHED);
+
+	/* Disconnect from the active side; both pass through TimeWait. */
+	assert_int_equal(cm_runtime_disconnect(a->rt, aid), 0);
+	expect_event(b, CM_EV_DREQ_RCVD, &ev);
+	assert_int_equal(cm_runtime_disconnect(b->rt, bid), 0);
+	expect_event(a, CM_EV_DREP_RCVD, &ev);
+	expect_event(a, CM_EV_TIMEWAIT_EXIT, &ev);
+	expect_event(b, CM_EV_TIMEWAIT_EXIT, &ev);
+	assert_int_equal(cm_runtime_stats(a->rt, &st), 0);
+	assert_int_equal(st.conns, 0);
+	assert_int_equal(st.cm.sent[CM_STAT_REQ], 1);
+	assert_int_equal(st.cm.rcvd[CM_STAT_REP], 1);
+	assert_int_equal(st.cm.sent[CM_STAT_RTU], 1);
+	assert_int_equal(st.cm.rcvd[CM_STAT_DREP], 1);
+	assert_int_equal(st.events_queued, 3);
+	assert_int_equal(st.events_dropped, 0);
+	assert_true(st.mad.sent >= 3);
+	assert_false(fd_readable(cm_runtime_event_fd(a->rt)));
+}
+
+static void test_handshake_inline(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, false);
+	handshake(&p);
+	pair_close(&p);
+}
+
+/* Same, with the loop on its own thread: the real threading model. */
+static void test_handshake_thread(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, true);
+	handshake(&p);
+	pair_close(&p);
+}
+
+static void test_event_fd_signals(void **state)
+{
+	struct pair p;
+	struct cm_connect_cmd cc;
+	struct cm_event ev;
+	uint32_t id;
+	int fd;
+
+	(void)state;
+	pair_open(&p, true);
+	fd = cm_runtime_event_fd(p.s[0].rt);
+	assert_true(fd >= 0);
+	assert_false(fd_readable(fd));
+	/* Nobody listens: the REJ comes back as an event, fd turns readable. */
+	connect_cmd(&p, &cc, 0x1003);
+	assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	assert_int_equal(poll(&pfd, 1, WAIT_MS), 1);
+	assert_int_equal(cm_runtime_get_event(p.s[0].rt, &ev), 0);
+	assert_int_equal(ev.type, CM_EV_REJ_RCVD);
+	assert_int_equal(ev.rej.reason, CM_REJ_INVALID_SERVICE_ID);
+	assert_int_equal(ev.id, id);
+	assert_false(fd_readable(fd));
+	assert_int_equal(cm_runtime_get_event(p.s[0].rt, &ev), -EAGAIN);
+	pair_close(&p);
+}
+
+/* A silent peer: the active side reports a timeout, bounded in time. */
+static void test_req_timeout(void **state)
+{
+	struct pair p;
+	struct cm_connect_cmd cc;
+	struct cm_event ev;
+	struct cm_rt_stats st;
+	uint32_t id;
+
+	(void)state;
+	pair_open(&p, true);
+	p.s[0].dead = true;
+	connect_cmd(&p, &cc, 0x1004);
+	cc.max_cm_retries = 2;
+	assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
+	expect_event(&p.s[0], CM_EV_REQ_ERROR, &ev);
+	assert_int_equal(ev.status, -ETIMEDOUT);
+	assert_int_equal(cm_runtime_stats(p.s[0].rt, &st), 0);
+	assert_int_equal(st.cm.sent[CM_STAT_REQ] + st.cm.retried[CM_STAT_REQ] >= 3, 1);
+	assert_int_equal(st.cm.timeouts, 1);
+	pair_close(&p);
+}
+
+/* Garbage on the CM agent is dropped without an event or a crash. */
+static void test_garbage(void **state)
+{
+	struct pair p;
+	uint8_t mad[256];
+	struct cm_event ev;
+	struct mad_addr src = { .lid = 9, .qpn = 1, .qkey = MAD_QP1_QKEY };
+
+	(void)state;
+	pair_open(&p, false);
+	for (int i = 0; i < 64; i++) {
+		for (size_t k = 0; k < sizeof(mad); k++)
+			mad[k] = (uint8_t)(k * 31 + (size_t)i * 7);
+		mad[0] = 1;
+		mad[1] = MAD_CLASS_CM;
+		mad[2] = MAD_CLASS_VERSION_CM;
+		mad[3] = MAD_METHOD_SEND;
+		fake_umad_inject(&p.s[1].f, mad, (size_t)(i * 4 % 257), 0, &src);
+	}
+	assert_int_equal(cm_runtime_wait_event(p.s[1].rt, &ev, 50), -ETIMEDOUT);
+	pair_close(&p);
+}
+
+/* A batch runs in order in one round trip, each with its own result. */
+static void test_batch(void **state)
+{
+	struct pair p;
+	struct cm_rt_cmd c[3];
+	struct cm_event ev;
+
+	(void)state;
+	pair_open(&p, true);
+	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
+	memset(c, 0, sizeof(c));
+	c[0].op = CM_RT_CONNECT;
+	connect_cmd(&p, &c[0].connect, 0x1005);
+	c[1].op = CM_RT_CONNECT;
+	connect_cmd(&p, &c[1].connect, 0x1006);
+	c[2].op = CM_RT_RTU;
+	c[2].id = 777;
+	assert_int_equal(cm_runtime_exec_batch(p.s[0].rt, c, 3), 0);
+	assert_int_equal(c[0].result, 0);
+	assert_int_equal(c[1].result, 0);
+	assert_int_not_equal(c[0].id, c[1].id);
+	assert_int_equal(c[2].result, -ENOENT);
+	expect_event(&p.s[1], CM_EV_REQ_RCVD, &ev);
+	expect_event(&p.s[1], CM_EV_REQ_RCVD, &ev);
+	pair_close(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_args),
+		cmocka_unit_test(test_handshake_inline),
+		cmocka_unit_test(test_handshake_thread),
+		cmocka_unit_test(test_event_fd_signals),
+		cmocka_unit_test(test_req_timeout),
+		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_batch),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

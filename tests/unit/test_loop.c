@@ -1,0 +1,164 @@
+/*
+ * The progress loop with its thread: mad_loop_call runs on the loop and
+ * waits; posted commands run in order; a watched fd and a timer wake it;
+ * without a thread, mad_loop_run_once drives the same code.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include "mad/loop.h"
+
+static pthread_t ran_on;
+static void record_thread(void *arg)
+{
+	(void)arg;
+	ran_on = pthread_self();
+}
+
+struct seq_cmd {
+	struct mad_loop_cmd cmd;
+	int value;
+};
+
+static int seq[200], nseq;
+static void seq_run(struct mad_loop *l, struct mad_loop_cmd *cmd)
+{
+	(void)l;
+	seq[nseq++] = ((struct seq_cmd *)cmd)->value;
+	free(cmd);
+}
+
+static void noop(void *arg)
+{
+	(void)arg;
+}
+
+static void test_call_and_order(void **state)
+{
+	struct mad_loop *l;
+
+	(void)state;
+	assert_int_equal(mad_loop_create(&l, NULL, NULL), 0);
+	assert_int_equal(mad_loop_start(l), 0);
+	assert_int_equal(mad_loop_start(l), 0); /* idempotent */
+	assert_true(mad_loop_started(l));
+	assert_false(mad_loop_owns(l));
+	assert_int_equal(mad_loop_call(l, record_thread, NULL), 0);
+	assert_false(pthread_equal(ran_on, pthread_self()));
+	nseq = 0;
+	for (int i = 0; i < 100; i++) {
+		struct seq_cmd *c = calloc(1, sizeof(*c));
+
+		c->cmd.run = seq_run;
+		c->value = i;
+		assert_int_equal(mad_loop_post(l, &c->cmd), 0);
+	}
+	assert_int_equal(mad_loop_call(l, noop, NULL), 0); /* after the 100 */
+	assert_int_equal(nseq, 100);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(seq[i], i);
+	assert_int_equal(mad_loop_post(l, NULL), -EINVAL);
+	mad_loop_destroy(l);
+}
+
+static atomic_int fd_hits, timer_hits;
+static void on_fd(struct mad_loop *l, int fd, void *arg)
+{
+	uint64_t v;
+
+	(void)l;
+	(void)arg;
+	if (read(fd, &v, sizeof(v)) == sizeof(v))
+		atomic_fetch_add(&fd_hits, 1);
+}
+
+static void on_timer(struct mad_timer *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+	atomic_fetch_add(&timer_hits, 1);
+}
+
+struct setup_args {
+	struct mad_loop *l;
+	int fd;
+	struct mad_timer *t;
+};
+
+static void setup_on_loop(void *arg)
+{
+	struct setup_args *a = arg;
+
+	mad_loop_watch_fd(a->l, a->fd, on_fd, NULL);
+	mad_timer_arm(mad_loop_timers(a->l), a->t, 5000000, on_timer, NULL);
+}
+
+static void test_fd_and_timer_wake_the_thread(void **state)
+{
+	struct mad_loop *l;
+	struct mad_timer t = {0};
+	struct setup_args a;
+	uint64_t one = 1;
+	int fd = eventfd(0, EFD_NONBLOCK);
+
+	(void)state;
+	assert_int_equal(mad_loop_create(&l, NULL, NULL), 0);
+	assert_int_equal(mad_loop_start(l), 0);
+	a.l = l;
+	a.fd = fd;
+	a.t = &t;
+	assert_int_equal(mad_loop_call(l, setup_on_loop, &a), 0);
+	assert_int_equal(write(fd, &one, sizeof(one)), sizeof(one));
+	for (int i = 0; i < 200 && (atomic_load(&fd_hits) < 1 || atomic_load(&timer_hits) < 1); i++)
+		usleep(5000);
+	assert_int_equal(atomic_load(&fd_hits), 1);
+	assert_int_equal(atomic_load(&timer_hits), 1);
+	mad_loop_destroy(l);
+	close(fd);
+}
+
+static void test_without_thread(void **state)
+{
+	struct mad_loop *l;
+	struct seq_cmd *c = calloc(1, sizeof(*c));
+
+	(void)state;
+	assert_int_equal(mad_loop_create(&l, NULL, NULL), 0);
+	assert_true(mad_loop_owns(l));
+	nseq = 0;
+	c->cmd.run = seq_run;
+	c->value = 7;
+	assert_int_equal(mad_loop_post(l, &c->cmd), 0);
+	assert_int_equal(mad_loop_run_once(l, 0), 1);
+	assert_int_equal(nseq, 1);
+	assert_int_equal(mad_loop_call(l, record_thread, NULL), 0); /* inline */
+	assert_true(pthread_equal(ran_on, pthread_self()));
+	/* Destroy runs what is still queued, so no poster waits forever. */
+	c = calloc(1, sizeof(*c));
+	c->cmd.run = seq_run;
+	c->value = 8;
+	assert_int_equal(mad_loop_post(l, &c->cmd), 0);
+	mad_loop_destroy(l);
+	assert_int_equal(nseq, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_call_and_order),
+	    cmocka_unit_test(test_fd_and_timer_wake_the_thread),
+	    cmocka_unit_test(test_without_thread),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
