@@ -532,6 +532,9 @@ static void build_rej(struct cm_engine *e, struct cm_conn *c, uint16_t reason, u
 {
 	uint8_t *msg = cm_msg_start(e, c, &cm_rej_layout);
 
+	/* Rejecting a REQ we never answered: no local ID yet (kernel cm_format_rej). */
+	if (c->state == CM_ST_REQ_RCVD)
+		mad_set(msg, cm_rej_fields, CM_REJ_LOCAL_COMM_ID, 0);
 	mad_set(msg, cm_rej_fields, CM_REJ_MESSAGE_REJECTED, what);
 	mad_set(msg, cm_rej_fields, CM_REJ_REASON, reason);
 	if (ari_len) {

@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,36 +27,60 @@ static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- the HCA thread ---------------------------------------------------- */
 
+/* While an application thread spins on ibv_poll_cq it drains the wire
+ * itself (verbs_rx_pending); the HCA thread then stays off the socket, or
+ * every packet would wake two threads for one piece of work. */
+#define SPIN_GRACE_NS 500000ull
+
 static void *hca_thread(void *arg)
 {
-	uint64_t next = 0;
+	uint64_t next = 0, seen_polls = 0;
 
 	(void)arg;
 	for (;;) {
 		struct pollfd pfd[2] = {
-			{ .fd = verbs_transport_fd(), .events = POLLIN },
 			{ .fd = verbs_hca.wake[0], .events = POLLIN },
+			{ .fd = verbs_transport_fd(), .events = POLLIN },
 		};
-		int timeout = -1;
-		uint64_t now = verbs_now_ns();
+		uint64_t now = verbs_now_ns(), until = next;
+		uint64_t spun = __atomic_load_n(&verbs_hca.last_poll_ns,
+						__ATOMIC_RELAXED);
+		uint64_t polls = __atomic_load_n(&verbs_hca.empty_polls,
+						 __ATOMIC_RELAXED);
+		struct timespec ts, *tsp = NULL;
+		nfds_t nfds = 2;
+		/* Spinning: many empty polls since we last looked, not the
+		 * one or two of an application about to wait for an event. */
+		bool spinning = polls - seen_polls >= 32;
 
-		if (next) {
-			uint64_t ms = next > now ? (next - now + 999999) / 1000000 : 0;
-
-			timeout = ms > 1000 ? 1000 : (int)ms;
+		seen_polls = polls;
+		if (spinning && spun && now < spun + SPIN_GRACE_NS) {
+			nfds = 1;
+			if (!until || until > spun + SPIN_GRACE_NS)
+				until = spun + SPIN_GRACE_NS;
 		}
-		if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
+		__atomic_store_n(&verbs_hca.off_wire, nfds == 1, __ATOMIC_RELAXED);
+		if (until) {
+			uint64_t d = until > now ? until - now : 0;
+
+			if (d > 1000000000ull)
+				d = 1000000000ull;
+			ts.tv_sec = (time_t)(d / 1000000000ull);
+			ts.tv_nsec = (long)(d % 1000000000ull);
+			tsp = &ts;
+		}
+		if (ppoll(pfd, nfds, tsp, NULL) < 0 && errno != EINTR)
 			break;
-		if (pfd[1].revents & POLLIN) {
+		if (pfd[0].revents & POLLIN) {
 			char c[64];
 
 			if (read(verbs_hca.wake[0], c, sizeof(c)) <= 0)
 				break;
 		}
-		if (pfd[0].revents & (POLLERR | POLLHUP | POLLNVAL))
-			if (!(pfd[0].revents & POLLIN))
-				break;
-		if (pfd[0].revents & POLLIN)
+		if (nfds == 2 && (pfd[1].revents & (POLLERR | POLLHUP | POLLNVAL)) &&
+		    !(pfd[1].revents & POLLIN))
+			break; /* the fabric is gone */
+		if (nfds == 2 && (pfd[1].revents & POLLIN))
 			verbs_rx_pending(64);
 		VERBS_LOCK();
 		next = verbs_run_timers(verbs_now_ns());
@@ -62,6 +88,17 @@ static void *hca_thread(void *arg)
 		VERBS_UNLOCK();
 	}
 	return NULL;
+}
+
+/* An application thread is about to block (armed a CQ, waits for an
+ * event): the HCA thread must serve the wire again now. */
+void verbs_hca_unspin(void)
+{
+	__atomic_store_n(&verbs_hca.last_poll_ns, 0, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&verbs_hca.off_wire, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&verbs_hca.off_wire, false, __ATOMIC_RELAXED);
+		verbs_hca_kick();
+	}
 }
 
 /* Wake the HCA thread so it recomputes its next timer. */
@@ -777,6 +814,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
 		errno = EINVAL;
 		return -1;
 	}
+	verbs_hca_unspin();
 	n = read(ch->fd, &p, sizeof(p));
 	if (n != sizeof(p))
 		return -1;

@@ -1364,6 +1364,9 @@ int verbs_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		return -1;
 	/* Unlocked peek: an empty CQ is the common case when spinning. */
 	if (!__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&verbs_hca.last_poll_ns, verbs_now_ns(),
+				 __ATOMIC_RELAXED);
+		__atomic_add_fetch(&verbs_hca.empty_polls, 1, __ATOMIC_RELAXED);
 		/* A spinning poller plays the HCA itself: it takes what the
 		 * wire brought without waiting for the HCA thread to be
 		 * scheduled.  Then it yields, so that on a machine with fewer
@@ -1387,6 +1390,7 @@ int verbs_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct vcq *cq = to_vcq(ibcq);
 
+	verbs_hca_unspin();
 	VERBS_LOCK();
 	cq->armed = true;
 	cq->solicited_only = solicited_only;

@@ -186,6 +186,9 @@ struct vhca {
 	uint32_t nmrs;
 	uint32_t mr_gen;
 	uint64_t sleep_until; /* when the HCA thread wakes up; 0 = never */
+	uint64_t last_poll_ns; /* an application thread polled a CQ then */
+	uint64_t empty_polls;  /* how many times it found its CQ empty */
+	bool off_wire;	       /* the HCA thread leaves the socket to it */
 	/* counters, for tests and fabsim status */
 	uint64_t rx_pkts, tx_pkts, drop_pkey, drop_qkey, drop_state, drop_qpn;
 };
@@ -196,6 +199,7 @@ extern struct vhca verbs_hca;
 
 /* verbs_api.c */
 void verbs_hca_kick(void);
+void verbs_hca_unspin(void);
 uint16_t verbs_pkey_at(unsigned int index);
 struct vmr *verbs_mr_lookup(uint32_t key);
 int verbs_cq_push(struct vcq *cq, const struct ibv_wc *wc, bool solicited);

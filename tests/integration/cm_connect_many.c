@@ -467,6 +467,11 @@ int main(int argc, char **argv)
 		} else {
 			cmd.qpn = 0x1000 + i;
 		}
+		if (i == 0)
+			printf("active: first REQ qpn 0x%06x psn 0x%06x service 0x%016llx lids %u>%u "
+			       "pkey 0x%04x mtu %u\n", cmd.qpn, cmd.starting_psn,
+			       (unsigned long long)cmd.service_id, cmd.primary.slid, cmd.primary.dlid,
+			       cmd.primary.pkey, cmd.primary.mtu);
 		ret = cm_engine_connect(g.e, &cmd, &c->id);
 		if (ret) {
 			fprintf(stderr, "connect %u: %s\n", i, strerror(-ret));

@@ -84,8 +84,20 @@ if command -v tshark >/dev/null 2>&1; then
 		tshark -r "$tmp/cm.pcap" -V >"$tmp/cm.txt" 2>&1
 		if grep -qi "malformed" "$tmp/cm.txt"; then fail "tshark: malformed packets"
 		else ok "capture decodes in tshark without malformed packets"; fi
-		grep -q "ConnectRequest" "$tmp/cm.txt" && ok "tshark sees the REQs" ||
-			echo "note: tshark did not name ConnectRequest"
+		# The first REQ as tshark reads it, against what the engine was given.
+		want=$(sed -n 's/^active: first REQ //p' "$tmp/capture.active")
+		got=$(tshark -r "$tmp/cm.pcap" -Y infiniband.cm.req -T fields \
+			-e infiniband.cm.req.localqpn -e infiniband.cm.req.startpsn \
+			-e infiniband.cm.req.serviceid -e infiniband.cm.req.prim_locallid \
+			-e infiniband.cm.req.prim_remotelid -e infiniband.cm.req.pkey \
+			-e infiniband.cm.req.pppmtu 2>/dev/null | head -1 |
+			awk '{ printf "qpn %s psn %s service %s lids %d>%d pkey %s mtu %d\n",
+				$1, $2, $3, $4, $5, $6, $7 }')
+		if [ -n "$want" ] && [ "$want" = "$got" ]; then
+			ok "REQ fields in tshark match the engine's input ($got)"
+		else
+			fail "REQ fields: engine '$want', tshark '$got'"
+		fi
 	else
 		echo "note: no capture written"
 	fi

@@ -93,8 +93,9 @@ static void connect_cmd(struct pair *p, struct cm_connect_cmd *c, uint32_t qpn)
 	c->qp_type = CM_QPT_RC;
 	c->responder_resources = 1;
 	c->initiator_depth = 1;
-	c->remote_cm_response_timeout = 10; /* 4 ms per try */
-	c->local_cm_response_timeout = 10;
+	/* 268 ms per try: no retry even under valgrind; TimeWait stays short. */
+	c->remote_cm_response_timeout = 16;
+	c->local_cm_response_timeout = 16;
 	c->retry_count = 7;
 	c->rnr_retry_count = 7;
 	c->max_cm_retries = 3;
@@ -288,6 +289,7 @@ static void test_req_timeout(void **state)
 	pair_open(&p, true);
 	p.s[0].dead = true;
 	connect_cmd(&p, &cc, 0x1004);
+	cc.remote_cm_response_timeout = 10; /* 4 ms per try */
 	cc.max_cm_retries = 2;
 	assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
 	expect_event(&p.s[0], CM_EV_REQ_ERROR, &ev);
@@ -348,6 +350,52 @@ static void test_batch(void **state)
 	pair_close(&p);
 }
 
+/* The on-loop hook answers a REQ without the application thread. */
+static bool accept_on_loop(void *arg, struct cm_runtime *rt, const struct cm_event *ev)
+{
+	struct cm_accept_cmd ac = { .qpn = 0x3003, .starting_psn = 1, .rnr_retry_count = 7 };
+	int *n = arg;
+
+	if (ev->type != CM_EV_REQ_RCVD)
+		return false;   /* everything else still goes to the queue */
+	assert_int_equal(cm_runtime_accept(rt, ev->id, 0xfeed, &ac), 0);
+	(*n)++;
+	return true;
+}
+
+static void test_loop_hook(void **state)
+{
+	struct pair p;
+	struct cm_runtime_params rp = { 0 };
+	struct cm_connect_cmd cc;
+	struct cm_event ev;
+	uint32_t id;
+	int hooked = 0;
+
+	(void)state;
+	pair_open(&p, true);
+	/* Reopen B with the hook (its fake port stays the same). */
+	cm_runtime_close(p.s[1].rt);
+	p.s[1].f.next_agent = 0;  /* the wire delivers to agent 0 */
+	rp.loop = p.loop;
+	rp.ops = &fake_umad_ops;
+	rp.ops_ctx = &p.s[1].f;
+	rp.on_loop_event = accept_on_loop;
+	rp.on_loop_event_arg = &hooked;
+	assert_int_equal(cm_runtime_open(&p.s[1].rt, &rp), 0);
+	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
+	connect_cmd(&p, &cc, 0x1007);
+	assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
+	expect_event(&p.s[0], CM_EV_REP_RCVD, &ev);
+	assert_int_equal(ev.rep.remote_qpn, 0x3003);
+	assert_int_equal(hooked, 1);
+	assert_int_equal(cm_runtime_rtu(p.s[0].rt, id), 0);
+	/* Not consumed by the hook: RTU_RCVD is queued for B's application. */
+	expect_event(&p.s[1], CM_EV_RTU_RCVD, &ev);
+	assert_int_equal(ev.user, 0xfeed);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -358,6 +406,7 @@ int main(void)
 		cmocka_unit_test(test_req_timeout),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_batch),
+		cmocka_unit_test(test_loop_hook),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
