@@ -40,11 +40,11 @@
 
 #include "cm/runtime.h"
 
-#define PING_CLASS 0x09          /* vendor range 1: no OUI, no RMPP */
+#define PING_CLASS 0x09 /* vendor range 1: no OUI, no RMPP */
 #define PING_VERSION 1
 #define SERVICE (0x0000000001060000ull + 18516)
 #define SERVICE_CM_ONLY (SERVICE + 1)
-#define SERVICE_ON_LOOP (SERVICE + 2)   /* CM only, answered on the loop thread */
+#define SERVICE_ON_LOOP (SERVICE + 2) /* CM only, answered on the loop thread */
 #define ON_LOOP_USER 2
 
 /* Active side, on-loop run: when each connection reached ESTABLISHED. */
@@ -121,7 +121,7 @@ static void dev_open(struct dev *d)
 
 static struct ibv_qp *qp_new(struct dev *d)
 {
-	struct ibv_qp_init_attr ia = { 0 };
+	struct ibv_qp_init_attr ia = {0};
 
 	ia.send_cq = ia.recv_cq = d->cq;
 	ia.qp_type = IBV_QPT_RC;
@@ -140,10 +140,10 @@ static int qp_move(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp, enum i
 	return ibv_modify_qp(qp, &a, mask) ? -EIO : 0;
 }
 
-static struct cm_runtime *rt_open(bool sa, unsigned max,
-				  bool (*hook)(void *, struct cm_runtime *, const struct cm_event *))
+static struct cm_runtime *
+rt_open(bool sa, unsigned max, bool (*hook)(void *, struct cm_runtime *, const struct cm_event *))
 {
-	struct cm_runtime_params p = { 0 };
+	struct cm_runtime_params p = {0};
 	struct cm_runtime *rt;
 	int rc;
 
@@ -161,13 +161,13 @@ static struct cm_runtime *rt_open(bool sa, unsigned max,
 
 static int ping_open(int *agent, bool responder)
 {
-	long mask[16 / sizeof(long)] = { 0 };
+	long mask[16 / sizeof(long)] = {0};
 	int port = umad_open_port(NULL, 0);
 
 	if (port < 0)
 		die("umad_open_port", port);
 	if (responder)
-		mask[0] = 1L << 0x01;  /* Get */
+		mask[0] = 1L << 0x01; /* Get */
 	*agent = umad_register(port, PING_CLASS, PING_VERSION, 0, responder ? mask : NULL);
 	if (*agent < 0)
 		die("umad_register", *agent);
@@ -192,7 +192,7 @@ static void *ping_responder(void *arg)
 		if (mad[1] != PING_CLASS || mad[3] != 0x01)
 			continue;
 		a = umad_get_mad_addr(buf);
-		mad[3] = 0x81;             /* GetResp, same TID */
+		mad[3] = 0x81; /* GetResp, same TID */
 		umad_set_addr(buf, ntohs(a->lid), (int)ntohl(a->qpn), a->sl, (int)ntohl(a->qkey));
 		umad_send(port, agent, buf, 256, 0, 0);
 	}
@@ -218,20 +218,20 @@ static double ping_floor(double *p99)
 		int len = 256;
 
 		memset(buf, 0, sz);
-		mad[0] = 1;                /* base version */
+		mad[0] = 1; /* base version */
 		mad[1] = PING_CLASS;
 		mad[2] = PING_VERSION;
-		mad[3] = 0x01;             /* Get */
-		mad[15] = (uint8_t)i;      /* TID low byte; the port owns the high bits */
+		mad[3] = 0x01;	      /* Get */
+		mad[15] = (uint8_t)i; /* TID low byte; the port owns the high bits */
 		mad[14] = (uint8_t)(i >> 8);
-		mad[17] = 0x10;            /* some attribute */
+		mad[17] = 0x10; /* some attribute */
 		umad_set_addr(buf, dlid, 1, 0, 0x80010000);
 		t0 = now_ns();
 		if (umad_send(port, agent, buf, 256, 1000, 0) < 0)
 			continue;
 		if (umad_recv(port, rbuf, &len, 2000) < 0 || umad_status(rbuf))
 			continue;
-		if (i >= 100)              /* the first 100 warm up */
+		if (i >= 100) /* the first 100 warm up */
 			t[ok++] = now_ns() - t0;
 	}
 	umad_close_port(port);
@@ -251,7 +251,7 @@ static double ping_floor(double *p99)
 static bool server_hook(void *arg, struct cm_runtime *rt, const struct cm_event *ev)
 {
 	static uint32_t qpn = 0x600000;
-	struct cm_accept_cmd ac = { 0 };
+	struct cm_accept_cmd ac = {0};
 
 	(void)arg;
 	if (ev->user != ON_LOOP_USER)
@@ -305,7 +305,7 @@ static int server(void)
 	fflush(stdout);
 	while (!atomic_load(&stop)) {
 		struct cm_event ev;
-		struct cm_accept_cmd ac = { 0 };
+		struct cm_accept_cmd ac = {0};
 		struct ibv_qp *qp;
 		uint64_t slot;
 
@@ -373,7 +373,7 @@ static bool client_hook(void *arg, struct cm_runtime *rt, const struct cm_event 
 		return false;
 	if (cm_runtime_rtu(rt, ev->id) == 0 && ev->user - EST_BASE < est_n)
 		est_at[ev->user - EST_BASE] = now_ns();
-	return false;   /* the application still hears of it */
+	return false; /* the application still hears of it */
 }
 
 static void connect_tmpl(struct cm_runtime *rt, struct cm_connect_cmd *c)
@@ -723,8 +723,8 @@ static int run_auto(const char *argv0, char **extra)
 	fflush(stdout);
 	cp = fork();
 	if (cp == 0) {
-		char *av[32] = { fabsim, "--dir", dir, "run", cli, "--", self, "client", "--dgid",
-				 gid, "--dlid", lidbuf };
+		char *av[32] = {fabsim, "--dir",  dir,	    "run", cli,	     "--",
+				self,	"client", "--dgid", gid,   "--dlid", lidbuf};
 		int k = 12;
 
 		for (int i = 0; extra[i] && k < 31; i++)
@@ -748,12 +748,9 @@ out:
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "n", required_argument, NULL, 'n' },
-		{ "seq", required_argument, NULL, 's' },
-		{ "pings", required_argument, NULL, 'p' },
-		{ "dgid", required_argument, NULL, 'g' },
-		{ "dlid", required_argument, NULL, 'l' },
-		{ NULL, 0, NULL, 0 },
+	    {"n", required_argument, NULL, 'n'},     {"seq", required_argument, NULL, 's'},
+	    {"pings", required_argument, NULL, 'p'}, {"dgid", required_argument, NULL, 'g'},
+	    {"dlid", required_argument, NULL, 'l'},  {NULL, 0, NULL, 0},
 	};
 	const char *mode = argc > 1 && argv[1][0] != '-' ? argv[1] : "auto";
 	char **opts_start = argv + (strcmp(mode, "auto") ? 2 : 1);
@@ -764,18 +761,27 @@ int main(int argc, char **argv)
 	optind = (int)(opts_start - argv);
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (ch) {
-		case 'n': n_flight = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 's': n_seq = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'p': n_pings = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'n':
+			n_flight = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			n_seq = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'p':
+			n_pings = (unsigned)strtoul(optarg, NULL, 0);
+			break;
 		case 'g':
 			if (inet_pton(AF_INET6, optarg, &a6) != 1)
 				die("bad --dgid", EINVAL);
 			memcpy(dgid, &a6, 16);
 			break;
-		case 'l': dlid = (int)strtol(optarg, NULL, 0); break;
+		case 'l':
+			dlid = (int)strtol(optarg, NULL, 0);
+			break;
 		default:
-			fprintf(stderr, "usage: cm_fabric_bench [server | client --dgid GID --dlid LID]"
-					" [--n N] [--seq S] [--pings P]\n");
+			fprintf(stderr,
+				"usage: cm_fabric_bench [server | client --dgid GID --dlid LID]"
+				" [--n N] [--seq S] [--pings P]\n");
 			return 2;
 		}
 	}

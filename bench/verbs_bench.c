@@ -73,13 +73,17 @@ static void setup(void)
 {
 	struct ibv_device **l = ibv_get_device_list(NULL);
 	struct ibv_qp_init_attr ia = {
-		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1,
-			 .max_recv_sge = 1, .max_inline_data = 64 },
-		.qp_type = IBV_QPT_RC,
+	    .cap = {.max_send_wr = 64,
+		    .max_recv_wr = 64,
+		    .max_send_sge = 1,
+		    .max_recv_sge = 1,
+		    .max_inline_data = 64},
+	    .qp_type = IBV_QPT_RC,
 	};
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE,
+	    .qp_state = IBV_QPS_INIT,
+	    .port_num = 1,
+	    .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE,
 	};
 
 	if (!l || !l[0])
@@ -96,22 +100,26 @@ static void setup(void)
 	qp = ibv_create_qp(pd, &ia);
 	if (!pd || !ch || !cq || !buf || !mr || !qp)
 		die("resources");
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					  IBV_QP_ACCESS_FLAGS))
+	if (ibv_modify_qp(qp, &a,
+			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		die("INIT");
 }
 
 static void connect_to(const struct info *r, uint32_t my_psn)
 {
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_2048,
-		.dest_qp_num = r->qpn, .rq_psn = r->psn, .max_dest_rd_atomic = 1,
-		.min_rnr_timer = 1, .ah_attr = { .dlid = (uint16_t)r->lid, .port_num = 1 },
+	    .qp_state = IBV_QPS_RTR,
+	    .path_mtu = IBV_MTU_2048,
+	    .dest_qp_num = r->qpn,
+	    .rq_psn = r->psn,
+	    .max_dest_rd_atomic = 1,
+	    .min_rnr_timer = 1,
+	    .ah_attr = {.dlid = (uint16_t)r->lid, .port_num = 1},
 	};
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+	if (ibv_modify_qp(qp, &a,
+			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
 		die("RTR");
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
@@ -120,16 +128,16 @@ static void connect_to(const struct info *r, uint32_t my_psn)
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-					  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					  IBV_QP_MAX_QP_RD_ATOMIC))
+	if (ibv_modify_qp(qp, &a,
+			  IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
 		die("RTS");
 }
 
 static void post_recv(void)
 {
-	struct ibv_sge sg = { .addr = (uintptr_t)buf + 2048, .length = 64, .lkey = mr->lkey };
-	struct ibv_recv_wr wr = { .sg_list = &sg, .num_sge = 1 }, *bad;
+	struct ibv_sge sg = {.addr = (uintptr_t)buf + 2048, .length = 64, .lkey = mr->lkey};
+	struct ibv_recv_wr wr = {.sg_list = &sg, .num_sge = 1}, *bad;
 
 	if (ibv_post_recv(qp, &wr, &bad))
 		die("post_recv");
@@ -137,9 +145,11 @@ static void post_recv(void)
 
 static void post_send(enum ibv_wr_opcode op, const struct info *r)
 {
-	struct ibv_sge sg = { .addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey };
-	struct ibv_send_wr wr = { .sg_list = &sg, .num_sge = 1, .opcode = op,
-				  .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE },
+	struct ibv_sge sg = {.addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey};
+	struct ibv_send_wr wr = {.sg_list = &sg,
+				 .num_sge = 1,
+				 .opcode = op,
+				 .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE},
 			   *bad;
 
 	if (r) {
@@ -162,8 +172,7 @@ static void wait_op(enum ibv_wc_opcode want, bool events)
 			die("poll");
 		if (n == 1) {
 			if (wc.status != IBV_WC_SUCCESS) {
-				fprintf(stderr, "completion: %s\n",
-					ibv_wc_status_str(wc.status));
+				fprintf(stderr, "completion: %s\n", ibv_wc_status_str(wc.status));
 				exit(1);
 			}
 			if (wc.opcode == want)
@@ -197,7 +206,7 @@ static int serve(int fd, int iters)
 	struct info me, peer;
 
 	setup();
-	me = (struct info){ port.lid, qp->qp_num, 0x1000, mr->rkey, (uintptr_t)buf };
+	me = (struct info){port.lid, qp->qp_num, 0x1000, mr->rkey, (uintptr_t)buf};
 	xfer(fd, &peer, sizeof(peer), false);
 	for (int i = 0; i < 64; i++)
 		post_recv();
@@ -237,22 +246,28 @@ static int cmp(const void *a, const void *b)
 static void qp_churn(int n)
 {
 	double *t = calloc((size_t)n, sizeof(*t));
-	struct info self = { port.lid, 0, 1, 0, 0 };
+	struct info self = {port.lid, 0, 1, 0, 0};
 
 	for (int i = 0; i < n; i++) {
 		struct ibv_qp_init_attr ia = {
-			.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-			.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-				 .max_send_sge = 1, .max_recv_sge = 1 },
+		    .send_cq = cq,
+		    .recv_cq = cq,
+		    .qp_type = IBV_QPT_RC,
+		    .cap = {.max_send_wr = 16,
+			    .max_recv_wr = 16,
+			    .max_send_sge = 1,
+			    .max_recv_sge = 1},
 		};
-		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-					 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+		struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
+					.port_num = 1,
+					.qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
 		struct ibv_qp *save = qp;
 		double t0 = now_us();
 
 		qp = ibv_create_qp(pd, &ia);
-		if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-							 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		if (!qp || ibv_modify_qp(qp, &a,
+					 IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					     IBV_QP_ACCESS_FLAGS))
 			die("churn");
 		self.qpn = qp->qp_num;
 		connect_to(&self, 1);
@@ -261,15 +276,15 @@ static void qp_churn(int n)
 		qp = save;
 	}
 	qsort(t, (size_t)n, sizeof(*t), cmp);
-	printf("%-44s median %8.2f us   p99 %8.2f us   (%d QPs)\n",
-	       "QP create -> RTS:", t[n / 2], t[n * 99 / 100], n);
+	printf("%-44s median %8.2f us   p99 %8.2f us   (%d QPs)\n", "QP create -> RTS:", t[n / 2],
+	       t[n * 99 / 100], n);
 	free(t);
 }
 
 static void report(const char *what, double total_us, int iters)
 {
-	printf("%-44s %8.2f us round trip  %8.2f us per message\n", what,
-	       total_us / iters, total_us / iters / 2);
+	printf("%-44s %8.2f us round trip  %8.2f us per message\n", what, total_us / iters,
+	       total_us / iters / 2);
 }
 
 int main(int argc, char **argv)
@@ -303,14 +318,14 @@ int main(int argc, char **argv)
 	}
 	close(sv[1]);
 	setup();
-	me = (struct info){ port.lid, qp->qp_num, 0x2000, mr->rkey, (uintptr_t)buf };
+	me = (struct info){port.lid, qp->qp_num, 0x2000, mr->rkey, (uintptr_t)buf};
 	xfer(sv[0], &me, sizeof(me), true);
 	xfer(sv[0], &peer, sizeof(peer), false);
 	for (int i = 0; i < 64; i++)
 		post_recv();
 	connect_to(&peer, me.psn);
-	printf("verbs_bench: LID %u -> LID %u (%s), %d iterations\n", port.lid,
-	       peer.lid, peer_host, iters);
+	printf("verbs_bench: LID %u -> LID %u (%s), %d iterations\n", port.lid, peer.lid, peer_host,
+	       iters);
 
 	t0 = now_us();
 	for (int i = 0; i < iters; i++) {
@@ -352,8 +367,7 @@ int main(int argc, char **argv)
 	waitpid(pid, &status, 0);
 
 	printf("%-44s %8.2fx (events)  %8.2fx (polling)\n",
-	       "RC SEND ping-pong / UNIX ping-pong:", ev_rt / unix_rt,
-	       spin_rt / unix_rt);
+	       "RC SEND ping-pong / UNIX ping-pong:", ev_rt / unix_rt, spin_rt / unix_rt);
 	qp_churn(2000);
 	return 0;
 }

@@ -88,6 +88,7 @@ static bool qpn_busy(struct cm_engine *e, uint32_t qpn)
 static bool path_ok(const struct cm_path *p)
 {
 	return p->mtu >= IBV_MTU_256 && p->mtu <= IBV_MTU_4096 && p->flow_label < (1u << 20) &&
+	       (p->dlid != 0 || !p->subnet_local) &&
 	       p->sl < 16 && p->local_ack_timeout <= CM_TIMEOUT_MAX &&
 	       p->packet_life_time <= CM_TIMEOUT_MAX && p->rate < 64;
 }
@@ -204,13 +205,17 @@ int cm_on_req(struct cm_engine *e, const struct cm_rx *rx)
 	uint32_t rid = (uint32_t)mad_get(msg, cm_req_fields, CM_REQ_LOCAL_COMM_ID);
 	uint64_t guid = mad_get(msg, cm_req_fields, CM_REQ_LOCAL_CA_GUID);
 	uint32_t rqpn = (uint32_t)mad_get(msg, cm_req_fields, CM_REQ_LOCAL_QPN);
-	uint64_t ca = e->cfg.ca_guid;
 	const struct cm_transition *tr;
 	struct cm_listen *l;
 	struct cm_conn *c;
 	struct cm_event ev;
 	int listen_id;
 
+	/* Comm ID 0 means "none" everywhere (REJ of an unanswered REQ): not a REQ. */
+	if (rid == 0) {
+		e->st.dropped[CM_STAT_REQ]++;
+		return -EBADMSG;
+	}
 	/* Duplicate of a REQ we know (12.9.8.1): the table says how to answer. */
 	c = cm_ids_by_remote_id(e, rid, guid);
 	if (c) {
@@ -247,13 +252,18 @@ int cm_on_req(struct cm_engine *e, const struct cm_rx *rx)
 		cm_issue_rej(e, rx, CM_REJ_INVALID_TRANSPORT_TYPE, CM_MSG_REF_REQ, NULL, 0);
 		return 0;
 	}
+	/* A path MTU outside 256..4096 cannot be programmed into a QP. */
+	if (mad_get(msg, cm_req_fields, CM_REQ_PATH_PACKET_PAYLOAD_MTU) < IBV_MTU_256 ||
+	    mad_get(msg, cm_req_fields, CM_REQ_PATH_PACKET_PAYLOAD_MTU) > IBV_MTU_4096) {
+		cm_issue_rej(e, rx, CM_REJ_INVALID_MTU, CM_MSG_REF_REQ, NULL, 0);
+		return 0;
+	}
 	c = cm_conn_new(e);
 	if (!c) {
 		/* ARI of "no resources" is empty; the GUID helps the peer's logs. */
 		cm_issue_rej(e, rx, CM_REJ_NO_RESOURCES, CM_MSG_REF_REQ, NULL, 0);
 		return 0;
 	}
-	(void)ca;
 	cm_event_init(&ev, CM_EV_REQ_RCVD, NULL);
 	req_info(msg, &ev.req);
 	c->user = l->user;

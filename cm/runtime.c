@@ -44,7 +44,7 @@ struct cm_runtime {
 	struct mad_port_attr port;
 	struct sa_client *sa;
 	struct ev_queue q;
-	int tfd;                  /* transport fd we watch, or -1 */
+	int tfd; /* transport fd we watch, or -1 */
 	bool (*hook)(void *arg, struct cm_runtime *rt, const struct cm_event *ev);
 	void *hook_arg;
 };
@@ -148,7 +148,7 @@ static void eng_event(void *ctx, const struct cm_event *ev)
 	evq_push(&rt->q, ev);
 }
 
-static const struct cm_engine_ops eng_ops = { eng_send, eng_event };
+static const struct cm_engine_ops eng_ops = {eng_send, eng_event};
 
 static void on_cm_mad(struct mad_agent *agent, const void *mad, size_t len,
 		      const struct mad_addr *src, void *arg)
@@ -195,9 +195,9 @@ static void open_on_loop(void *arg)
 	struct open_args *o = arg;
 	struct cm_runtime *rt = o->rt;
 	const struct cm_runtime_params *p = o->p;
-	struct mad_transport_params tp = { 0 };
-	struct mad_agent_desc d = { 0 };
-	struct cm_engine_config cfg = { 0 };
+	struct mad_transport_params tp = {0};
+	struct mad_agent_desc d = {0};
+	struct cm_engine_config cfg = {0};
 	int rc;
 
 	tp.ops = p->ops;
@@ -283,7 +283,7 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 	if (rc)
 		goto fail_loop;
 	if (p->sa) {
-		struct sa_client_params sp = { 0 };
+		struct sa_client_params sp = {0};
 
 		sp.loop = rt->loop;
 		sp.ops = p->ops;
@@ -391,7 +391,7 @@ static void batch_on_loop(void *arg)
 
 int cm_runtime_exec_batch(struct cm_runtime *rt, struct cm_rt_cmd *cmds, unsigned n)
 {
-	struct batch_args b = { rt, cmds, n };
+	struct batch_args b = {rt, cmds, n};
 
 	if (!rt || (!cmds && n))
 		return -EINVAL;
@@ -442,7 +442,7 @@ int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeou
 	if (!rt || !ev)
 		return -EINVAL;
 	for (;;) {
-		struct pollfd pfd = { .fd = rt->q.fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = rt->q.fd, .events = POLLIN};
 		int rc = evq_pop(&rt->q, ev), left = -1;
 
 		if (rc != -EAGAIN)
@@ -551,7 +551,7 @@ int cm_runtime_resolve_path(struct cm_runtime *rt, const uint8_t dgid[16], uint1
 
 int cm_runtime_listen(struct cm_runtime *rt, uint64_t service_id, uint64_t mask, uint64_t user)
 {
-	struct cm_rt_cmd c = { .op = CM_RT_LISTEN, .user = user };
+	struct cm_rt_cmd c = {.op = CM_RT_LISTEN, .user = user};
 
 	c.listen.service_id = service_id;
 	c.listen.mask = mask;
@@ -560,7 +560,7 @@ int cm_runtime_listen(struct cm_runtime *rt, uint64_t service_id, uint64_t mask,
 
 int cm_runtime_connect(struct cm_runtime *rt, const struct cm_connect_cmd *cc, uint32_t *id)
 {
-	struct cm_rt_cmd c = { .op = CM_RT_CONNECT };
+	struct cm_rt_cmd c = {.op = CM_RT_CONNECT};
 	int rc;
 
 	if (!cc || !id)
@@ -575,7 +575,7 @@ int cm_runtime_connect(struct cm_runtime *rt, const struct cm_connect_cmd *cc, u
 int cm_runtime_accept(struct cm_runtime *rt, uint32_t id, uint64_t user,
 		      const struct cm_accept_cmd *a)
 {
-	struct cm_rt_cmd c = { .op = CM_RT_ACCEPT, .id = id, .user = user };
+	struct cm_rt_cmd c = {.op = CM_RT_ACCEPT, .id = id, .user = user};
 
 	if (!a)
 		return -EINVAL;
@@ -585,7 +585,7 @@ int cm_runtime_accept(struct cm_runtime *rt, uint32_t id, uint64_t user,
 
 int cm_runtime_reject(struct cm_runtime *rt, uint32_t id, uint16_t reason)
 {
-	struct cm_rt_cmd c = { .op = CM_RT_REJECT, .id = id };
+	struct cm_rt_cmd c = {.op = CM_RT_REJECT, .id = id};
 
 	c.reject.reason = reason;
 	return cm_runtime_exec(rt, &c);
@@ -593,7 +593,7 @@ int cm_runtime_reject(struct cm_runtime *rt, uint32_t id, uint16_t reason)
 
 static int simple(struct cm_runtime *rt, enum cm_rt_op op, uint32_t id)
 {
-	struct cm_rt_cmd c = { .op = op, .id = id };
+	struct cm_rt_cmd c = {.op = op, .id = id};
 
 	return cm_runtime_exec(rt, &c);
 }
@@ -621,7 +621,7 @@ int cm_runtime_release(struct cm_runtime *rt, uint32_t id)
 int cm_runtime_init_qp_attr(struct cm_runtime *rt, uint32_t id, enum ibv_qp_state state,
 			    struct ibv_qp_attr *attr, int *mask)
 {
-	struct cm_rt_cmd c = { .op = CM_RT_INIT_QP_ATTR, .id = id };
+	struct cm_rt_cmd c = {.op = CM_RT_INIT_QP_ATTR, .id = id};
 	int rc;
 
 	if (!attr || !mask)
@@ -637,7 +637,7 @@ int cm_runtime_init_qp_attr(struct cm_runtime *rt, uint32_t id, enum ibv_qp_stat
 
 int cm_runtime_stats(struct cm_runtime *rt, struct cm_rt_stats *out)
 {
-	struct cm_rt_cmd c = { .op = CM_RT_STATS };
+	struct cm_rt_cmd c = {.op = CM_RT_STATS};
 	int rc;
 
 	if (!out)

@@ -45,15 +45,15 @@ struct cm_runtime_params {
 	/* NULL: the runtime creates and starts a private loop (own thread).
 	 * Given: the caller's loop, started or driven by mad_loop_run_once. */
 	struct mad_loop *loop;
-	const struct mad_umad_ops *ops;   /* NULL: libibumad */
+	const struct mad_umad_ops *ops; /* NULL: libibumad */
 	void *ops_ctx;
-	const char *ca;                   /* NULL: first CA with an active port */
-	int port;                         /* 0: first active port */
-	const uint8_t *gid;               /* or the port with this GID */
-	uint64_t ca_guid;                 /* LocalCAGUID; 0: the port GUID */
-	uint32_t max_conns;               /* engine table bound; 0: engine default */
-	uint32_t max_events;              /* queued events; 0: 1 << 20 */
-	bool sa;                          /* open an SA client (resolve_path) */
+	const char *ca;	     /* NULL: first CA with an active port */
+	int port;	     /* 0: first active port */
+	const uint8_t *gid;  /* or the port with this GID */
+	uint64_t ca_guid;    /* LocalCAGUID; 0: the port GUID */
+	uint32_t max_conns;  /* engine table bound; 0: engine default */
+	uint32_t max_events; /* queued events; 0: 1 << 20 */
+	bool sa;	     /* open an SA client (resolve_path) */
 	/*
 	 * Optional fast path: called on the loop thread for every event
 	 * before it is queued; returning true consumes it.  It may issue
@@ -62,39 +62,39 @@ struct cm_runtime_params {
 	 */
 	bool (*on_loop_event)(void *arg, struct cm_runtime *rt, const struct cm_event *ev);
 	void *on_loop_event_arg;
-	unsigned sa_timeout_ms;           /* per try; 0: 1000 */
-	unsigned sa_retries;              /* 0: 3 */
+	unsigned sa_timeout_ms; /* per try; 0: 1000 */
+	unsigned sa_retries;	/* 0: 3 */
 };
 
 /* Commands (one per engine command, plus introspection). */
 enum cm_rt_op {
-	CM_RT_LISTEN,        /* .listen, .user -> result = listen id */
-	CM_RT_UNLISTEN,      /* .id = listen id */
-	CM_RT_CONNECT,       /* .connect -> .id */
-	CM_RT_ACCEPT,        /* .id, .user, .accept */
-	CM_RT_REJECT,        /* .id, .reject */
-	CM_RT_MRA,           /* .id, .mra.service_timeout, private data */
-	CM_RT_RTU,           /* .id, private data */
-	CM_RT_ESTABLISH,     /* .id */
-	CM_RT_DISCONNECT,    /* .id, private data (DREQ, or DREP after DREQ_RCVD) */
-	CM_RT_RELEASE,       /* .id */
-	CM_RT_INIT_QP_ATTR,  /* .id, .qp.state -> .qp.attr, .qp.mask */
-	CM_RT_CONN_STATE,    /* .id -> .state */
-	CM_RT_STATS,         /* -> .stats */
+	CM_RT_LISTEN,	    /* .listen, .user -> result = listen id */
+	CM_RT_UNLISTEN,	    /* .id = listen id */
+	CM_RT_CONNECT,	    /* .connect -> .id */
+	CM_RT_ACCEPT,	    /* .id, .user, .accept */
+	CM_RT_REJECT,	    /* .id, .reject */
+	CM_RT_MRA,	    /* .id, .mra.service_timeout, private data */
+	CM_RT_RTU,	    /* .id, private data */
+	CM_RT_ESTABLISH,    /* .id */
+	CM_RT_DISCONNECT,   /* .id, private data (DREQ, or DREP after DREQ_RCVD) */
+	CM_RT_RELEASE,	    /* .id */
+	CM_RT_INIT_QP_ATTR, /* .id, .qp.state -> .qp.attr, .qp.mask */
+	CM_RT_CONN_STATE,   /* .id -> .state */
+	CM_RT_STATS,	    /* -> .stats */
 	CM_RT__COUNT
 };
 
 struct cm_rt_stats {
 	struct cm_stat_counters cm;
 	struct mad_transport_counters mad;
-	uint32_t conns;                   /* live connections, TimeWait included */
-	uint64_t events_queued;           /* events put in the queue so far */
-	uint64_t events_dropped;          /* lost because the queue was full */
+	uint32_t conns;		 /* live connections, TimeWait included */
+	uint64_t events_queued;	 /* events put in the queue so far */
+	uint64_t events_dropped; /* lost because the queue was full */
 };
 
 struct cm_rt_cmd {
 	enum cm_rt_op op;
-	uint32_t id;                      /* connection (local comm ID) or listen id */
+	uint32_t id; /* connection (local comm ID) or listen id */
 	uint64_t user;
 	union {
 		struct {
@@ -115,9 +115,9 @@ struct cm_rt_cmd {
 		enum cm_state state;
 		struct cm_rt_stats stats;
 	};
-	uint8_t private_data_len;         /* MRA, RTU, DREQ/DREP */
+	uint8_t private_data_len; /* MRA, RTU, DREQ/DREP */
 	uint8_t private_data[CM_PRIVATE_MAX];
-	int result;                       /* out: 0 / handle, or -errno */
+	int result; /* out: 0 / handle, or -errno */
 };
 
 int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p);

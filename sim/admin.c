@@ -189,7 +189,21 @@ int fsd_admin(const char *cmdline, char **res)
 		cmd_hosts(&o);
 	else if (!strcmp(buf, "status"))
 		cmd_status(&o);
-	else if (!strcmp(buf, "ping"))
+	else if (!strcmp(buf, "host")) {
+		/* resolve a host argument of "fabsim run" (name, node id, GUID) */
+		struct fsd_node *n = NULL;
+		int h;
+
+		for (h = 0; h < fab.num_hosts; h++)
+			if (!strcmp(fab.hosts[h].name, args))
+				break;
+		if (h == fab.num_hosts && (n = fsd_node_by_name(args)) && n->type == FSD_CA)
+			h = n->host_id;
+		if (h < fab.num_hosts)
+			out(&o, "%s\n", fab.hosts[h].name);
+		else
+			ret = -ENOENT;
+	} else if (!strcmp(buf, "ping"))
 		out(&o, "pong %d\n", getpid());
 	else if (!strcmp(buf, "link"))
 		ret = cmd_link(&o, args);

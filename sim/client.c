@@ -57,9 +57,12 @@ FSC_EXPORT int fsc_send(int fd, uint16_t type, uint16_t flags, uint32_t seq, int
 		return -EMSGSIZE;
 	/* fragments of one message must not interleave with another's */
 	bool locked = len > chunk;
+	int cancel;
 
-	if (locked)
+	if (locked) {
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 		pthread_mutex_lock(&send_lock);
+	}
 	do {
 		size_t n = len > chunk ? chunk : len;
 		struct fsp_hdr h = {
@@ -83,8 +86,10 @@ FSC_EXPORT int fsc_send(int fd, uint16_t type, uint16_t flags, uint32_t seq, int
 		p += n;
 		len -= n;
 	} while (len);
-	if (locked)
+	if (locked) {
 		pthread_mutex_unlock(&send_lock);
+		pthread_setcancelstate(cancel, NULL);
+	}
 	return ret;
 }
 
@@ -271,8 +276,10 @@ FSC_EXPORT const struct fsp_hello_rep *fsc_hello(void)
 
 FSC_EXPORT int fsc_call(uint16_t type, const void *req, size_t reqlen, void *rep, size_t *replen)
 {
-	int fd, ret;
+	int fd, ret, cancel;
 
+	/* a thread cancelled inside recv() must not leave the lock held */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&ctl_lock);
 	fd = ctl_get();
 	if (fd < 0)
@@ -284,5 +291,6 @@ FSC_EXPORT int fsc_call(uint16_t type, const void *req, size_t reqlen, void *rep
 		ctl_fd = -1;
 	}
 	pthread_mutex_unlock(&ctl_lock);
+	pthread_setcancelstate(cancel, NULL);
 	return ret;
 }

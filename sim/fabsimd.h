@@ -55,6 +55,8 @@ struct fsd_port {
 	struct fsd_agent *agents;
 	struct fsd_conn *issm;	 /* holder of the SM role */
 	struct fsd_capture *capture;
+	/* PMA counters (4-byte words and packets, as PortCounters counts) */
+	uint64_t xmit_words, rcv_words, xmit_pkts, rcv_pkts;
 };
 
 struct fsd_node {
@@ -136,6 +138,9 @@ uint16_t fsd_port_lid(const struct fsd_port *p); /* base LID (switch: port 0) */
 int fsd_port_lmc(const struct fsd_port *p);
 int fsd_port_state(const struct fsd_port *p);
 void fsd_port_set_state(struct fsd_port *p, int state, int phys);
+
+/* ---- PMA (sim/pma.c): class 0x04 requests reaching a node ---- */
+int fsd_pma_handle(struct fsd_node *n, int in_port, const uint8_t *mad, uint8_t *resp);
 
 /* ---- packets and routing (sim/route.c) ---- */
 struct fsd_pkt {

@@ -28,9 +28,10 @@
 /* Verbs state of one CA port. */
 struct fv_port {
 	struct fsd_port *port;
-	struct fsd_conn **blk; /* [NBLOCKS]: owner of each QPN block */
-	uint32_t cursor;       /* next block to try */
-	struct fv_conn *conns; /* verbs connections on this port */
+	struct fsd_conn **blk;		  /* [NBLOCKS]: owner of each QPN block */
+	uint32_t cursor;		  /* next block to try */
+	struct fv_conn *conns;		  /* verbs connections on this port */
+	struct fsp_verbs_port_event seen; /* last state told to clients */
 	struct fv_port *next;
 };
 
@@ -52,6 +53,7 @@ struct fv_conn {
 };
 
 static struct fv_port *ports;
+static void port_now(struct fsd_port *p, struct fsp_verbs_port_event *e);
 static struct fsd_port *cur_src; /* port of the packet being routed */
 static struct {
 	uint64_t pkts, bytes, drop_route, drop_noqp, drop_bad, mcast_copies;
@@ -81,15 +83,15 @@ static struct fv_port *vport_get(struct fsd_port *p, bool create)
 	return v;
 }
 
-static int v_open(struct fsd_conn *c, const struct fsp_hdr *h, const void *body,
-		  size_t len)
+static int v_open(struct fsd_conn *c, const struct fsp_hdr *h, const void *body, size_t len)
 {
 	struct fsp_port_ref ref;
-	struct fsp_verbs_open_rep rep = { 0 };
+	struct fsp_verbs_open_rep rep = {0};
 	struct fsd_host *host;
 	struct fsd_node *n;
 	struct fv_conn *vc;
 	uint32_t pn;
+	int ret;
 
 	if (c->kind != FSP_KIND_STREAM || c->verbs || c->port)
 		return -EINVAL;
@@ -114,13 +116,23 @@ static int v_open(struct fsd_conn *c, const struct fsp_hdr *h, const void *body,
 		return -ENOMEM;
 	}
 	vc->c = c;
+	if (!vc->vp->conns)
+		port_now(vc->vp->port, &vc->vp->seen);
 	vc->pnext = vc->vp->conns;
 	vc->vp->conns = vc;
 	c->verbs = vc;
 	rep.port = pn;
 	rep.lid = fsd_port_lid(&n->ports[pn]);
 	rep.node_index = (uint32_t)n->index;
-	return fsd_reply(c, h, 0, &rep, sizeof(rep));
+	ret = fsd_reply(c, h, 0, &rep, sizeof(rep));
+	if (!ret) {
+		struct fsp_verbs_port_event e;
+
+		/* The port as it is now: MTU and state for ibv_query_port. */
+		port_now(vc->vp->port, &e);
+		ret = fsd_conn_send(c, FSP_VERBS_PORT_EVENT, 0, 0, 0, &e, sizeof(e));
+	}
+	return ret;
 }
 
 static int v_qpn_block(struct fsd_conn *c, const struct fsp_hdr *h)
@@ -149,14 +161,12 @@ static int v_qpn_block(struct fsd_conn *c, const struct fsp_hdr *h)
 			continue;
 		vp->blk[b] = c;
 		vc->blocks[vc->nblocks++] = b;
-		return fsd_reply(c, h, (int32_t)(b * FSP_VERBS_QPN_BLOCK_SIZE),
-				 NULL, 0);
+		return fsd_reply(c, h, (int32_t)(b * FSP_VERBS_QPN_BLOCK_SIZE), NULL, 0);
 	}
 	return -ENOSPC;
 }
 
-static int v_mcast(struct fsd_conn *c, const struct fsp_hdr *h,
-		   const void *body, size_t len)
+static int v_mcast(struct fsd_conn *c, const struct fsp_hdr *h, const void *body, size_t len)
 {
 	struct fv_conn *vc = c->verbs;
 	struct fsp_verbs_mcast m;
@@ -210,8 +220,7 @@ static void deliver(struct fsd_conn *c, const uint8_t *pkt, size_t len)
 }
 
 /* Hand a packet to the members of mlid whose port is p. */
-static void mcast_port(struct fsd_port *p, uint16_t mlid, const uint8_t *pkt,
-		       size_t len)
+static void mcast_port(struct fsd_port *p, uint16_t mlid, const uint8_t *pkt, size_t len)
 {
 	struct fv_port *vp = vport_get(p, false);
 	struct fv_conn *vc;
@@ -232,13 +241,11 @@ static bool link_active(const struct fsd_port *e)
 	const struct fsd_port *q = e->peer;
 
 	return q && !e->admin_down && !q->admin_down && fsd_port_phys_up(e) &&
-	       fsd_port_phys_up(q) && fsd_port_state(e) == 4 &&
-	       fsd_port_state(q) == 4;
+	       fsd_port_phys_up(q) && fsd_port_state(e) == 4 && fsd_port_state(q) == 4;
 }
 
 /* Flood along the MFTs from the CA port src (IBA 18.2.4.3.3). */
-static void route_mcast(struct fsd_port *src, uint16_t mlid,
-			const uint8_t *pkt, size_t len)
+static void route_mcast(struct fsd_port *src, uint16_t mlid, const uint8_t *pkt, size_t len)
 {
 	struct fsd_port *stack[256];
 	bool *seen;
@@ -269,8 +276,7 @@ static void route_mcast(struct fsd_port *src, uint16_t mlid,
 		for (i = 1; i <= n->nports; i++) {
 			struct fsd_port *e = &n->ports[i], *q;
 
-			if (i == in->num ||
-			    !(n->mft[idx][i / 16] & (1u << (i % 16))))
+			if (i == in->num || !(n->mft[idx][i / 16] & (1u << (i % 16))))
 				continue;
 			if (!link_active(e))
 				continue;
@@ -308,8 +314,7 @@ static int v_pkt(struct fsd_conn *c, const uint8_t *pkt, size_t len)
 	}
 	dlid = (uint16_t)(pkt[2] << 8 | pkt[3]);
 	slid = (uint16_t)(pkt[6] << 8 | pkt[7]);
-	dqpn = (uint32_t)pkt[bth + 5] << 16 | (uint32_t)pkt[bth + 6] << 8 |
-	       pkt[bth + 7];
+	dqpn = (uint32_t)pkt[bth + 5] << 16 | (uint32_t)pkt[bth + 6] << 8 | pkt[bth + 7];
 	/* No spoofing: the SLID must be one of the sender's port's LIDs. */
 	base = fsd_port_lid(src);
 	lmc = fsd_port_lmc(src);
@@ -349,8 +354,7 @@ int fsd_verbs_init(void)
 	return 0;
 }
 
-int fsd_verbs_msg(struct fsd_conn *c, const struct fsp_hdr *h, const void *body,
-		  size_t len)
+int fsd_verbs_msg(struct fsd_conn *c, const struct fsp_hdr *h, const void *body, size_t len)
 {
 	switch (h->type) {
 	case FSP_VERBS_OPEN:
@@ -363,12 +367,12 @@ int fsd_verbs_msg(struct fsd_conn *c, const struct fsp_hdr *h, const void *body,
 		return v_pkt(c, body, len);
 	case FSP_VERBS_STATS: {
 		struct fsp_verbs_stats s = {
-			.pkts = st.pkts,
-			.bytes = st.bytes,
-			.drop_route = st.drop_route,
-			.drop_noqp = st.drop_noqp,
-			.drop_bad = st.drop_bad,
-			.mcast_copies = st.mcast_copies,
+		    .pkts = st.pkts,
+		    .bytes = st.bytes,
+		    .drop_route = st.drop_route,
+		    .drop_noqp = st.drop_noqp,
+		    .drop_bad = st.drop_bad,
+		    .mcast_copies = st.mcast_copies,
 		};
 		struct fv_port *vp;
 		struct fv_conn *vc;
@@ -415,8 +419,46 @@ void fsd_verbs_conn_closed(struct fsd_conn *c)
 	c->verbs = NULL;
 }
 
+static void port_now(struct fsd_port *p, struct fsp_verbs_port_event *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->state = (uint32_t)fsd_port_state(p);
+	e->lid = fsd_port_lid(p);
+	e->lmc = (uint32_t)fsd_port_lmc(p);
+	e->sm_lid = (uint32_t)mad_get_field(p->pi, 0, IB_PORT_SMLID_F);
+	e->sm_sl = (uint32_t)mad_get_field(p->pi, 0, IB_PORT_SMSL_F);
+	e->active_mtu = (uint32_t)mad_get_field(p->pi, 0, IB_PORT_NEIGHBOR_MTU_F);
+	e->max_mtu = (uint32_t)mad_get_field(p->pi, 0, IB_PORT_MTU_CAP_F);
+}
+
+/* Tell verbs clients when their port changed (ibv async events). */
 int fsd_verbs_tick(uint64_t now_ns)
 {
-	(void)now_ns;
-	return -1;
+	static uint64_t last_ns;
+	static bool last_any;
+	struct fv_port *vp;
+	bool any = false;
+
+	/* Called after every loop iteration: look at most every 50 ms. */
+	if (now_ns - last_ns < 50000000ull)
+		return last_any ? 50 : -1;
+	last_ns = now_ns;
+	for (vp = ports; vp; vp = vp->next) {
+		struct fsp_verbs_port_event e;
+		struct fv_conn *vc;
+
+		if (!vp->conns)
+			continue;
+		any = true;
+		port_now(vp->port, &e);
+		if (!memcmp(&e, &vp->seen, sizeof(e)))
+			continue;
+		vp->seen = e;
+		for (vc = vp->conns; vc; vc = vc->pnext)
+			fsd_conn_send(vc->c, FSP_VERBS_PORT_EVENT, 0, 0, 0, &e, sizeof(e));
+	}
+	/* Port state changes come from SMPs and admin commands; looking
+	 * every 50 ms while verbs clients exist is soon enough. */
+	last_any = any;
+	return any ? 50 : -1;
 }

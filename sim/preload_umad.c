@@ -635,6 +635,11 @@ EXPORT int umad_send(int fd, int agentid, void *umad, int length, int timeout_ms
 	return 0;
 }
 
+static void unlock_mutex(void *m)
+{
+	pthread_mutex_unlock(m);
+}
+
 /* next MAD_RECV message of f, or the pending one; caller holds rlock */
 static int next_msg(struct ufile *f, int timeout_ms)
 {
@@ -667,7 +672,11 @@ EXPORT int umad_recv(int fd, void *umad, int *length, int timeout_ms)
 		return -EINVAL;
 	}
 	pthread_mutex_lock(&f->rlock);
+	/* umad_recv is a cancellation point (OpenSM cancels its receiver
+	 * thread there): never leave rlock held */
+	pthread_cleanup_push(unlock_mutex, &f->rlock);
 	ret = next_msg(f, timeout_ms < 0 ? -1 : timeout_ms);
+	pthread_cleanup_pop(0);
 	if (ret) {
 		pthread_mutex_unlock(&f->rlock);
 		if (ret == -EAGAIN)

@@ -206,7 +206,7 @@ static struct fsd_port *route_dr(struct fsd_pkt *pkt, enum fsd_counter *why, str
 				m[DR_HDR_HOPPTR] = (uint8_t)(hop_cnt + 1);
 				/* a LID routed tail (DrDLID not permissive)
 				 * is not modelled: OpenSM does not use it */
-				if (m[32] != 0xff || m[33] != 0xff) {
+				if (m[34] != 0xff || m[35] != 0xff) { /* DrDLID */
 					*why = FSD_C_NO_ROUTE;
 					return NULL;
 				}
@@ -317,6 +317,12 @@ static void arrive(struct fsd_port *dst, struct fsd_pkt *p)
 		if (r == 0)
 			return;
 	}
+	if (p->mad[1] == 0x04 && !(p->mad[3] & 0x80) && p->dqpn == 1) {
+		/* the PMA is the driver's/firmware's, like the SMA */
+		if (fsd_pma_handle(n, dst->num ? dst->num : 1, p->mad, resp) == 1)
+			respond(dst, p, resp);
+		return;
+	}
 	if (n->type == FSD_SWITCH) {
 		/* nothing above the SMA runs on a switch */
 		if (!(p->mad[3] & 0x80))
@@ -383,6 +389,13 @@ static void process(struct fsd_pkt *p)
 		}
 		if (copies == 2)
 			fsd_count(FSD_C_FAULT_DUP);
+	}
+	for (int i = 0; i < w.nlinks; i++) {
+		/* LRH + BTH + DETH + MAD + ICRC = 288 bytes = 72 words */
+		w.links[i]->xmit_pkts++;
+		w.links[i]->xmit_words += 72;
+		w.links[i]->peer->rcv_pkts++;
+		w.links[i]->peer->rcv_words += 72;
 	}
 	for (int i = 0; i < copies; i++) {
 		struct fsd_pkt one = work;

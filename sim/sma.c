@@ -253,7 +253,7 @@ static void port_info_get(struct fsd_port *p, int in_port, uint8_t *d)
 static int port_info_set(struct fsd_port *p, const uint8_t *d)
 {
 	static const enum MAD_FIELDS copy[] = {
-		IB_PORT_MKEY_F,		 IB_PORT_LID_F,		   IB_PORT_SMLID_F,
+		IB_PORT_LID_F,		   IB_PORT_SMLID_F,
 		IB_PORT_MKEY_LEASE_F,	 IB_PORT_MKEY_PROT_BITS_F, IB_PORT_LMC_F,
 		IB_PORT_SMSL_F,		 IB_PORT_VL_HIGH_LIMIT_F,  IB_PORT_HOQ_LIFE_F,
 		IB_PORT_VL_STALL_COUNT_F, IB_PORT_PART_EN_INB_F,   IB_PORT_PART_EN_OUTB_F,
@@ -271,7 +271,7 @@ static int port_info_set(struct fsd_port *p, const uint8_t *d)
 		if (want == PS_INIT || want > PS_ACTIVE)
 			return ST_INVALID;
 		if (want == PS_ARMED && cur != PS_INIT && cur != PS_ARMED)
-			status = cur == PS_ACTIVE ? ST_INVALID : ST_INVALID;
+			status = ST_INVALID; /* Active -> Armed is not a transition */
 		if (want == PS_ACTIVE && cur != PS_ARMED && cur != PS_ACTIVE)
 			status = ST_INVALID;
 		if (status)
@@ -281,6 +281,7 @@ static int port_info_set(struct fsd_port *p, const uint8_t *d)
 		pset(p, copy[i], (uint32_t)mad_get_field((void *)d, 0, copy[i]));
 	mad_set_field64(p->pi, 0, IB_PORT_GID_PREFIX_F,
 			mad_get_field64((void *)d, 0, IB_PORT_GID_PREFIX_F));
+	mad_set_field64(p->pi, 0, IB_PORT_MKEY_F, mad_get_field64((void *)d, 0, IB_PORT_MKEY_F));
 	v = (uint32_t)mad_get_field((void *)d, 0, IB_PORT_LINK_WIDTH_ENABLED_F);
 	if (v == 255)
 		v = pget(p, IB_PORT_LINK_WIDTH_SUPPORTED_F);
@@ -479,6 +480,36 @@ static int handle_attr(struct fsd_node *n, int in_port, int method, uint16_t att
 	}
 }
 
+/*
+ * M_Key check (IBA 14.2.4): a port whose M_Key is non-zero only obeys
+ * SMPs carrying it.  Protection level 0: Get works; 1: Get works but
+ * PortInfo shows M_Key 0; 2 and 3: Get fails too.  Set and TrapRepress
+ * fail at every level.  A failure is silent and counts a violation.
+ */
+static bool hide_mkey;
+
+static bool mkey_ok(struct fsd_node *n, int in_port, const uint8_t *mad, int method, bool *hide)
+{
+	struct fsd_port *p = n->type == FSD_SWITCH ? &n->ports[0] : &n->ports[in_port];
+	uint64_t key = mad_get_field64(p->pi, 0, IB_PORT_MKEY_F);
+	uint64_t got = 0;
+	int prot = (int)pget(p, IB_PORT_MKEY_PROT_BITS_F);
+
+	for (int i = 0; i < 8; i++)
+		got = got << 8 | mad[24 + i];
+	if (!key || got == key)
+		return true;
+	if (method == IB_MAD_METHOD_GET && prot < 2) {
+		*hide = prot == 1;
+		return true;
+	}
+	uint32_t v = pget(p, IB_PORT_MKEY_VIOL_F);
+
+	if (v < 0xffff)
+		pset(p, IB_PORT_MKEY_VIOL_F, v + 1);
+	return false;
+}
+
 int fsd_sma_handle(struct fsd_node *n, int in_port, const uint8_t *mad, uint8_t *resp)
 {
 	int method = mad[3];
@@ -494,6 +525,9 @@ int fsd_sma_handle(struct fsd_node *n, int in_port, const uint8_t *mad, uint8_t 
 		return 0;
 	if (attr == ATTR_SM_INFO || method == IB_MAD_METHOD_TRAP)
 		return -1; /* the SM's business */
+	hide_mkey = false;
+	if (!mkey_ok(n, in_port, mad, method, &hide_mkey))
+		return 0; /* no answer: the requester times out, as with a real SMA */
 	memcpy(resp, mad, FSD_MAD_SIZE);
 	if (method != IB_MAD_METHOD_GET && method != IB_MAD_METHOD_SET)
 		status = ST_METHOD_UNSUPP;
@@ -501,6 +535,8 @@ int fsd_sma_handle(struct fsd_node *n, int in_port, const uint8_t *mad, uint8_t 
 		status = handle_attr(n, in_port, method, attr, mod, mad + SMP_DATA,
 				     resp + SMP_DATA);
 	resp[3] = IB_MAD_METHOD_GET_RESPONSE;
+	if (hide_mkey && attr == ATTR_PORT_INFO)
+		mad_set_field64(resp + SMP_DATA, 0, IB_PORT_MKEY_F, 0);
 	if (dr) {
 		/* DR SMP: D bit + 15-bit status */
 		uint16_t st = (uint16_t)(0x8000 | (status & 0x7fff));

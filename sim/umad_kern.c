@@ -18,7 +18,8 @@
 void fsd_unmatched_resp(struct fsd_port *at, const struct fsd_pkt *req);
 
 struct send_wr {
-	struct send_wr *next;
+	struct send_wr *prev, *next;	/* by deadline */
+	struct send_wr *hnext;		/* TID hash chain */
 	struct fsd_agent *agent;
 	struct fsd_port *port;
 	uint64_t tid;
@@ -29,7 +30,70 @@ struct send_wr {
 	struct fsd_pkt pkt; /* for retransmission */
 };
 
-static struct send_wr *wait_list;
+/*
+ * Requests waiting for their response: a list ordered by deadline (new
+ * ones almost always go at the tail, timeouts leave from the head) and a
+ * hash on the TID, so neither a timer tick nor a response walks them all.
+ */
+#define WR_HASH 4096
+static struct send_wr *wr_head, *wr_tail;
+static struct send_wr *wr_hash[WR_HASH];
+
+static unsigned wr_bucket(uint64_t tid)
+{
+	return (unsigned)((tid ^ (tid >> 32)) * 0x9e3779b1u) % WR_HASH;
+}
+
+static void wr_insert(struct send_wr *w)
+{
+	struct send_wr *at = wr_tail;
+
+	while (at && at->deadline > w->deadline)
+		at = at->prev;
+	w->prev = at;
+	w->next = at ? at->next : wr_head;
+	if (w->next)
+		w->next->prev = w;
+	else
+		wr_tail = w;
+	if (at)
+		at->next = w;
+	else
+		wr_head = w;
+}
+
+static void wr_unlink(struct send_wr *w)
+{
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		wr_head = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	else
+		wr_tail = w->prev;
+	w->prev = w->next = NULL;
+}
+
+static void wr_add(struct send_wr *w)
+{
+	unsigned b = wr_bucket(w->tid);
+
+	w->hnext = wr_hash[b];
+	wr_hash[b] = w;
+	wr_insert(w);
+}
+
+static void wr_del(struct send_wr *w)
+{
+	for (struct send_wr **pp = &wr_hash[wr_bucket(w->tid)]; *pp; pp = &(*pp)->hnext)
+		if (*pp == w) {
+			*pp = w->hnext;
+			break;
+		}
+	wr_unlink(w);
+	free(w);
+}
 
 static bool is_vendor2(uint8_t c)
 {
@@ -128,22 +192,17 @@ static void agent_free(struct fsd_agent *a)
 {
 	struct fsd_port *p = a->stream->port;
 	struct fsd_agent **pp;
-	struct send_wr **wp = &wait_list;
+	struct send_wr *w, *wn;
 
 	for (pp = &p->agents; *pp; pp = &(*pp)->next)
 		if (*pp == a) {
 			*pp = a->next;
 			break;
 		}
-	while (*wp) {
-		if ((*wp)->agent == a) {
-			struct send_wr *w = *wp;
-
-			*wp = w->next;
-			free(w);
-		} else {
-			wp = &(*wp)->next;
-		}
+	for (w = wr_head; w; w = wn) {
+		wn = w->next;
+		if (w->agent == a)
+			wr_del(w);
 	}
 	fsd_rmpp_agent_gone(a);
 	a->stream->agents[a->id] = NULL;
@@ -304,8 +363,9 @@ void fsd_umad_send(struct fsd_conn *s, const uint8_t *msg, size_t len)
 			w->retries = u.retries;
 			w->deadline = fsd_now_ns() + (uint64_t)u.timeout_ms * 1000000ull;
 			w->pkt = pkt;
-			w->next = wait_list;
-			wait_list = w;
+			if (rmpp)
+				w->retries = 0; /* the RMPP engine retransmits segments */
+			wr_add(w);
 		}
 	}
 	if (rmpp) {
@@ -328,12 +388,9 @@ static bool complete_send(struct fsd_agent *a, const uint8_t *mad)
 {
 	uint64_t tid = get_tid(mad);
 
-	for (struct send_wr **wp = &wait_list; *wp; wp = &(*wp)->next) {
-		struct send_wr *w = *wp;
-
+	for (struct send_wr *w = wr_hash[wr_bucket(tid)]; w; w = w->hnext) {
 		if (w->agent == a && w->tid == tid && w->mgmt_class == mad[1]) {
-			*wp = w->next;
-			free(w);
+			wr_del(w);
 			return true;
 		}
 	}
@@ -388,38 +445,29 @@ void fsd_umad_deliver(struct fsd_port *port, const struct fsd_pkt *pkt)
 
 void fsd_umad_timers(uint64_t now)
 {
-	struct send_wr **wp = &wait_list;
+	while (wr_head && wr_head->deadline <= now) {
+		struct send_wr *w = wr_head;
 
-	while (*wp) {
-		struct send_wr *w = *wp;
-
-		if (w->deadline > now) {
-			wp = &w->next;
-			continue;
-		}
 		if (w->retries) {
 			w->retries--;
 			w->deadline = now + (uint64_t)w->timeout_ms * 1000000ull;
+			wr_unlink(w);
+			wr_insert(w);
 			fsd_count(FSD_C_RETRIES);
 			fsd_pkt_inject(&w->pkt);
-			wp = &w->next;
 			continue;
 		}
-		*wp = w->next;
 		send_complete_timeout(w);
-		free(w);
+		wr_del(w);
 	}
 }
 
 int fsd_umad_next_due_ms(void)
 {
-	uint64_t now, min = UINT64_MAX;
+	uint64_t now;
 
-	if (!wait_list)
+	if (!wr_head)
 		return -1;
-	for (struct send_wr *w = wait_list; w; w = w->next)
-		if (w->deadline < min)
-			min = w->deadline;
 	now = fsd_now_ns();
-	return min <= now ? 0 : (int)((min - now) / 1000000ull) + 1;
+	return wr_head->deadline <= now ? 0 : (int)((wr_head->deadline - now) / 1000000ull) + 1;
 }

@@ -20,8 +20,9 @@
 #include <unistd.h>
 
 #include "sim/verbs_priv.h"
+#include "sim/verbs_proto.h"
 
-struct vhca verbs_hca = { .lock = PTHREAD_MUTEX_INITIALIZER };
+struct vhca verbs_hca = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -39,14 +40,12 @@ static void *hca_thread(void *arg)
 	(void)arg;
 	for (;;) {
 		struct pollfd pfd[2] = {
-			{ .fd = verbs_hca.wake[0], .events = POLLIN },
-			{ .fd = verbs_transport_fd(), .events = POLLIN },
+		    {.fd = verbs_hca.wake[0], .events = POLLIN},
+		    {.fd = verbs_transport_fd(), .events = POLLIN},
 		};
 		uint64_t now = verbs_now_ns(), until = next;
-		uint64_t spun = __atomic_load_n(&verbs_hca.last_poll_ns,
-						__ATOMIC_RELAXED);
-		uint64_t polls = __atomic_load_n(&verbs_hca.empty_polls,
-						 __ATOMIC_RELAXED);
+		uint64_t spun = __atomic_load_n(&verbs_hca.last_poll_ns, __ATOMIC_RELAXED);
+		uint64_t polls = __atomic_load_n(&verbs_hca.empty_polls, __ATOMIC_RELAXED);
 		struct timespec ts, *tsp = NULL;
 		nfds_t nfds = 2;
 		/* Spinning: many empty polls since we last looked, not the
@@ -151,14 +150,11 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 		if (dev && !verbs_port_refresh(&dev->port)) {
 			dev->dev.node_type = IBV_NODE_CA;
 			dev->dev.transport_type = IBV_TRANSPORT_IB;
-			snprintf(dev->dev.name, sizeof(dev->dev.name), "%s",
-				 dev->port.ca_name);
-			snprintf(dev->dev.dev_name, sizeof(dev->dev.dev_name),
-				 "uverbs0");
+			snprintf(dev->dev.name, sizeof(dev->dev.name), "%s", dev->port.ca_name);
+			snprintf(dev->dev.dev_name, sizeof(dev->dev.dev_name), "uverbs0");
 			snprintf(dev->dev.dev_path, sizeof(dev->dev.dev_path),
 				 "/sys/class/infiniband_verbs/uverbs0");
-			snprintf(dev->dev.ibdev_path,
-				 sizeof(dev->dev.ibdev_path),
+			snprintf(dev->dev.ibdev_path, sizeof(dev->dev.ibdev_path),
 				 "/sys/class/infiniband/%s", dev->dev.name);
 			verbs_hca.dev = dev;
 		} else {
@@ -210,11 +206,10 @@ enum ibv_fork_status ibv_is_fork_initialized(void)
 	return IBV_FORK_UNNEEDED;
 }
 
-static int vquery_device_ex(struct ibv_context *ctx,
-			    const struct ibv_query_device_ex_input *input,
+static int vquery_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *input,
 			    struct ibv_device_attr_ex *attr, size_t attr_size);
-static int vquery_port(struct ibv_context *ctx, uint8_t port,
-		       struct ibv_port_attr *attr, size_t len);
+static int vquery_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr,
+		       size_t len);
 
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
@@ -273,8 +268,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 
 static struct vcontext *to_vctx(struct ibv_context *ctx)
 {
-	return (struct vcontext *)((uint8_t *)ctx -
-				   offsetof(struct vcontext, vctx.context));
+	return (struct vcontext *)((uint8_t *)ctx - offsetof(struct vcontext, vctx.context));
 }
 
 int ibv_close_device(struct ibv_context *ctx)
@@ -312,10 +306,8 @@ int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 	a->hw_ver = 0;
 	a->max_qp = 1 << 17;
 	a->max_qp_wr = VERBS_MAX_WR;
-	a->device_cap_flags = IBV_DEVICE_PORT_ACTIVE_EVENT |
-			      IBV_DEVICE_RC_RNR_NAK_GEN |
-			      IBV_DEVICE_SYS_IMAGE_GUID |
-			      IBV_DEVICE_CHANGE_PHY_PORT;
+	a->device_cap_flags = IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_RC_RNR_NAK_GEN |
+			      IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_CHANGE_PHY_PORT;
 	a->max_sge = VERBS_MAX_SGE;
 	a->max_sge_rd = VERBS_MAX_SGE;
 	a->max_cq = 1 << 17;
@@ -340,8 +332,7 @@ int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 	return 0;
 }
 
-static int vquery_device_ex(struct ibv_context *ctx,
-			    const struct ibv_query_device_ex_input *input,
+static int vquery_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *input,
 			    struct ibv_device_attr_ex *attr, size_t attr_size)
 {
 	struct ibv_device_attr_ex a;
@@ -359,12 +350,11 @@ static int vquery_device_ex(struct ibv_context *ctx,
 	return 0;
 }
 
-static void fill_port_attr(const struct verbs_port_info *pi,
-			   struct ibv_port_attr *a)
+static void fill_port_attr(const struct verbs_port_info *pi, struct ibv_port_attr *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->state = pi->state;
-	a->max_mtu = IBV_MTU_4096;
+	a->max_mtu = pi->max_mtu;
 	a->active_mtu = pi->active_mtu;
 	a->gid_tbl_len = 1;
 	a->port_cap_flags = pi->cap_flags;
@@ -376,8 +366,8 @@ static void fill_port_attr(const struct verbs_port_info *pi,
 	a->max_vl_num = 1;
 	a->sm_sl = pi->sm_sl;
 	a->subnet_timeout = 18;
-	a->active_width = 2;	/* 4X */
-	a->active_speed = 4;	/* QDR */
+	a->active_width = pi->width;
+	a->active_speed = pi->speed;
 	a->phys_state = pi->phys_state;
 	a->link_layer = IBV_LINK_LAYER_INFINIBAND;
 }
@@ -390,13 +380,17 @@ static int refresh_port(struct vdevice *dev)
 	if (verbs_port_refresh(&pi))
 		return 0; /* keep the last known view */
 	VERBS_LOCK();
+	if (verbs_hca.fabric_mtu)
+		pi.active_mtu = verbs_hca.fabric_mtu;
+	if (verbs_hca.fabric_max_mtu)
+		pi.max_mtu = verbs_hca.fabric_max_mtu;
 	dev->port = pi;
 	VERBS_UNLOCK();
 	return 0;
 }
 
-static int vquery_port(struct ibv_context *ctx, uint8_t port,
-		       struct ibv_port_attr *attr, size_t len)
+static int vquery_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr,
+		       size_t len)
 {
 	struct ibv_port_attr a;
 	struct vdevice *dev;
@@ -413,16 +407,14 @@ static int vquery_port(struct ibv_context *ctx, uint8_t port,
 }
 
 #undef ibv_query_port
-int ibv_query_port(struct ibv_context *ctx, uint8_t port,
-		   struct _compat_ibv_port_attr *attr)
+int ibv_query_port(struct ibv_context *ctx, uint8_t port, struct _compat_ibv_port_attr *attr)
 {
 	/* The legacy entry point knows the layout up to 'flags'. */
 	return vquery_port(ctx, port, (struct ibv_port_attr *)attr,
 			   offsetof(struct ibv_port_attr, port_cap_flags2));
 }
 
-int ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index,
-		  union ibv_gid *gid)
+int ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid)
 {
 	struct vdevice *dev;
 
@@ -436,17 +428,15 @@ int ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index,
 	return 0;
 }
 
-int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port,
-		      uint32_t gid_index, struct ibv_gid_entry *entry,
-		      uint32_t flags, size_t entry_size)
+int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port, uint32_t gid_index,
+		      struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
 {
 	struct ibv_gid_entry e;
 
 	if (!entry || flags || entry_size < sizeof(e))
 		return EINVAL;
 	memset(&e, 0, sizeof(e));
-	if (port > 255 || ibv_query_gid(ctx, (uint8_t)port, (int)gid_index,
-					&e.gid))
+	if (port > 255 || ibv_query_gid(ctx, (uint8_t)port, (int)gid_index, &e.gid))
 		return ENODATA;
 	e.gid_index = gid_index;
 	e.port_num = port;
@@ -458,10 +448,8 @@ int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port,
 
 /* Private libibverbs call perftest uses; the enum is internal to
  * rdma-core: 0 is IB/RoCE v1. */
-int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port,
-		       unsigned int index, int *type);
-int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port,
-		       unsigned int index, int *type)
+int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port, unsigned int index, int *type);
+int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port, unsigned int index, int *type)
 {
 	union ibv_gid g;
 
@@ -471,8 +459,7 @@ int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port,
 	return 0;
 }
 
-int ibv_query_pkey(struct ibv_context *ctx, uint8_t port, int index,
-		   __be16 *pkey)
+int ibv_query_pkey(struct ibv_context *ctx, uint8_t port, int index, __be16 *pkey)
 {
 	struct vdevice *dev;
 	int ret = -1;
@@ -573,8 +560,7 @@ static int mr_insert(struct vmr *mr)
 		t = realloc(verbs_hca.mrs, n * sizeof(*t));
 		if (!t)
 			return -ENOMEM;
-		memset(t + verbs_hca.nmrs, 0,
-		       (n - verbs_hca.nmrs) * sizeof(*t));
+		memset(t + verbs_hca.nmrs, 0, (n - verbs_hca.nmrs) * sizeof(*t));
 		i = verbs_hca.nmrs ? verbs_hca.nmrs : 1;
 		verbs_hca.mrs = t;
 		verbs_hca.nmrs = n;
@@ -587,13 +573,12 @@ static int mr_insert(struct vmr *mr)
 }
 
 static const unsigned int mr_access_known =
-	IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-	IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
-	IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND |
-	IBV_ACCESS_HUGETLB | IBV_ACCESS_RELAXED_ORDERING;
+    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+    IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND |
+    IBV_ACCESS_HUGETLB | IBV_ACCESS_RELAXED_ORDERING;
 
-struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
-				uint64_t iova, unsigned int access)
+struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+				unsigned int access)
 {
 	struct vmr *mr;
 	int ret;
@@ -630,15 +615,13 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
 
 #undef ibv_reg_mr
 #undef ibv_reg_mr_iova
-struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
-			  int access)
+struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 {
-	return ibv_reg_mr_iova2(pd, addr, length, (uintptr_t)addr,
-				(unsigned int)access);
+	return ibv_reg_mr_iova2(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
 }
 
-struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
-			       uint64_t iova, int access)
+struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+			       int access)
 {
 	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
 }
@@ -771,6 +754,10 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 	if (!ibcq)
 		return EINVAL;
 	VERBS_LOCK();
+	if (cq->refs) {
+		VERBS_UNLOCK();
+		return EBUSY; /* QPs still complete into it */
+	}
 	if (ibcq->channel)
 		ibcq->channel->refcnt--;
 	VERBS_UNLOCK();
@@ -782,7 +769,7 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 int verbs_cq_push(struct vcq *cq, const struct ibv_wc *wc, bool solicited)
 {
 	if (cq->count >= cq->size) {
-		struct ibv_async_event ev = { .event_type = IBV_EVENT_CQ_ERR };
+		struct ibv_async_event ev = {.event_type = IBV_EVENT_CQ_ERR};
 
 		/* Overrun: the CQ is broken, as on hardware. */
 		if (!cq->overflow) {
@@ -804,8 +791,7 @@ int verbs_cq_push(struct vcq *cq, const struct ibv_wc *wc, bool solicited)
 	return 0;
 }
 
-int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
-		     void **cq_context)
+int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context)
 {
 	struct ibv_cq *p;
 	ssize_t n;
@@ -835,6 +821,50 @@ void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 
 /* ---- async events ------------------------------------------------------ */
 
+static void port_async(enum ibv_event_type t)
+{
+	struct ibv_async_event ev = {.event_type = t};
+
+	ev.element.port_num = 1;
+	if (verbs_hca.ctx)
+		verbs_async_event(&verbs_hca.ctx->vctx.context, &ev);
+}
+
+void verbs_port_event(const struct fsp_verbs_port_event *e)
+{
+	struct verbs_port_info *pi;
+	enum ibv_port_state ns;
+
+	if (!verbs_hca.dev)
+		return;
+	pi = &verbs_hca.dev->port;
+	ns = e->state >= 1 && e->state <= 5 ? (enum ibv_port_state)e->state : IBV_PORT_DOWN;
+	/* The events a real HCA raises for the same changes. */
+	if (ns != pi->state) {
+		if (ns == IBV_PORT_ACTIVE)
+			port_async(IBV_EVENT_PORT_ACTIVE);
+		else if (pi->state == IBV_PORT_ACTIVE)
+			port_async(IBV_EVENT_PORT_ERR);
+	}
+	if (e->lid != pi->lid && ns == IBV_PORT_ACTIVE)
+		port_async(IBV_EVENT_LID_CHANGE);
+	if (e->sm_lid != pi->sm_lid && ns == IBV_PORT_ACTIVE)
+		port_async(IBV_EVENT_SM_CHANGE);
+	pi->state = ns;
+	pi->lid = (uint16_t)e->lid;
+	pi->lmc = (uint8_t)e->lmc;
+	pi->sm_lid = (uint16_t)e->sm_lid;
+	pi->sm_sl = (uint8_t)e->sm_sl;
+	if (e->active_mtu >= IBV_MTU_256 && e->active_mtu <= IBV_MTU_4096)
+		verbs_hca.fabric_mtu = (enum ibv_mtu)e->active_mtu;
+	if (e->max_mtu >= IBV_MTU_256 && e->max_mtu <= IBV_MTU_4096)
+		verbs_hca.fabric_max_mtu = (enum ibv_mtu)e->max_mtu;
+	if (verbs_hca.fabric_mtu)
+		pi->active_mtu = verbs_hca.fabric_mtu;
+	if (verbs_hca.fabric_max_mtu)
+		pi->max_mtu = verbs_hca.fabric_max_mtu;
+}
+
 void verbs_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
 {
 	if (!ctx)
@@ -860,15 +890,12 @@ void ibv_ack_async_event(struct ibv_async_event *ev)
 
 /* ---- SRQ --------------------------------------------------------------- */
 
-struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
-			       struct ibv_srq_init_attr *attr)
+struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
 	struct vsrq *srq;
 
-	if (!pd || !attr || !attr->attr.max_wr ||
-	    attr->attr.max_wr > VERBS_MAX_WR ||
-	    attr->attr.max_sge > VERBS_MAX_SGE ||
-	    attr->attr.srq_limit > attr->attr.max_wr) {
+	if (!pd || !attr || !attr->attr.max_wr || attr->attr.max_wr > VERBS_MAX_WR ||
+	    attr->attr.max_sge > VERBS_MAX_SGE || attr->attr.srq_limit > attr->attr.max_wr) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -889,8 +916,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
 	return &srq->srq;
 }
 
-int ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
-		   int mask)
+int ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask)
 {
 	struct vsrq *srq = to_vsrq(ibsrq);
 
@@ -928,6 +954,12 @@ int ibv_destroy_srq(struct ibv_srq *ibsrq)
 
 	if (!ibsrq)
 		return EINVAL;
+	VERBS_LOCK();
+	if (srq->refs) {
+		VERBS_UNLOCK();
+		return EBUSY;
+	}
+	VERBS_UNLOCK();
 	verbs_wq_free(&srq->rq);
 	free(srq);
 	return 0;
@@ -940,8 +972,7 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	struct vah *ah;
 
 	if (!pd || !attr || attr->port_num != 1 || !attr->dlid ||
-	    (attr->dlid >= VLID_MCAST_MIN && attr->dlid != 0xffff &&
-	     !attr->is_global)) {
+	    (attr->dlid >= VLID_MCAST_MIN && attr->dlid != 0xffff && !attr->is_global)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -964,9 +995,8 @@ int ibv_destroy_ah(struct ibv_ah *ah)
 	return 0;
 }
 
-int ibv_init_ah_from_wc(struct ibv_context *ctx, uint8_t port,
-			struct ibv_wc *wc, struct ibv_grh *grh,
-			struct ibv_ah_attr *ah)
+int ibv_init_ah_from_wc(struct ibv_context *ctx, uint8_t port, struct ibv_wc *wc,
+			struct ibv_grh *grh, struct ibv_ah_attr *ah)
 {
 	if (!ctx || !wc || !ah || port != 1)
 		return -1;
@@ -992,8 +1022,8 @@ int ibv_init_ah_from_wc(struct ibv_context *ctx, uint8_t port,
 	return 0;
 }
 
-struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
-				     struct ibv_grh *grh, uint8_t port)
+struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh,
+				     uint8_t port)
 {
 	struct ibv_ah_attr a;
 
@@ -1007,9 +1037,8 @@ struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
 /* ---- calls whose libibverbs versions would reach provider internals
  * that our objects do not have: answered here ------------------------- */
 
-ssize_t _ibv_query_gid_table(struct ibv_context *ctx,
-			     struct ibv_gid_entry *entries, size_t max_entries,
-			     uint32_t flags, size_t entry_size)
+ssize_t _ibv_query_gid_table(struct ibv_context *ctx, struct ibv_gid_entry *entries,
+			     size_t max_entries, uint32_t flags, size_t entry_size)
 {
 	if (!ctx || !entries || flags || entry_size < sizeof(*entries))
 		return -EINVAL;
@@ -1035,8 +1064,7 @@ int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 	return EOPNOTSUPP;
 }
 
-int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op,
-			       uint32_t flags)
+int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
 {
 	(void)qp;
 	(void)op;
@@ -1045,9 +1073,8 @@ int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op,
 	return 1;
 }
 
-struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
-				 size_t length, uint64_t iova, int fd,
-				 int access)
+struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova,
+				 int fd, int access)
 {
 	(void)pd;
 	(void)offset;
@@ -1059,8 +1086,8 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 	return NULL;
 }
 
-int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
-		 size_t length, int access)
+int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+		 int access)
 {
 	(void)mr;
 	(void)flags;

@@ -28,12 +28,11 @@ const char *verbs_client_sock_path(char *buf, size_t len)
 	return buf;
 }
 
-int verbs_client_send(int fd, uint16_t type, uint32_t seq, const void *body,
-		      size_t len)
+int verbs_client_send(int fd, uint16_t type, uint32_t seq, const void *body, size_t len)
 {
-	struct fsp_hdr h = { .type = type, .seq = seq };
-	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
+	struct fsp_hdr h = {.type = type, .seq = seq};
+	struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)body, len}};
+	struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
 
 	if (len + sizeof(h) > FSP_FRAG_MAX)
 		return -EMSGSIZE;
@@ -46,10 +45,8 @@ int verbs_client_send(int fd, uint16_t type, uint32_t seq, const void *body,
 	}
 }
 
-int verbs_client_call(int fd, uint16_t type, const void *body, size_t len,
-		      void *rep, size_t replen,
-		      void (*async_cb)(const struct fsp_hdr *h, const uint8_t *body,
-				       size_t len))
+int verbs_client_call(int fd, uint16_t type, const void *body, size_t len, void *rep, size_t replen,
+		      void (*async_cb)(const struct fsp_hdr *h, const uint8_t *body, size_t len))
 {
 	uint8_t buf[FSP_FRAG_MAX];
 	uint32_t seq = __atomic_add_fetch(&client_seq, 1, __ATOMIC_RELAXED);
@@ -92,8 +89,8 @@ int verbs_client_call(int fd, uint16_t type, const void *body, size_t len,
 
 int verbs_client_connect(uint32_t kind, struct fsp_hello_rep *rep)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct fsp_hello hello = { .version = FSP_VERSION, .kind = kind };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct fsp_hello hello = {.version = FSP_VERSION, .kind = kind};
 	struct fsp_hello_rep r;
 	const char *host = getenv("FABSIM_HOST");
 	int fd, ret;
@@ -111,10 +108,8 @@ int verbs_client_connect(uint32_t kind, struct fsp_hello_rep *rep)
 	hello.pid = getpid();
 	if (host)
 		snprintf(hello.host, sizeof(hello.host), "%s", host);
-	snprintf(hello.comm, sizeof(hello.comm), "%s",
-		 program_invocation_short_name);
-	ret = verbs_client_call(fd, FSP_HELLO, &hello, sizeof(hello), &r,
-				sizeof(r), NULL);
+	snprintf(hello.comm, sizeof(hello.comm), "%s", program_invocation_short_name);
+	ret = verbs_client_call(fd, FSP_HELLO, &hello, sizeof(hello), &r, sizeof(r), NULL);
 	if (ret < 0) {
 		close(fd);
 		return ret;

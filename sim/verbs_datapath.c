@@ -47,10 +47,9 @@ static uint32_t mtu_bytes(enum ibv_mtu m)
 
 /* IBA table 45 (RNR NAK timer field), in microseconds. */
 static const uint32_t rnr_us[32] = {
-	655360, 10,    20,    30,    40,    60,     80,     120,
-	160,	240,   320,   480,   640,   960,    1280,   1920,
-	2560,	3840,  5120,  7680,  10240, 15360,  20480,  30720,
-	40960,	61440, 81920, 122880, 163840, 245760, 327680, 491520,
+    655360, 10,	   20,	  30,	 40,	60,	80,	120,	160,	240,	320,
+    480,    640,   960,	  1280,	 1920,	2560,	3840,	5120,	7680,	10240,	15360,
+    20480,  30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
 static uint64_t ack_timeout_ns(const struct vqp *qp)
@@ -110,8 +109,7 @@ static void arm_timer(struct vqp *qp, uint64_t ns)
 /* ---- memory access ------------------------------------------------------ */
 
 /* Resolve [addr, addr+len) of an SGE through its lkey; NULL if invalid. */
-static uint8_t *sge_ptr(struct ibv_pd *pd, const struct ibv_sge *sg,
-			bool write)
+static uint8_t *sge_ptr(struct ibv_pd *pd, const struct ibv_sge *sg, bool write)
 {
 	struct vmr *mr;
 	uint64_t start;
@@ -142,8 +140,8 @@ static int sges_check(struct ibv_pd *pd, const struct vwqe *w, bool write)
 
 /* Copy len bytes at message offset off out of (gather) or into (scatter)
  * a WQE's buffers.  Returns bytes copied. */
-static uint32_t sg_copy(const struct vwqe *w, uint32_t off, uint8_t *buf,
-			uint32_t len, bool scatter)
+static uint32_t sg_copy(const struct vwqe *w, uint32_t off, uint8_t *buf, uint32_t len,
+			bool scatter)
 {
 	uint32_t done = 0;
 	int i;
@@ -179,8 +177,7 @@ static uint32_t sg_copy(const struct vwqe *w, uint32_t off, uint8_t *buf,
 
 /* An R_Key check (IBA 10.6.3.3, 9.7.5.1.x): the MR exists, belongs to the
  * QP's PD, grants the access, and covers [va, va+len). */
-static uint8_t *rkey_ptr(struct vqp *qp, uint32_t rkey, uint64_t va,
-			 uint32_t len, int access)
+static uint8_t *rkey_ptr(struct vqp *qp, uint32_t rkey, uint64_t va, uint32_t len, int access)
 {
 	struct vmr *mr;
 
@@ -232,8 +229,7 @@ static void xmit(struct vpkt *p)
 }
 
 /* Responder -> requester: ACK / NAK / RNR NAK (9.7.5). */
-static void send_aeth(struct vqp *qp, const struct vpkt *in, uint32_t psn,
-		      uint8_t syndrome)
+static void send_aeth(struct vqp *qp, const struct vpkt *in, uint32_t psn, uint8_t syndrome)
 {
 	struct vpkt p;
 
@@ -278,13 +274,12 @@ static void sq_complete_head(struct vqp *qp, enum ibv_wc_status st)
 	struct vwqe *w = &qp->sq.q[qp->sq.head];
 	struct ibv_qp *ib = vqp_ibqp(qp);
 
-	if (st != IBV_WC_SUCCESS || qp->sq_sig_all ||
-	    (w->flags & IBV_SEND_SIGNALED)) {
+	if (st != IBV_WC_SUCCESS || qp->sq_sig_all || (w->flags & IBV_SEND_SIGNALED)) {
 		struct ibv_wc wc = {
-			.wr_id = w->wr_id,
-			.status = st,
-			.opcode = wc_opcode(w->opcode),
-			.qp_num = ib->qp_num,
+		    .wr_id = w->wr_id,
+		    .status = st,
+		    .opcode = wc_opcode(w->opcode),
+		    .qp_num = ib->qp_num,
 		};
 
 		if (w->opcode == IBV_WR_RDMA_READ)
@@ -300,6 +295,22 @@ static void sq_complete_head(struct vqp *qp, enum ibv_wc_status st)
 	qp->sq.count--;
 	if (qp->send_idx)
 		qp->send_idx--;
+	verbs_sqd_check(qp);
+}
+
+/* SQD: once nothing sent is outstanding, the SQ is drained; tell the
+ * application if it asked (IBV_QP_EN_SQD_ASYNC_NOTIFY). */
+void verbs_sqd_check(struct vqp *qp)
+{
+	struct ibv_async_event ev = {.event_type = IBV_EVENT_SQ_DRAINED};
+
+	if (qp->attr.qp_state != IBV_QPS_SQD || qp->send_idx || qp->sqd_notified)
+		return;
+	qp->sqd_notified = true;
+	if (!qp->attr.en_sqd_async_notify)
+		return;
+	ev.element.qp = vqp_ibqp(qp);
+	verbs_async_event(vqp_ibqp(qp)->context, &ev);
 }
 
 /* A send-side error: complete the WQE at the head with st and move the
@@ -346,8 +357,8 @@ static void send_rc_uc_wqe(struct vqp *qp, struct vwqe *w)
 			p.opcode = tp | VOP_READ_REQ;
 			p.dma_len = w->len;
 		} else {
-			p.opcode = tp | (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP
-						 ? VOP_CMP_SWAP : VOP_FETCH_ADD);
+			p.opcode = tp | (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? VOP_CMP_SWAP
+										: VOP_FETCH_ADD);
 			p.dma_len = 8;
 			p.compare = w->compare_add;
 			p.swap = w->swap;
@@ -357,8 +368,8 @@ static void send_rc_uc_wqe(struct vqp *qp, struct vwqe *w)
 	}
 	for (i = 0; i < w->npkts; i++) {
 		bool first = i == 0, last = i + 1 == w->npkts;
-		bool imm = w->opcode == IBV_WR_SEND_WITH_IMM ||
-			   w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+		bool imm =
+		    w->opcode == IBV_WR_SEND_WITH_IMM || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
 		uint8_t op;
 
 		if (w->opcode == IBV_WR_SEND || w->opcode == IBV_WR_SEND_WITH_IMM) {
@@ -380,8 +391,7 @@ static void send_rc_uc_wqe(struct vqp *qp, struct vwqe *w)
 		p.va = w->raddr;
 		p.rkey = w->rkey;
 		p.dma_len = w->len;
-		p.paylen = sg_copy(w, off, buf, w->len - off < mtu ? w->len - off : mtu,
-				   false);
+		p.paylen = sg_copy(w, off, buf, w->len - off < mtu ? w->len - off : mtu, false);
 		p.payload = buf;
 		off += p.paylen;
 		xmit(&p);
@@ -399,11 +409,9 @@ static void send_ud_wqe(struct vqp *qp, struct vwqe *w)
 		return;
 	}
 	pkt_init(qp, &p, &w->ah->attr);
-	p.opcode = VOP_UD | (w->opcode == IBV_WR_SEND_WITH_IMM ? VOP_SEND_ONLY_IMM
-							       : VOP_SEND_ONLY);
-	p.dqpn = w->ah->attr.dlid >= VLID_MCAST_MIN && w->ah->attr.dlid != 0xffff
-			 ? VQPN_MCAST
-			 : w->remote_qpn;
+	p.opcode = VOP_UD | (w->opcode == IBV_WR_SEND_WITH_IMM ? VOP_SEND_ONLY_IMM : VOP_SEND_ONLY);
+	p.dqpn = w->ah->attr.dlid >= VLID_MCAST_MIN && w->ah->attr.dlid != 0xffff ? VQPN_MCAST
+										  : w->remote_qpn;
 	p.psn = qp->npsn;
 	qp->npsn = (qp->npsn + 1) & VPSN_MASK;
 	p.se = w->flags & IBV_SEND_SOLICITED;
@@ -424,8 +432,7 @@ static void sq_progress(struct vqp *qp)
 
 	while (qp->attr.qp_state == IBV_QPS_RTS && qp->send_idx < qp->sq.count) {
 		struct vwqe *w = &qp->sq.q[(qp->sq.head + qp->send_idx) % qp->sq.size];
-		bool rd = w->opcode == IBV_WR_RDMA_READ ||
-			  w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		bool rd = w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 			  w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
 
 		/* Local protection: lkeys, PD, bounds, LOCAL_WRITE for data
@@ -456,6 +463,12 @@ static void sq_progress(struct vqp *qp)
 		if (!qp->deadline)
 			arm_timer(qp, ack_timeout_ns(qp));
 	}
+}
+
+/* Send what was posted while the QP could not send (SQD -> RTS). */
+void verbs_sq_kick(struct vqp *qp)
+{
+	sq_progress(qp);
 }
 
 /* Resend every sent, unacknowledged WQE (go-back-N, IBA 9.7.6). */
@@ -494,8 +507,7 @@ static bool rc_retire_upto(struct vqp *qp, uint32_t psn, bool inclusive)
 		if (d > 0 || (d == 0 && !inclusive))
 			break;
 		/* READ and atomics complete only with their response data. */
-		if (w->opcode == IBV_WR_RDMA_READ ||
-		    w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		if (w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		    w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
 			break;
 		sq_complete_head(qp, IBV_WC_SUCCESS);
@@ -526,8 +538,7 @@ static void rc_requester_rx(struct vqp *qp, const struct vpkt *p)
 			rc_retire_upto(qp, p->psn, false);
 			if (!qp->send_idx)
 				return;
-			if (qp->attr.rnr_retry != 7 &&
-			    ++qp->rnr_retries > qp->attr.rnr_retry) {
+			if (qp->attr.rnr_retry != 7 && ++qp->rnr_retries > qp->attr.rnr_retry) {
 				sq_fail(qp, IBV_WC_RNR_RETRY_EXC_ERR);
 				return;
 			}
@@ -572,6 +583,11 @@ static void rc_requester_rx(struct vqp *qp, const struct vpkt *p)
 	if (!qp->send_idx)
 		return;
 	w = &qp->sq.q[qp->sq.head];
+	/* The buffers may have been deregistered since the request left. */
+	if (sges_check(vqp_ibqp(qp)->pd, w, true)) {
+		sq_fail(qp, IBV_WC_LOC_PROT_ERR);
+		return;
+	}
 	if (op == VOP_ATOMIC_ACK) {
 		uint64_t orig = p->orig;
 
@@ -618,7 +634,7 @@ static bool rq_take(struct vqp *qp, struct vwqe *out)
 
 		if (srq->limit && rq->count < srq->limit) {
 			struct ibv_async_event ev = {
-				.event_type = IBV_EVENT_SRQ_LIMIT_REACHED,
+			    .event_type = IBV_EVENT_SRQ_LIMIT_REACHED,
 			};
 
 			srq->limit = 0; /* one event per arming */
@@ -641,22 +657,21 @@ static void rq_giveback(struct vqp *qp, const struct vwqe *w)
 	rq->count++;
 }
 
-static void recv_complete(struct vqp *qp, const struct vwqe *w,
-			  const struct vpkt *p, enum ibv_wc_status st,
-			  enum ibv_wc_opcode op, uint32_t len, bool imm,
+static void recv_complete(struct vqp *qp, const struct vwqe *w, const struct vpkt *p,
+			  enum ibv_wc_status st, enum ibv_wc_opcode op, uint32_t len, bool imm,
 			  uint32_t src_qp)
 {
 	struct ibv_qp *ib = vqp_ibqp(qp);
 	struct ibv_wc wc = {
-		.wr_id = w->wr_id,
-		.status = st,
-		.opcode = op,
-		.byte_len = len,
-		.qp_num = ib->qp_num,
-		.src_qp = src_qp,
-		.slid = p->slid,
-		.sl = p->sl,
-		.pkey_index = (uint16_t)qp->attr.pkey_index,
+	    .wr_id = w->wr_id,
+	    .status = st,
+	    .opcode = op,
+	    .byte_len = len,
+	    .qp_num = ib->qp_num,
+	    .src_qp = src_qp,
+	    .slid = p->slid,
+	    .sl = p->sl,
+	    .pkey_index = (uint16_t)qp->attr.pkey_index,
 	};
 
 	if (imm) {
@@ -670,7 +685,7 @@ static void recv_complete(struct vqp *qp, const struct vwqe *w,
 
 static void responder_error(struct vqp *qp, enum ibv_event_type ev_type)
 {
-	struct ibv_async_event ev = { .event_type = ev_type };
+	struct ibv_async_event ev = {.event_type = ev_type};
 
 	ev.element.qp = vqp_ibqp(qp);
 	verbs_qp_to_error(qp);
@@ -696,8 +711,8 @@ static void read_respond(struct vqp *qp, const struct vpkt *p, const uint8_t *sr
 	for (i = 0; i < n; i++) {
 		uint32_t len = p->dma_len - off < mtu ? p->dma_len - off : mtu;
 
-		r.opcode = VOP_RC | (n == 1	     ? VOP_READ_RESP_ONLY
-				     : i == 0	     ? VOP_READ_RESP_FIRST
+		r.opcode = VOP_RC | (n == 1	  ? VOP_READ_RESP_ONLY
+				     : i == 0	  ? VOP_READ_RESP_FIRST
 				     : i + 1 == n ? VOP_READ_RESP_LAST
 						  : VOP_READ_RESP_MIDDLE);
 		r.psn = (p->psn + i) & VPSN_MASK;
@@ -729,8 +744,7 @@ static void rc_duplicate(struct vqp *qp, const struct vpkt *p)
 	uint8_t *src;
 
 	if (op == VOP_READ_REQ) {
-		src = rkey_ptr(qp, p->rkey, p->va, p->dma_len,
-			       IBV_ACCESS_REMOTE_READ);
+		src = rkey_ptr(qp, p->rkey, p->va, p->dma_len, IBV_ACCESS_REMOTE_READ);
 		if (src)
 			read_respond(qp, p, src);
 		return;
@@ -787,8 +801,8 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 	case VOP_SEND_MIDDLE:
 	case VOP_SEND_LAST:
 	case VOP_SEND_LAST_IMM:
-		last = op == VOP_SEND_LAST || op == VOP_SEND_LAST_IMM ||
-		       op == VOP_SEND_ONLY || op == VOP_SEND_ONLY_IMM;
+		last = op == VOP_SEND_LAST || op == VOP_SEND_LAST_IMM || op == VOP_SEND_ONLY ||
+		       op == VOP_SEND_ONLY_IMM;
 		imm = op == VOP_SEND_LAST_IMM || op == VOP_SEND_ONLY_IMM;
 		if (first == qp->in_msg) {
 			/* FIRST inside a message, or MIDDLE/LAST outside one. */
@@ -813,30 +827,27 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 		}
 		if (sges_check(vqp_ibqp(qp)->pd, &qp->cur_rwqe, true) ||
 		    p->paylen > qp->cur_rwqe.len - qp->cur_off) {
-			enum ibv_wc_status st = sges_check(vqp_ibqp(qp)->pd,
-							   &qp->cur_rwqe, true)
-							? IBV_WC_LOC_PROT_ERR
-							: IBV_WC_LOC_LEN_ERR;
+			enum ibv_wc_status st = sges_check(vqp_ibqp(qp)->pd, &qp->cur_rwqe, true)
+						    ? IBV_WC_LOC_PROT_ERR
+						    : IBV_WC_LOC_LEN_ERR;
 
-			recv_complete(qp, &qp->cur_rwqe, p, st, IBV_WC_RECV, 0,
-				      false, qp->attr.dest_qp_num);
+			recv_complete(qp, &qp->cur_rwqe, p, st, IBV_WC_RECV, 0, false,
+				      qp->attr.dest_qp_num);
 			qp->in_msg = false;
 			qp->cur_rwqe_taken = false;
 			rc_nak(qp, p, VNAK_INV_REQ);
 			verbs_qp_to_error(qp);
 			return;
 		}
-		sg_copy(&qp->cur_rwqe, qp->cur_off, (uint8_t *)p->payload,
-			p->paylen, true);
+		sg_copy(&qp->cur_rwqe, qp->cur_off, (uint8_t *)p->payload, p->paylen, true);
 		qp->cur_off += p->paylen;
 		qp->epsn = (p->psn + 1) & VPSN_MASK;
 		if (last) {
 			qp->in_msg = false;
 			qp->cur_rwqe_taken = false;
 			qp->msn++;
-			recv_complete(qp, &qp->cur_rwqe, p, IBV_WC_SUCCESS,
-				      IBV_WC_RECV, qp->cur_off, imm,
-				      qp->attr.dest_qp_num);
+			recv_complete(qp, &qp->cur_rwqe, p, IBV_WC_SUCCESS, IBV_WC_RECV,
+				      qp->cur_off, imm, qp->attr.dest_qp_num);
 		}
 		if (rc && (last || p->ack_req))
 			send_aeth(qp, p, p->psn, VAETH_ACK);
@@ -850,8 +861,8 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 	case VOP_WRITE_MIDDLE:
 	case VOP_WRITE_LAST:
 	case VOP_WRITE_LAST_IMM:
-		last = op == VOP_WRITE_LAST || op == VOP_WRITE_LAST_IMM ||
-		       op == VOP_WRITE_ONLY || op == VOP_WRITE_ONLY_IMM;
+		last = op == VOP_WRITE_LAST || op == VOP_WRITE_LAST_IMM || op == VOP_WRITE_ONLY ||
+		       op == VOP_WRITE_ONLY_IMM;
 		imm = op == VOP_WRITE_LAST_IMM || op == VOP_WRITE_ONLY_IMM;
 		if (first == qp->in_msg) {
 			if (!rc) {
@@ -863,8 +874,7 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 			return;
 		}
 		if (first) {
-			dst = rkey_ptr(qp, p->rkey, p->va, p->dma_len,
-				       IBV_ACCESS_REMOTE_WRITE);
+			dst = rkey_ptr(qp, p->rkey, p->va, p->dma_len, IBV_ACCESS_REMOTE_WRITE);
 			if (!dst) {
 				if (!rc)
 					return;
@@ -879,8 +889,7 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 		/* Immediate data consumes a receive WQE: RNR if none. */
 		if (imm && !rq_take(qp, &qp->cur_rwqe)) {
 			if (rc)
-				send_aeth(qp, p, p->psn,
-					  VAETH_RNR | qp->attr.min_rnr_timer);
+				send_aeth(qp, p, p->psn, VAETH_RNR | qp->attr.min_rnr_timer);
 			return;
 		}
 		if (p->paylen > qp->wr_left) {
@@ -908,8 +917,8 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 			qp->msn++;
 		if (imm)
 			recv_complete(qp, &qp->cur_rwqe, p, IBV_WC_SUCCESS,
-				      IBV_WC_RECV_RDMA_WITH_IMM, qp->wr_total,
-				      true, qp->attr.dest_qp_num);
+				      IBV_WC_RECV_RDMA_WITH_IMM, qp->wr_total, true,
+				      qp->attr.dest_qp_num);
 		if (rc && (last || p->ack_req))
 			send_aeth(qp, p, p->psn, VAETH_ACK);
 		return;
@@ -920,8 +929,12 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 			responder_error(qp, IBV_EVENT_QP_REQ_ERR);
 			return;
 		}
-		dst = rkey_ptr(qp, p->rkey, p->va, p->dma_len,
-			       IBV_ACCESS_REMOTE_READ);
+		if (p->dma_len > 0x80000000u) { /* max_msg_sz */
+			rc_nak(qp, p, VNAK_INV_REQ);
+			responder_error(qp, IBV_EVENT_QP_REQ_ERR);
+			return;
+		}
+		dst = rkey_ptr(qp, p->rkey, p->va, p->dma_len, IBV_ACCESS_REMOTE_READ);
 		if (!dst) {
 			rc_nak(qp, p, VNAK_REM_ACCESS);
 			responder_error(qp, IBV_EVENT_QP_ACCESS_ERR);
@@ -930,7 +943,7 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 		qp->msn++;
 		read_respond(qp, p, dst);
 		qp->epsn = (p->psn + (p->dma_len ? (p->dma_len + mtu_bytes(qp->attr.path_mtu) - 1) /
-							   mtu_bytes(qp->attr.path_mtu)
+						       mtu_bytes(qp->attr.path_mtu)
 						 : 1)) &
 			   VPSN_MASK;
 		return;
@@ -953,8 +966,7 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 		a = (uint64_t *)(void *)dst;
 		if (op == VOP_CMP_SWAP) {
 			orig = p->compare;
-			if (!__atomic_compare_exchange_n(a, &orig, p->swap, false,
-							 __ATOMIC_SEQ_CST,
+			if (!__atomic_compare_exchange_n(a, &orig, p->swap, false, __ATOMIC_SEQ_CST,
 							 __ATOMIC_SEQ_CST)) {
 				/* orig now holds the current value */
 			}
@@ -989,14 +1001,12 @@ static void ud_deliver(struct vqp *qp, const struct vpkt *p, const uint8_t *raw)
 	if (!rq_take(qp, &w))
 		return; /* UD: no receive WQE, the packet is lost */
 	if (sges_check(ib->pd, &w, true)) {
-		recv_complete(qp, &w, p, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0,
-			      false, p->src_qp);
+		recv_complete(qp, &w, p, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, false, p->src_qp);
 		verbs_qp_to_error(qp);
 		return;
 	}
 	if (w.len < VPKT_GRH + p->paylen) {
-		recv_complete(qp, &w, p, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0,
-			      false, p->src_qp);
+		recv_complete(qp, &w, p, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, false, p->src_qp);
 		verbs_qp_to_error(qp);
 		return;
 	}
@@ -1005,9 +1015,8 @@ static void ud_deliver(struct vqp *qp, const struct vpkt *p, const uint8_t *raw)
 		sg_copy(&w, 0, grh, VPKT_GRH, true);
 	}
 	sg_copy(&w, VPKT_GRH, (uint8_t *)p->payload, p->paylen, true);
-	recv_complete(qp, &w, p, IBV_WC_SUCCESS, IBV_WC_RECV,
-		      VPKT_GRH + p->paylen, (p->opcode & 0x1f) == VOP_SEND_ONLY_IMM,
-		      p->src_qp);
+	recv_complete(qp, &w, p, IBV_WC_SUCCESS, IBV_WC_RECV, VPKT_GRH + p->paylen,
+		      (p->opcode & 0x1f) == VOP_SEND_ONLY_IMM, p->src_qp);
 }
 
 static bool pkey_ok(struct vqp *qp, uint16_t pkey)
@@ -1015,16 +1024,14 @@ static bool pkey_ok(struct vqp *qp, uint16_t pkey)
 	uint16_t mine = verbs_pkey_at(qp->attr.pkey_index);
 
 	/* Same partition, and not both limited members (IBA 10.9.3). */
-	return (mine & 0x7fff) && (mine & 0x7fff) == (pkey & 0x7fff) &&
-	       ((mine | pkey) & 0x8000);
+	return (mine & 0x7fff) && (mine & 0x7fff) == (pkey & 0x7fff) && ((mine | pkey) & 0x8000);
 }
 
 static bool state_receives(struct vqp *qp)
 {
 	enum ibv_qp_state s = qp->attr.qp_state;
 
-	return s == IBV_QPS_RTR || s == IBV_QPS_RTS || s == IBV_QPS_SQD ||
-	       s == IBV_QPS_SQE;
+	return s == IBV_QPS_RTR || s == IBV_QPS_RTS || s == IBV_QPS_SQD || s == IBV_QPS_SQE;
 }
 
 static void mcast_rx(const struct vpkt *p, const uint8_t *raw)
@@ -1042,12 +1049,10 @@ static void mcast_rx(const struct vpkt *p, const uint8_t *raw)
 			if (!qp->mcast || !state_receives(qp))
 				continue;
 			/* Our own sends are not looped back to the sender. */
-			if (p->src_qp == vqp_ibqp(qp)->qp_num &&
-			    p->slid == verbs_hca.dev->port.lid)
+			if (p->src_qp == vqp_ibqp(qp)->qp_num && p->slid == verbs_hca.dev->port.lid)
 				continue;
 			for (m = qp->mcast; m; m = m->next)
-				if (m->lid == p->dlid &&
-				    !memcmp(m->gid.raw, p->dgid, 16))
+				if (m->lid == p->dlid && !memcmp(m->gid.raw, p->dgid, 16))
 					break;
 			if (m && pkey_ok(qp, p->pkey))
 				ud_deliver(qp, p, raw);
@@ -1103,8 +1108,7 @@ void verbs_rx_packet(const uint8_t *buf, size_t len)
 		case VOP_READ_RESP_LAST:
 		case VOP_READ_RESP_ONLY:
 			if (vqp_ibqp(qp)->qp_type == IBV_QPT_RC &&
-			    (qp->attr.qp_state == IBV_QPS_RTS ||
-			     qp->attr.qp_state == IBV_QPS_SQD))
+			    (qp->attr.qp_state == IBV_QPS_RTS || qp->attr.qp_state == IBV_QPS_SQD))
 				rc_requester_rx(qp, &p);
 			return;
 		default:
@@ -1172,8 +1176,7 @@ static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	}
 }
 
-int verbs_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		    struct ibv_send_wr **bad)
+int verbs_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	struct vqp *qp = to_vqp(ibqp);
 	int ret = 0;
@@ -1198,15 +1201,14 @@ int verbs_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		}
 		for (i = 0; i < wr->num_sge; i++)
 			total += wr->sg_list[i].length;
-		if (total > 0x80000000ull ||
-		    ((wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-		      wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) && total < 8)) {
+		if (total > 0x80000000ull || ((wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+					       wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) &&
+					      total < 8)) {
 			ret = EINVAL;
 			break;
 		}
 		if ((wr->send_flags & IBV_SEND_INLINE) &&
-		    (total > qp->cap.max_inline_data ||
-		     wr->opcode == IBV_WR_RDMA_READ ||
+		    (total > qp->cap.max_inline_data || wr->opcode == IBV_WR_RDMA_READ ||
 		     wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		     wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)) {
 			ret = EINVAL;
@@ -1247,8 +1249,7 @@ int verbs_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 			/* Inline data is copied now: the buffer may be reused. */
 			for (i = 0; i < wr->num_sge; i++) {
-				memcpy(w->inl + off,
-				       (void *)(uintptr_t)wr->sg_list[i].addr,
+				memcpy(w->inl + off, (void *)(uintptr_t)wr->sg_list[i].addr,
 				       wr->sg_list[i].length);
 				off += wr->sg_list[i].length;
 			}
@@ -1266,8 +1267,8 @@ int verbs_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return ret;
 }
 
-static int post_rq(struct vqp *qp, struct vwq *rq, uint32_t max_sge,
-		   struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+static int post_rq(struct vqp *qp, struct vwq *rq, uint32_t max_sge, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad)
 {
 	int ret = 0;
 
@@ -1301,8 +1302,7 @@ static int post_rq(struct vqp *qp, struct vwq *rq, uint32_t max_sge,
 	return ret;
 }
 
-int verbs_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		    struct ibv_recv_wr **bad)
+int verbs_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	struct vqp *qp = to_vqp(ibqp);
 	int ret;
@@ -1319,8 +1319,7 @@ int verbs_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	return ret;
 }
 
-int verbs_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
-			struct ibv_recv_wr **bad)
+int verbs_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	struct vsrq *srq = to_vsrq(ibsrq);
 	int ret;
@@ -1355,6 +1354,8 @@ int verbs_rx_pending(int max)
 	return done;
 }
 
+static __thread unsigned int empty_run; /* empty polls in a row */
+
 int verbs_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct vcq *cq = to_vcq(ibcq);
@@ -1364,18 +1365,20 @@ int verbs_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		return -1;
 	/* Unlocked peek: an empty CQ is the common case when spinning. */
 	if (!__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&verbs_hca.last_poll_ns, verbs_now_ns(),
-				 __ATOMIC_RELAXED);
+		__atomic_store_n(&verbs_hca.last_poll_ns, verbs_now_ns(), __ATOMIC_RELAXED);
 		__atomic_add_fetch(&verbs_hca.empty_polls, 1, __ATOMIC_RELAXED);
 		/* A spinning poller plays the HCA itself: it takes what the
 		 * wire brought without waiting for the HCA thread to be
-		 * scheduled.  Then it yields, so that on a machine with fewer
-		 * cores than spinners the daemon and the peer still run. */
-		if (!verbs_rx_pending(16))
+		 * scheduled.  Once it has spun a while it also yields, so
+		 * that on a machine with fewer cores than spinners the daemon
+		 * and the peer still run; one that polls once before waiting
+		 * for an event never yields. */
+		if (!verbs_rx_pending(16) && ++empty_run > 8)
 			sched_yield();
 		if (!__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE))
 			return 0;
 	}
+	empty_run = 0;
 	VERBS_LOCK();
 	for (i = 0; i < n && cq->count; i++) {
 		wc[i] = cq->ring[cq->head];
@@ -1390,6 +1393,7 @@ int verbs_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct vcq *cq = to_vcq(ibcq);
 
+	empty_run = 0;
 	verbs_hca_unspin();
 	VERBS_LOCK();
 	cq->armed = true;

@@ -9,27 +9,27 @@
 #include "sim/verbs_pkt.h"
 
 static const uint8_t op_hdrs[0x20] = {
-	[VOP_SEND_FIRST] = VH_VALID | VH_PAYLOAD,
-	[VOP_SEND_MIDDLE] = VH_VALID | VH_PAYLOAD,
-	[VOP_SEND_LAST] = VH_VALID | VH_PAYLOAD,
-	[VOP_SEND_LAST_IMM] = VH_VALID | VH_PAYLOAD | VH_IMM,
-	[VOP_SEND_ONLY] = VH_VALID | VH_PAYLOAD,
-	[VOP_SEND_ONLY_IMM] = VH_VALID | VH_PAYLOAD | VH_IMM,
-	[VOP_WRITE_FIRST] = VH_VALID | VH_PAYLOAD | VH_RETH,
-	[VOP_WRITE_MIDDLE] = VH_VALID | VH_PAYLOAD,
-	[VOP_WRITE_LAST] = VH_VALID | VH_PAYLOAD,
-	[VOP_WRITE_LAST_IMM] = VH_VALID | VH_PAYLOAD | VH_IMM,
-	[VOP_WRITE_ONLY] = VH_VALID | VH_PAYLOAD | VH_RETH,
-	[VOP_WRITE_ONLY_IMM] = VH_VALID | VH_PAYLOAD | VH_RETH | VH_IMM,
-	[VOP_READ_REQ] = VH_VALID | VH_RETH,
-	[VOP_READ_RESP_FIRST] = VH_VALID | VH_PAYLOAD | VH_AETH,
-	[VOP_READ_RESP_MIDDLE] = VH_VALID | VH_PAYLOAD,
-	[VOP_READ_RESP_LAST] = VH_VALID | VH_PAYLOAD | VH_AETH,
-	[VOP_READ_RESP_ONLY] = VH_VALID | VH_PAYLOAD | VH_AETH,
-	[VOP_ACK] = VH_VALID | VH_AETH,
-	[VOP_ATOMIC_ACK] = VH_VALID | VH_AETH | VH_ATOMIC_ACK,
-	[VOP_CMP_SWAP] = VH_VALID | VH_ATOMIC,
-	[VOP_FETCH_ADD] = VH_VALID | VH_ATOMIC,
+    [VOP_SEND_FIRST] = VH_VALID | VH_PAYLOAD,
+    [VOP_SEND_MIDDLE] = VH_VALID | VH_PAYLOAD,
+    [VOP_SEND_LAST] = VH_VALID | VH_PAYLOAD,
+    [VOP_SEND_LAST_IMM] = VH_VALID | VH_PAYLOAD | VH_IMM,
+    [VOP_SEND_ONLY] = VH_VALID | VH_PAYLOAD,
+    [VOP_SEND_ONLY_IMM] = VH_VALID | VH_PAYLOAD | VH_IMM,
+    [VOP_WRITE_FIRST] = VH_VALID | VH_PAYLOAD | VH_RETH,
+    [VOP_WRITE_MIDDLE] = VH_VALID | VH_PAYLOAD,
+    [VOP_WRITE_LAST] = VH_VALID | VH_PAYLOAD,
+    [VOP_WRITE_LAST_IMM] = VH_VALID | VH_PAYLOAD | VH_IMM,
+    [VOP_WRITE_ONLY] = VH_VALID | VH_PAYLOAD | VH_RETH,
+    [VOP_WRITE_ONLY_IMM] = VH_VALID | VH_PAYLOAD | VH_RETH | VH_IMM,
+    [VOP_READ_REQ] = VH_VALID | VH_RETH,
+    [VOP_READ_RESP_FIRST] = VH_VALID | VH_PAYLOAD | VH_AETH,
+    [VOP_READ_RESP_MIDDLE] = VH_VALID | VH_PAYLOAD,
+    [VOP_READ_RESP_LAST] = VH_VALID | VH_PAYLOAD | VH_AETH,
+    [VOP_READ_RESP_ONLY] = VH_VALID | VH_PAYLOAD | VH_AETH,
+    [VOP_ACK] = VH_VALID | VH_AETH,
+    [VOP_ATOMIC_ACK] = VH_VALID | VH_AETH | VH_ATOMIC_ACK,
+    [VOP_CMP_SWAP] = VH_VALID | VH_ATOMIC,
+    [VOP_FETCH_ADD] = VH_VALID | VH_ATOMIC,
 };
 
 unsigned int vpkt_headers(uint8_t opcode)
@@ -132,16 +132,14 @@ int vpkt_encode(const struct vpkt *p, uint8_t *buf, size_t cap)
 	b = buf;
 	/* LRH (7.7): VL, LVer 0, SL, LNH, DLID, PktLen in words to ICRC. */
 	b[0] = (uint8_t)(p->vl << 4);
-	b[1] = (uint8_t)(p->sl << 4) |
-	       (p->grh ? VLRH_LNH_GLOBAL : VLRH_LNH_LOCAL);
+	b[1] = (uint8_t)(p->sl << 4) | (p->grh ? VLRH_LNH_GLOBAL : VLRH_LNH_LOCAL);
 	put16(b + 2, p->dlid);
 	put16(b + 4, (uint16_t)((total - 2) / 4));
 	put16(b + 6, p->slid);
 	b += VPKT_LRH;
 	if (p->grh) {
 		/* GRH (8.3): IPVer 6, TClass, FlowLabel, PayLen, NxtHdr 0x1b. */
-		put32(b, 6u << 28 | (uint32_t)p->tclass << 20 |
-				 (p->flow_label & 0xfffff));
+		put32(b, 6u << 28 | (uint32_t)p->tclass << 20 | (p->flow_label & 0xfffff));
 		put16(b + 4, (uint16_t)(total - VPKT_LRH - VPKT_GRH - 2));
 		b[6] = 0x1b;
 		b[7] = p->hop_limit;

@@ -21,20 +21,18 @@
 static int port_from_daemon(struct verbs_port_info *pi)
 {
 	struct fsp_host_info hi;
-	struct fsp_port_ref ref = { .ca = 0, .port = 1 };
+	struct fsp_port_ref ref = {.ca = 0, .port = 1};
 	struct fsp_port_info p;
 	int fd, ret, i;
 
 	fd = verbs_client_connect(FSP_KIND_CTL, NULL);
 	if (fd < 0)
 		return fd;
-	ret = verbs_client_call(fd, FSP_HOST_INFO, NULL, 0, &hi, sizeof(hi),
-				NULL);
+	ret = verbs_client_call(fd, FSP_HOST_INFO, NULL, 0, &hi, sizeof(hi), NULL);
 	if (ret >= 0 && hi.num_cas == 0)
 		ret = -ENODEV;
 	if (ret >= 0)
-		ret = verbs_client_call(fd, FSP_PORT_INFO, &ref, sizeof(ref),
-					&p, sizeof(p), NULL);
+		ret = verbs_client_call(fd, FSP_PORT_INFO, &ref, sizeof(ref), &p, sizeof(p), NULL);
 	close(fd);
 	if (ret < 0)
 		return ret;
@@ -46,14 +44,15 @@ static int port_from_daemon(struct verbs_port_info *pi)
 	pi->lmc = (uint8_t)p.lmc;
 	pi->sm_lid = (uint16_t)p.sm_lid;
 	pi->sm_sl = (uint8_t)p.sm_sl;
-	pi->state = p.state >= 1 && p.state <= 5 ? (enum ibv_port_state)p.state
-						  : IBV_PORT_DOWN;
+	pi->state = p.state >= 1 && p.state <= 5 ? (enum ibv_port_state)p.state : IBV_PORT_DOWN;
 	pi->phys_state = (uint8_t)p.phys_state;
+	if (p.link_width_active)
+		pi->width = (uint8_t)p.link_width_active;
+	if (p.link_speed_active)
+		pi->speed = (uint8_t)p.link_speed_active;
 	pi->cap_flags = p.capmask;
 	pi->npkeys = 0;
-	for (i = 0; i < (int)p.num_pkeys && i < FSP_MAX_PKEYS &&
-		    pi->npkeys < VERBS_MAX_PKEY;
-	     i++)
+	for (i = 0; i < (int)p.num_pkeys && i < FSP_MAX_PKEYS && pi->npkeys < VERBS_MAX_PKEY; i++)
 		pi->pkeys[pi->npkeys++] = p.pkeys[i];
 	return 0;
 }
@@ -88,8 +87,12 @@ int verbs_port_refresh(struct verbs_port_info *pi)
 	int ret;
 
 	memset(&n, 0, sizeof(n));
-	/* 4096 is what ConnectX reports and what OpenSM allows by default. */
+	/* Until the fabric says otherwise (FSP_VERBS_PORT_EVENT carries the
+	 * PortInfo MTUs): 4096, 4X, QDR, as a ConnectX on a default OpenSM. */
 	n.active_mtu = IBV_MTU_4096;
+	n.max_mtu = IBV_MTU_4096;
+	n.width = 2;
+	n.speed = 4;
 	n.cap_flags = 0;
 	ret = getenv("FABSIM_DIR") ? port_from_daemon(&n) : port_standalone(&n);
 	if (ret)

@@ -45,13 +45,17 @@ struct verbs_port_info {
 	uint8_t sm_sl;
 	enum ibv_port_state state;
 	uint8_t phys_state;
-	enum ibv_mtu active_mtu;
+	enum ibv_mtu active_mtu, max_mtu;
+	uint8_t width, speed; /* IBA LinkWidthActive, LinkSpeedActive */
 	uint32_t cap_flags;
 	uint16_t pkeys[VERBS_MAX_PKEY];
 	int npkeys;
 };
 
 int verbs_port_refresh(struct verbs_port_info *pi);
+/* The fabric says the port changed; called with VERBS_LOCK held. */
+struct fsp_verbs_port_event;
+void verbs_port_event(const struct fsp_verbs_port_event *e);
 
 struct vdevice {
 	struct ibv_device dev; /* first: what ibv_get_device_list returns */
@@ -85,6 +89,7 @@ struct vcq {
 	uint32_t size, head, count;
 	bool armed, solicited_only;
 	bool overflow;
+	uint32_t refs; /* QPs using it: destroy is refused while > 0 */
 };
 
 /* A work request as the soft HCA keeps it: the caller's fields, a copy of
@@ -119,6 +124,7 @@ struct vsrq {
 	struct vwq rq;
 	uint32_t max_sge;
 	uint32_t limit;
+	uint32_t refs; /* QPs attached */
 };
 
 struct vmcast {
@@ -142,32 +148,33 @@ struct vqp {
 	struct ibv_qp_cap cap;
 	int sq_sig_all;
 	struct vwq sq, rq;
-	struct vqp *hnext; /* QPN hash chain */
+	struct vqp *hnext;	   /* QPN hash chain */
 	struct vqp *anext, *aprev; /* on the HCA's active (timer) list */
 	bool on_active;
 	struct vmcast *mcast;
 
 	/* requester */
-	uint32_t npsn;	    /* next PSN to send */
-	uint32_t send_idx;  /* SQ entries [head, head+send_idx) were sent */
-	uint64_t deadline;  /* ns; 0 = no timer running */
+	uint32_t npsn;	   /* next PSN to send */
+	uint32_t send_idx; /* SQ entries [head, head+send_idx) were sent */
+	uint64_t deadline; /* ns; 0 = no timer running */
 	uint8_t retries, rnr_retries;
 	bool rnr_wait;
 
 	/* responder */
-	uint32_t epsn;	  /* expected PSN */
+	uint32_t epsn; /* expected PSN */
 	uint32_t msn;
 	bool nak_sent;
-	bool in_msg;	  /* inside a multi-packet SEND/WRITE */
-	bool cur_rwqe_taken; /* a SEND in progress holds cur_rwqe */
+	bool in_msg;	      /* inside a multi-packet SEND/WRITE */
+	bool cur_rwqe_taken;  /* a SEND in progress holds cur_rwqe */
 	struct vwqe cur_rwqe; /* receive WQE being filled */
 	uint32_t cur_off;
-	uint64_t wr_va;	  /* RDMA WRITE in progress */
+	uint64_t wr_va; /* RDMA WRITE in progress */
 	uint32_t wr_left, wr_total;
 	uint32_t wr_rkey;
 	uint32_t last_atomic_psn;
 	uint64_t last_atomic_orig;
 	bool have_atomic;
+	bool sqd_notified;
 };
 
 /* The per-process soft HCA. */
@@ -185,8 +192,9 @@ struct vhca {
 	struct vmr **mrs; /* by key >> 8 */
 	uint32_t nmrs;
 	uint32_t mr_gen;
-	uint64_t sleep_until; /* when the HCA thread wakes up; 0 = never */
+	uint64_t sleep_until;  /* when the HCA thread wakes up; 0 = never */
 	uint64_t last_poll_ns; /* an application thread polled a CQ then */
+	enum ibv_mtu fabric_mtu, fabric_max_mtu; /* from FSP_VERBS_PORT_EVENT */
 	uint64_t empty_polls;  /* how many times it found its CQ empty */
 	bool off_wire;	       /* the HCA thread leaves the socket to it */
 	/* counters, for tests and fabsim status */
@@ -210,20 +218,18 @@ struct vqp *verbs_qp_lookup(uint32_t qpn);
 void verbs_qp_to_error(struct vqp *qp);
 void verbs_qp_flush(struct vqp *qp);
 
-struct ibv_qp *verbs_create_qp_ex(struct ibv_context *ctx,
-				  struct ibv_qp_init_attr_ex *a);
+struct ibv_qp *verbs_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a);
 
 /* verbs_datapath.c */
-int verbs_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		    struct ibv_send_wr **bad);
-int verbs_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		    struct ibv_recv_wr **bad);
-int verbs_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
-			struct ibv_recv_wr **bad);
+int verbs_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int verbs_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int verbs_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int verbs_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
 int verbs_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 void verbs_rx_packet(const uint8_t *buf, size_t len);
 int verbs_rx_pending(int max);
+void verbs_sqd_check(struct vqp *qp);
+void verbs_sq_kick(struct vqp *qp);
 uint64_t verbs_run_timers(uint64_t now);
 void verbs_active_add(struct vqp *qp);
 void verbs_active_del(struct vqp *qp);

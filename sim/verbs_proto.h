@@ -36,13 +36,18 @@ enum fsp_verbs_type {
 	FSP_VERBS_PKT = FSP_VERBS_FIRST + 3,
 	/* any connection: req none -> rep fsp_verbs_stats */
 	FSP_VERBS_STATS = FSP_VERBS_FIRST + 4,
+	/* daemon -> verbs connection, async: fsp_verbs_port_event, sent
+	 * right after FSP_VERBS_OPEN and whenever the port's state, LID, SM
+	 * LID or MTU changed (the SM swept, a link went down); the preload
+	 * turns changes into ibv async events */
+	FSP_VERBS_PORT_EVENT = FSP_VERBS_FIRST + 5,
 };
 
 #define FSP_VERBS_QPN_BLOCK_SIZE 256u
 #define FSP_VERBS_PKT_MAX 8192u
 
 struct fsp_verbs_open_rep {
-	uint32_t port;	    /* resolved port number */
+	uint32_t port; /* resolved port number */
 	uint32_t lid;
 	uint32_t node_index;
 	uint32_t reserved;
@@ -54,14 +59,24 @@ struct fsp_verbs_mcast {
 	uint8_t mgid[16];
 };
 
+struct fsp_verbs_port_event {
+	uint32_t state; /* IBA PortState: 1 Down .. 4 Active */
+	uint32_t lid;
+	uint32_t lmc;
+	uint32_t sm_lid;
+	uint32_t sm_sl;
+	uint32_t active_mtu; /* PortInfo NeighborMTU (IBA enum 1..5) */
+	uint32_t max_mtu;    /* PortInfo MTUCap */
+};
+
 struct fsp_verbs_stats {
-	uint64_t conns;	       /* open verbs connections */
-	uint64_t qpn_blocks;   /* blocks handed out and not released */
+	uint64_t conns;		/* open verbs connections */
+	uint64_t qpn_blocks;	/* blocks handed out and not released */
 	uint64_t mcast_members; /* (connection, MLID) memberships */
-	uint64_t pkts, bytes;  /* data packets routed */
-	uint64_t drop_route;   /* no route / link down */
-	uint64_t drop_noqp;    /* DestQP in no live block */
-	uint64_t drop_bad;     /* malformed or spoofed */
+	uint64_t pkts, bytes;	/* data packets routed */
+	uint64_t drop_route;	/* no route / link down */
+	uint64_t drop_noqp;	/* DestQP in no live block */
+	uint64_t drop_bad;	/* malformed or spoofed */
 	uint64_t mcast_copies;
 };
 

@@ -104,16 +104,15 @@ void verbs_wq_free(struct vwq *wq)
 	wq->q = NULL;
 }
 
-static void flush_wq(struct vqp *qp, struct vwq *wq, struct ibv_cq *cq,
-		     bool send)
+static void flush_wq(struct vqp *qp, struct vwq *wq, struct ibv_cq *cq, bool send)
 {
 	while (wq->count) {
 		struct vwqe *w = &wq->q[wq->head];
 		struct ibv_wc wc = {
-			.wr_id = w->wr_id,
-			.status = IBV_WC_WR_FLUSH_ERR,
-			.opcode = send ? IBV_WC_SEND : IBV_WC_RECV,
-			.qp_num = vqp_ibqp(qp)->qp_num,
+		    .wr_id = w->wr_id,
+		    .status = IBV_WC_WR_FLUSH_ERR,
+		    .opcode = send ? IBV_WC_SEND : IBV_WC_RECV,
+		    .qp_num = vqp_ibqp(qp)->qp_num,
 		};
 
 		verbs_cq_push(to_vcq(cq), &wc, false);
@@ -130,10 +129,10 @@ void verbs_qp_flush(struct vqp *qp)
 	if (qp->cur_rwqe_taken) {
 		/* The receive a half-arrived SEND was filling is the oldest. */
 		struct ibv_wc wc = {
-			.wr_id = qp->cur_rwqe.wr_id,
-			.status = IBV_WC_WR_FLUSH_ERR,
-			.opcode = IBV_WC_RECV,
-			.qp_num = ib->qp_num,
+		    .wr_id = qp->cur_rwqe.wr_id,
+		    .status = IBV_WC_WR_FLUSH_ERR,
+		    .opcode = IBV_WC_RECV,
+		    .qp_num = ib->qp_num,
 		};
 
 		verbs_cq_push(to_vcq(ib->recv_cq), &wc, false);
@@ -169,8 +168,7 @@ static void qp_reset(struct vqp *qp)
 
 static void wr_api_init(struct vqp *qp);
 
-static struct ibv_qp *qp_create(struct ibv_pd *pd,
-				struct ibv_qp_init_attr_ex *a, bool wr_api)
+static struct ibv_qp *qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a, bool wr_api)
 {
 	struct vqp *qp;
 	struct ibv_qp *ib;
@@ -178,13 +176,10 @@ static struct ibv_qp *qp_create(struct ibv_pd *pd,
 	int ret;
 
 	if (!pd || !a || !a->send_cq || !a->recv_cq ||
-	    (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC &&
-	     a->qp_type != IBV_QPT_UD) ||
+	    (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD) ||
 	    !a->cap.max_send_wr || a->cap.max_send_wr > VERBS_MAX_WR ||
-	    a->cap.max_recv_wr > VERBS_MAX_WR ||
-	    (!a->srq && !a->cap.max_recv_wr) ||
-	    a->cap.max_send_sge > VERBS_MAX_SGE ||
-	    a->cap.max_recv_sge > VERBS_MAX_SGE ||
+	    a->cap.max_recv_wr > VERBS_MAX_WR || (!a->srq && !a->cap.max_recv_wr) ||
+	    a->cap.max_send_sge > VERBS_MAX_SGE || a->cap.max_recv_sge > VERBS_MAX_SGE ||
 	    a->cap.max_inline_data > VERBS_MAX_INLINE) {
 		errno = EINVAL;
 		return NULL;
@@ -252,6 +247,10 @@ static struct ibv_qp *qp_create(struct ibv_pd *pd,
 	qp->hnext = verbs_hca.qp_hash[h];
 	verbs_hca.qp_hash[h] = qp;
 	verbs_hca.nqp++;
+	to_vcq(a->send_cq)->refs++;
+	to_vcq(a->recv_cq)->refs++;
+	if (a->srq)
+		to_vsrq(a->srq)->refs++;
 	VERBS_UNLOCK();
 	return ib;
 }
@@ -276,27 +275,22 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 }
 
 /* verbs_context op behind the ibv_create_qp_ex inline. */
-struct ibv_qp *verbs_create_qp_ex(struct ibv_context *ctx,
-				  struct ibv_qp_init_attr_ex *a)
+struct ibv_qp *verbs_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
 {
-	const uint64_t ops = IBV_QP_EX_WITH_RDMA_WRITE |
-			     IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+	const uint64_t ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 			     IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
-			     IBV_QP_EX_WITH_RDMA_READ |
-			     IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+			     IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 			     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
 
 	if (!ctx || !a || !(a->comp_mask & IBV_QP_INIT_ATTR_PD) ||
 	    (a->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
 			      IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags) ||
-	    ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-	     (a->send_ops_flags & ~ops))) {
+	    ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (a->send_ops_flags & ~ops))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	return qp_create(a->pd, a,
-			 a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS);
+	return qp_create(a->pd, a, a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS);
 }
 
 struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
@@ -308,13 +302,10 @@ struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
 	return &qp->qpx;
 }
 
-static int check_attr_values(struct vqp *qp, const struct ibv_qp_attr *a,
-			     int mask)
+static int check_attr_values(struct vqp *qp, const struct ibv_qp_attr *a, int mask)
 {
-	const unsigned int access = IBV_ACCESS_REMOTE_WRITE |
-				    IBV_ACCESS_REMOTE_READ |
-				    IBV_ACCESS_REMOTE_ATOMIC |
-				    IBV_ACCESS_LOCAL_WRITE;
+	const unsigned int access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				    IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE;
 	struct verbs_port_info *pi = &verbs_hca.dev->port;
 
 	if ((mask & IBV_QP_STATE) && (unsigned)a->qp_state > IBV_QPS_ERR)
@@ -323,18 +314,15 @@ static int check_attr_values(struct vqp *qp, const struct ibv_qp_attr *a,
 		return -EINVAL;
 	if ((mask & IBV_QP_PORT) && a->port_num != 1)
 		return -EINVAL;
-	if ((mask & IBV_QP_PKEY_INDEX) &&
-	    a->pkey_index >= (pi->npkeys ? pi->npkeys : 1))
+	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index >= (pi->npkeys ? pi->npkeys : 1))
 		return -EINVAL;
 	if ((mask & IBV_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~access))
 		return -EINVAL;
-	if ((mask & IBV_QP_PATH_MTU) &&
-	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
+	if ((mask & IBV_QP_PATH_MTU) && (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
 		return -EINVAL;
-	if ((mask & IBV_QP_AV) &&
-	    (!a->ah_attr.dlid || a->ah_attr.dlid >= VLID_MCAST_MIN ||
-	     (a->ah_attr.port_num && a->ah_attr.port_num != 1) ||
-	     (a->ah_attr.is_global && a->ah_attr.grh.sgid_index != 0)))
+	if ((mask & IBV_QP_AV) && (!a->ah_attr.dlid || a->ah_attr.dlid >= VLID_MCAST_MIN ||
+				   (a->ah_attr.port_num && a->ah_attr.port_num != 1) ||
+				   (a->ah_attr.is_global && a->ah_attr.grh.sgid_index != 0)))
 		return -EINVAL;
 	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
 		return -EINVAL;
@@ -387,6 +375,13 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		qp->npsn = qp->attr.sq_psn;
 		qp->retries = qp->rnr_retries = 0;
 	}
+	if (next == IBV_QPS_SQD && cur == IBV_QPS_RTS) {
+		/* New WQEs wait; those sent complete, then SQ_DRAINED. */
+		qp->sqd_notified = false;
+		verbs_sqd_check(qp);
+	}
+	if (next == IBV_QPS_RTS && cur == IBV_QPS_SQD)
+		verbs_sq_kick(qp);
 	VERBS_UNLOCK();
 	return 0;
 }
@@ -423,14 +418,17 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (!ibqp)
 		return EINVAL;
 	VERBS_LOCK();
-	for (pp = &verbs_hca.qp_hash[ibqp->qp_num % QP_HASH]; *pp;
-	     pp = &(*pp)->hnext)
+	for (pp = &verbs_hca.qp_hash[ibqp->qp_num % QP_HASH]; *pp; pp = &(*pp)->hnext)
 		if (*pp == qp) {
 			*pp = qp->hnext;
 			break;
 		}
 	verbs_active_del(qp);
 	verbs_hca.nqp--;
+	to_vcq(ibqp->send_cq)->refs--;
+	to_vcq(ibqp->recv_cq)->refs--;
+	if (ibqp->srq)
+		to_vsrq(ibqp->srq)->refs--;
 	qpn_pool_push(ibqp->qp_num);
 	m = qp->mcast;
 	qp->mcast = NULL;
@@ -447,15 +445,14 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	return 0;
 }
 
-int ibv_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
-		     uint16_t lid)
+int ibv_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
 {
 	struct vqp *qp = to_vqp(ibqp);
 	struct vmcast *m;
 	int ret;
 
-	if (!ibqp || !gid || ibqp->qp_type != IBV_QPT_UD ||
-	    lid < VLID_MCAST_MIN || lid == 0xffff || gid->raw[0] != 0xff)
+	if (!ibqp || !gid || ibqp->qp_type != IBV_QPT_UD || lid < VLID_MCAST_MIN || lid == 0xffff ||
+	    gid->raw[0] != 0xff)
 		return EINVAL;
 	m = calloc(1, sizeof(*m));
 	if (!m)
@@ -474,8 +471,7 @@ int ibv_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
 	return 0;
 }
 
-int ibv_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
-		     uint16_t lid)
+int ibv_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
 {
 	struct vqp *qp = to_vqp(ibqp);
 	struct vmcast **pp, *m = NULL;
@@ -576,8 +572,8 @@ static void wr_send_imm(struct ibv_qp_ex *qx, __be32 imm)
 		wr->imm_data = imm;
 }
 
-static void wr_rdma(struct ibv_qp_ex *qx, enum ibv_wr_opcode op, uint32_t rkey,
-		    uint64_t addr, __be32 imm)
+static void wr_rdma(struct ibv_qp_ex *qx, enum ibv_wr_opcode op, uint32_t rkey, uint64_t addr,
+		    __be32 imm)
 {
 	struct ibv_send_wr *wr = wr_new(qx, op);
 
@@ -593,8 +589,7 @@ static void wr_rdma_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr)
 	wr_rdma(qx, IBV_WR_RDMA_WRITE, rkey, addr, 0);
 }
 
-static void wr_rdma_write_imm(struct ibv_qp_ex *qx, uint32_t rkey,
-			      uint64_t addr, __be32 imm)
+static void wr_rdma_write_imm(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr, __be32 imm)
 {
 	wr_rdma(qx, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, addr, imm);
 }
@@ -604,9 +599,8 @@ static void wr_rdma_read(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr)
 	wr_rdma(qx, IBV_WR_RDMA_READ, rkey, addr, 0);
 }
 
-static void wr_atomic(struct ibv_qp_ex *qx, enum ibv_wr_opcode op,
-		      uint32_t rkey, uint64_t addr, uint64_t cmp_add,
-		      uint64_t swap)
+static void wr_atomic(struct ibv_qp_ex *qx, enum ibv_wr_opcode op, uint32_t rkey, uint64_t addr,
+		      uint64_t cmp_add, uint64_t swap)
 {
 	struct ibv_send_wr *wr = wr_new(qx, op);
 
@@ -618,20 +612,18 @@ static void wr_atomic(struct ibv_qp_ex *qx, enum ibv_wr_opcode op,
 	wr->wr.atomic.swap = swap;
 }
 
-static void wr_cmp_swp(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr,
-		       uint64_t compare, uint64_t swap)
+static void wr_cmp_swp(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr, uint64_t compare,
+		       uint64_t swap)
 {
 	wr_atomic(qx, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, addr, compare, swap);
 }
 
-static void wr_fetch_add(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr,
-			 uint64_t add)
+static void wr_fetch_add(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr, uint64_t add)
 {
 	wr_atomic(qx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
 }
 
-static void wr_set_ud_addr(struct ibv_qp_ex *qx, struct ibv_ah *ah,
-			   uint32_t qpn, uint32_t qkey)
+static void wr_set_ud_addr(struct ibv_qp_ex *qx, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
 {
 	struct vbatch *b = wr_cur(qx);
 
@@ -642,8 +634,7 @@ static void wr_set_ud_addr(struct ibv_qp_ex *qx, struct ibv_ah *ah,
 	b->wr.wr.ud.remote_qkey = qkey;
 }
 
-static void wr_set_sge_list(struct ibv_qp_ex *qx, size_t n,
-			    const struct ibv_sge *sg)
+static void wr_set_sge_list(struct ibv_qp_ex *qx, size_t n, const struct ibv_sge *sg)
 {
 	struct vbatch *b = wr_cur(qx);
 
@@ -657,16 +648,14 @@ static void wr_set_sge_list(struct ibv_qp_ex *qx, size_t n,
 	b->wr.num_sge = (int)n;
 }
 
-static void wr_set_sge(struct ibv_qp_ex *qx, uint32_t lkey, uint64_t addr,
-		       uint32_t length)
+static void wr_set_sge(struct ibv_qp_ex *qx, uint32_t lkey, uint64_t addr, uint32_t length)
 {
-	struct ibv_sge sg = { .addr = addr, .length = length, .lkey = lkey };
+	struct ibv_sge sg = {.addr = addr, .length = length, .lkey = lkey};
 
 	wr_set_sge_list(qx, 1, &sg);
 }
 
-static void wr_set_inline_data_list(struct ibv_qp_ex *qx, size_t n,
-				    const struct ibv_data_buf *buf)
+static void wr_set_inline_data_list(struct ibv_qp_ex *qx, size_t n, const struct ibv_data_buf *buf)
 {
 	struct vbatch *b = wr_cur(qx);
 	size_t off = 0, i;
@@ -690,7 +679,7 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qx, size_t n,
 
 static void wr_set_inline_data(struct ibv_qp_ex *qx, void *addr, size_t len)
 {
-	struct ibv_data_buf d = { .addr = addr, .length = len };
+	struct ibv_data_buf d = {.addr = addr, .length = len};
 
 	wr_set_inline_data_list(qx, 1, &d);
 }

@@ -28,15 +28,15 @@ struct fsm_edge {
 #define PRIMARY_INIT_UD (IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY)
 #define RTR_REQ_UC (IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN)
 #define RTR_REQ_RC (RTR_REQ_UC | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
-#define RTS_REQ_RC                                                             \
-	(IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | \
+#define RTS_REQ_RC                                                                                 \
+	(IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |                    \
 	 IBV_QP_MAX_QP_RD_ATOMIC)
 #define TO_RTS_OPT_UD (IBV_QP_CUR_STATE | IBV_QP_QKEY)
-#define TO_RTS_OPT_UC                                                          \
-	(IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |            \
-	 IBV_QP_PATH_MIG_STATE)
+#define TO_RTS_OPT_UC                                                                              \
+	(IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE)
 #define TO_RTS_OPT_RC (TO_RTS_OPT_UC | IBV_QP_MIN_RNR_TIMER)
 
+/* clang-format off */
 static const struct fsm_edge fsm[NSTATE][NSTATE] = {
 	[IBV_QPS_RESET] = {
 		[IBV_QPS_RESET] = { .valid = 1 },
@@ -132,6 +132,7 @@ static const struct fsm_edge fsm[NSTATE][NSTATE] = {
 		[IBV_QPS_ERR] = { .valid = 1 },
 	},
 };
+/* clang-format on */
 
 static int fsm_type(enum ibv_qp_type type)
 {
@@ -147,8 +148,7 @@ static int fsm_type(enum ibv_qp_type type)
 	}
 }
 
-static const struct fsm_edge *fsm_edge(enum ibv_qp_type type,
-				       enum ibv_qp_state cur,
+static const struct fsm_edge *fsm_edge(enum ibv_qp_type type, enum ibv_qp_state cur,
 				       enum ibv_qp_state next, int *t)
 {
 	*t = fsm_type(type);
@@ -162,16 +162,14 @@ static const struct fsm_edge *fsm_edge(enum ibv_qp_type type,
 	return &fsm[cur][next];
 }
 
-int verbs_qp_fsm_valid(enum ibv_qp_type type, enum ibv_qp_state cur,
-		       enum ibv_qp_state next)
+int verbs_qp_fsm_valid(enum ibv_qp_type type, enum ibv_qp_state cur, enum ibv_qp_state next)
 {
 	int t;
 
 	return fsm_edge(type, cur, next, &t) != NULL;
 }
 
-int verbs_qp_fsm_required(enum ibv_qp_type type, enum ibv_qp_state cur,
-			  enum ibv_qp_state next)
+int verbs_qp_fsm_required(enum ibv_qp_type type, enum ibv_qp_state cur, enum ibv_qp_state next)
 {
 	int t;
 	const struct fsm_edge *e = fsm_edge(type, cur, next, &t);
@@ -179,8 +177,7 @@ int verbs_qp_fsm_required(enum ibv_qp_type type, enum ibv_qp_state cur,
 	return e ? e->req[t] : 0;
 }
 
-int verbs_qp_fsm_optional(enum ibv_qp_type type, enum ibv_qp_state cur,
-			  enum ibv_qp_state next)
+int verbs_qp_fsm_optional(enum ibv_qp_type type, enum ibv_qp_state cur, enum ibv_qp_state next)
 {
 	int t;
 	const struct fsm_edge *e = fsm_edge(type, cur, next, &t);
@@ -188,8 +185,8 @@ int verbs_qp_fsm_optional(enum ibv_qp_type type, enum ibv_qp_state cur,
 	return e ? e->opt[t] : 0;
 }
 
-int verbs_qp_fsm_check(enum ibv_qp_type type, enum ibv_qp_state cur,
-		       enum ibv_qp_state next, int mask)
+int verbs_qp_fsm_check(enum ibv_qp_type type, enum ibv_qp_state cur, enum ibv_qp_state next,
+		       int mask)
 {
 	const struct fsm_edge *e;
 	int t;
@@ -197,8 +194,8 @@ int verbs_qp_fsm_check(enum ibv_qp_type type, enum ibv_qp_state cur,
 	if (!(mask & IBV_QP_STATE))
 		next = cur;
 	/* CUR_STATE is only meaningful when leaving RTR, RTS, SQD or SQE. */
-	if ((mask & IBV_QP_CUR_STATE) && cur != IBV_QPS_RTR &&
-	    cur != IBV_QPS_RTS && cur != IBV_QPS_SQD && cur != IBV_QPS_SQE)
+	if ((mask & IBV_QP_CUR_STATE) && cur != IBV_QPS_RTR && cur != IBV_QPS_RTS &&
+	    cur != IBV_QPS_SQD && cur != IBV_QPS_SQE)
 		return -EINVAL;
 	e = fsm_edge(type, cur, next, &t);
 	if (!e)
@@ -210,8 +207,7 @@ int verbs_qp_fsm_check(enum ibv_qp_type type, enum ibv_qp_state cur,
 	return 0;
 }
 
-void verbs_qp_fsm_apply(struct ibv_qp_attr *dst, const struct ibv_qp_attr *src,
-			int mask)
+void verbs_qp_fsm_apply(struct ibv_qp_attr *dst, const struct ibv_qp_attr *src, int mask)
 {
 	if (mask & IBV_QP_STATE)
 		dst->qp_state = src->qp_state;

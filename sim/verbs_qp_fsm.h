@@ -17,24 +17,20 @@
  * -EINVAL otherwise (unknown type or state, missing required attribute,
  * attribute not allowed on this transition).
  */
-int verbs_qp_fsm_check(enum ibv_qp_type type, enum ibv_qp_state cur,
-		       enum ibv_qp_state next, int mask);
+int verbs_qp_fsm_check(enum ibv_qp_type type, enum ibv_qp_state cur, enum ibv_qp_state next,
+		       int mask);
 
 /* Required / optional masks of one transition (0 if invalid), for tests
  * and for error messages. */
-int verbs_qp_fsm_required(enum ibv_qp_type type, enum ibv_qp_state cur,
-			  enum ibv_qp_state next);
-int verbs_qp_fsm_optional(enum ibv_qp_type type, enum ibv_qp_state cur,
-			  enum ibv_qp_state next);
+int verbs_qp_fsm_required(enum ibv_qp_type type, enum ibv_qp_state cur, enum ibv_qp_state next);
+int verbs_qp_fsm_optional(enum ibv_qp_type type, enum ibv_qp_state cur, enum ibv_qp_state next);
 /* 1 if cur -> next is a transition at all for this type. */
-int verbs_qp_fsm_valid(enum ibv_qp_type type, enum ibv_qp_state cur,
-		       enum ibv_qp_state next);
+int verbs_qp_fsm_valid(enum ibv_qp_type type, enum ibv_qp_state cur, enum ibv_qp_state next);
 
 /*
  * Copy the attributes named in mask from src into the QP's stored
  * attributes dst (what ibv_query_qp returns), and set dst->qp_state.
  */
-void verbs_qp_fsm_apply(struct ibv_qp_attr *dst, const struct ibv_qp_attr *src,
-			int mask);
+void verbs_qp_fsm_apply(struct ibv_qp_attr *dst, const struct ibv_qp_attr *src, int mask);
 
 #endif

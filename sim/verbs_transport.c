@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,10 +50,10 @@ static struct {
 	int32_t rep_status;
 	uint32_t next_seq;
 } vt = {
-	.fd = -1,
-	.call_lock = PTHREAD_MUTEX_INITIALIZER,
-	.rep_lock = PTHREAD_MUTEX_INITIALIZER,
-	.rep_cond = PTHREAD_COND_INITIALIZER,
+    .fd = -1,
+    .call_lock = PTHREAD_MUTEX_INITIALIZER,
+    .rep_lock = PTHREAD_MUTEX_INITIALIZER,
+    .rep_cond = PTHREAD_COND_INITIALIZER,
 };
 
 int verbs_transport_fd(void)
@@ -62,16 +63,15 @@ int verbs_transport_fd(void)
 
 static int standalone_open(const struct verbs_port_info *pi)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	const char *d = getenv("FABSIM_VERBS_DIR");
-	struct timeval tmo = { .tv_sec = 0, .tv_usec = 20000 };
+	struct timeval tmo = {.tv_sec = 0, .tv_usec = 20000};
 	int fd, ret;
 
 	if (d && *d)
 		snprintf(vt.dir, sizeof(vt.dir), "%s", d);
 	else
-		snprintf(vt.dir, sizeof(vt.dir), "/tmp/fabsim-verbs-%u",
-			 (unsigned)getuid());
+		snprintf(vt.dir, sizeof(vt.dir), "/tmp/fabsim-verbs-%u", (unsigned)getuid());
 	if (mkdir(vt.dir, 0700) && errno != EEXIST)
 		return -errno;
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -81,8 +81,7 @@ static int standalone_open(const struct verbs_port_info *pi)
 	 * wait a little for room, as a link waits for credits, but never
 	 * forever (two full peers sending to each other would deadlock). */
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tmo, sizeof(tmo));
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/v.%d", vt.dir,
-		 (int)getpid());
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/v.%d", vt.dir, (int)getpid());
 	unlink(sa.sun_path);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		ret = -errno;
@@ -127,15 +126,14 @@ static void standalone_cleanup(void)
 
 static int fabric_open(void)
 {
-	struct fsp_port_ref ref = { .ca = 0, .port = 1 };
+	struct fsp_port_ref ref = {.ca = 0, .port = 1};
 	struct fsp_verbs_open_rep rep;
 	int fd, ret;
 
 	fd = verbs_client_connect(FSP_KIND_STREAM, NULL);
 	if (fd < 0)
 		return fd;
-	ret = verbs_client_call(fd, FSP_VERBS_OPEN, &ref, sizeof(ref), &rep,
-				sizeof(rep), NULL);
+	ret = verbs_client_call(fd, FSP_VERBS_OPEN, &ref, sizeof(ref), &rep, sizeof(rep), NULL);
 	if (ret < 0) {
 		close(fd);
 		return ret;
@@ -143,6 +141,18 @@ static int fabric_open(void)
 	vt.fd = fd;
 	vt.lid = (uint16_t)rep.lid;
 	vt.fabric = true;
+	/* The daemon follows the reply with the port's state and MTU; take
+	 * it now so the first ibv_query_port already reports them. */
+	{
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		uint8_t buf[64];
+
+		if (poll(&pfd, 1, 1000) == 1) {
+			VERBS_LOCK();
+			verbs_transport_recv(buf, sizeof(buf));
+			VERBS_UNLOCK();
+		}
+	}
 	return 0;
 }
 
@@ -228,6 +238,14 @@ ssize_t verbs_transport_recv(uint8_t *buf, size_t len)
 		pthread_mutex_unlock(&vt.rep_lock);
 		return 0;
 	}
+	if (h.type == FSP_VERBS_PORT_EVENT &&
+	    (size_t)n >= sizeof(h) + sizeof(struct fsp_verbs_port_event)) {
+		struct fsp_verbs_port_event e;
+
+		memcpy(&e, msg + sizeof(h), sizeof(e));
+		verbs_port_event(&e);
+		return 0;
+	}
 	if (h.type != FSP_VERBS_PKT)
 		return 0;
 	n -= sizeof(h);
@@ -239,12 +257,11 @@ ssize_t verbs_transport_recv(uint8_t *buf, size_t len)
 
 static void standalone_sendto(const char *name, const uint8_t *pkt, size_t len)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", vt.dir, name);
 	/* A missing or dead peer is a lost packet, as on a wire. */
-	(void)sendto(vt.fd, pkt, len, MSG_NOSIGNAL,
-		     (struct sockaddr *)&sa, sizeof(sa));
+	(void)sendto(vt.fd, pkt, len, MSG_NOSIGNAL, (struct sockaddr *)&sa, sizeof(sa));
 }
 
 static void standalone_send(const uint8_t *pkt, size_t len)
@@ -266,8 +283,7 @@ static void standalone_send(const uint8_t *pkt, size_t len)
 			closedir(d);
 		return;
 	}
-	snprintf(name, sizeof(name), "b.%u.%u", p.dlid,
-		 p.dqpn / FSP_VERBS_QPN_BLOCK_SIZE);
+	snprintf(name, sizeof(name), "b.%u.%u", p.dlid, p.dqpn / FSP_VERBS_QPN_BLOCK_SIZE);
 	standalone_sendto(name, pkt, len);
 }
 
@@ -333,7 +349,7 @@ int verbs_transport_qpn_block(uint32_t *base)
 
 int verbs_transport_mcast(uint16_t mlid, const uint8_t *mgid, bool join)
 {
-	struct fsp_verbs_mcast m = { .mlid = mlid, .join = join };
+	struct fsp_verbs_mcast m = {.mlid = mlid, .join = join};
 	char path[128], tgt[32];
 
 	if (vt.fd < 0)

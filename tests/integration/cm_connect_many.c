@@ -4,6 +4,7 @@
  *
  *   cm_connect_many --passive [--count N] [--exit-after-reqs K] [--seconds S]
  *   cm_connect_many --active --dlid LID --dgid GID [--count N] [--seconds S]
+ *   cm_connect_many --active --dlid LID --dgid GID --latency N
  *
  * The passive side listens on the rdma_cm TCP port space; the active side
  * connects N QPs to it.  With verbs (a device is present), every QP is
@@ -16,6 +17,10 @@
  * Prints one "result ..." line; exit 0 when every connection connected
  * and passed through TimeWait, 3 when connections timed out (REQ_ERROR:
  * what the script expects when it kills the passive side), 1 otherwise.
+ * --latency N: N bare umad round trips (Get(ClassPortInfo), answered by
+ * cm/umad.c without the engine), then N connections one at a time
+ * (REQ sent to ESTABLISHED on the active side, CM only); prints both medians.
+ * --no-verbs: CM only even when a device exists.
  * --exit-after-reqs K makes the passive side vanish (_exit) when the K-th
  * REQ arrives, unanswered: a process killed mid-handshake.
  */
@@ -36,6 +41,7 @@
 
 #include "cm/cm_wire.h"
 #include "cm/engine.h"
+#include "cm/umad.h"
 #include "mad/transport.h"
 #include "madcm/cm_stat.h"
 
@@ -58,11 +64,15 @@ static struct {
 	struct mad_timer_heap timers;
 	struct mad_transport *tp;
 	struct mad_agent *agent;
+	struct cm_umad *cmu;
 	struct mad_port_attr port;
 	struct cm_engine *e;
 	struct conn *conns;
 	unsigned nconns, nreqs, connected, timewait, timeouts, rejected, msgs;
 	unsigned established_by_data, completions, wc_errors;
+	unsigned latency;         /* active: measure this many one at a time */
+	int no_verbs;
+	uint64_t rep_seen_ns;       /* when the last REP reached the user */
 	/* verbs */
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
@@ -72,25 +82,12 @@ static struct {
 	int verbs;
 } g;
 
-static struct conn *conn_by_id(uint32_t id)
+/* Each connection's cookie is 1 + its index in g.conns (0: a listener's). */
+static struct conn *conn_of(const struct cm_event *ev)
 {
-	for (unsigned i = 0; i < g.nconns; i++)
-		if (g.conns[i].id == id)
-			return &g.conns[i];
-	return NULL;
-}
-
-static int cm_send(void *ctx, const struct mad_addr *to, const void *mad, size_t len)
-{
-	(void)ctx;
-	return mad_send(g.agent, mad, len, to);
-}
-
-static void cm_unsolicited(struct mad_agent *agent, const void *mad, size_t len,
-			   const struct mad_addr *src, void *arg)
-{
-	(void)agent, (void)arg;
-	cm_engine_recv(g.e, src, mad, len);
+	if (ev->user == 0 || ev->user > g.nconns || g.conns[ev->user - 1].id != ev->id)
+		return NULL;
+	return &g.conns[ev->user - 1];
 }
 
 /* ---- verbs ---- */
@@ -116,6 +113,22 @@ static int verbs_open(void)
 	g.mr = g.cq && g.buf ? ibv_reg_mr(g.pd, g.buf, (size_t)(g.count + 1) * MSG_SIZE,
 					  IBV_ACCESS_LOCAL_WRITE) : NULL;
 	return g.mr ? 0 : -EIO;
+}
+
+static void verbs_close(void)
+{
+	for (unsigned i = 0; i < g.nconns; i++)
+		if (g.conns[i].qp)
+			ibv_destroy_qp(g.conns[i].qp);
+	if (g.mr)
+		ibv_dereg_mr(g.mr);
+	if (g.cq)
+		ibv_destroy_cq(g.cq);
+	if (g.pd)
+		ibv_dealloc_pd(g.pd);
+	if (g.ctx)
+		ibv_close_device(g.ctx);
+	free(g.buf);
 }
 
 static struct ibv_qp *qp_create(void)
@@ -193,7 +206,7 @@ static void poll_cq(void)
 
 static void on_event(void *ctx, const struct cm_event *ev)
 {
-	struct conn *c = conn_by_id(ev->id);
+	struct conn *c = conn_of(ev);
 
 	(void)ctx;
 	switch (ev->type) {
@@ -239,7 +252,7 @@ static void on_event(void *ctx, const struct cm_event *ev)
 		} else {
 			a.qpn = 0x1000 + (uint32_t)(c - g.conns);
 		}
-		cm_engine_accept(g.e, ev->id, 0, &a);
+		cm_engine_accept(g.e, ev->id, (uint64_t)(c - g.conns) + 1, &a);
 		/* RTS after accept: the REP's starting PSN is our send PSN. */
 		if (g.verbs && qp_move(c, IBV_QPS_RTS))
 			fprintf(stderr, "passive: QP to RTS failed\n");
@@ -255,6 +268,7 @@ static void on_event(void *ctx, const struct cm_event *ev)
 			cm_engine_reject(g.e, ev->id, &r);
 			break;
 		}
+		g.rep_seen_ns = mad_clock_monotonic_ns(NULL);
 		if (cm_engine_rtu(g.e, ev->id, NULL, 0) == 0) {
 			c->connected = 1;
 			g.connected++;
@@ -295,8 +309,6 @@ static void on_event(void *ctx, const struct cm_event *ev)
 		break;
 	}
 }
-
-static const struct cm_engine_ops ops = { cm_send, on_event };
 
 static uint64_t now_ms(void)
 {
@@ -355,8 +367,97 @@ static int passive_done(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: cm_connect_many --passive|--active [--dlid LID --dgid GID]\n"
-			"       [--count N] [--seconds S] [--exit-after-reqs K]\n");
+			"       [--count N] [--seconds S] [--exit-after-reqs K] [--latency N]\n"
+			"       [--no-verbs]\n");
 	exit(2);
+}
+
+/* ---- latency: one connection at a time, next to the umad round trip ---- */
+
+static int echo_done;
+
+static void echo_cb(void *arg, int status, const void *mad, size_t len,
+		    const struct mad_addr *src)
+{
+	(void)arg, (void)mad, (void)len, (void)src;
+	echo_done = status == 0 ? 1 : -1;
+}
+
+static int echoed(void)
+{
+	return echo_done != 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int one_connected(void)
+{
+	return g.connected + g.timeouts + g.rejected >= g.nconns;
+}
+
+static int latency_run(const struct cm_connect_cmd *tmpl)
+{
+	unsigned n = g.latency;
+	uint64_t *rtt = calloc(n, sizeof(*rtt)), *lat = calloc(n, sizeof(*lat));
+	uint64_t *rep = calloc(n, sizeof(*rep));
+	struct mad_addr to = { .lid = g.dlid, .qpn = 1, .qkey = MAD_QP1_QKEY };
+	struct mad_send_opts so = { .timeout_ms = 1000, .retries = 3 };
+	unsigned got_rtt = 0, got_lat = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t mad[256];
+		uint64_t t0;
+
+		cm_mad_init(mad, sizeof(mad), &cm_class_port_info_layout, CM_METHOD_GET, 0);
+		echo_done = 0;
+		t0 = mad_clock_monotonic_ns(NULL);
+		if (mad_request_send(g.agent, mad, 256, &to, &so, echo_cb, NULL, NULL))
+			break;
+		if (run_until(echoed, now_ms() + 10000) || echo_done < 0)
+			break;
+		rtt[got_rtt++] = mad_clock_monotonic_ns(NULL) - t0;
+	}
+	for (unsigned i = 0; i < n && i < g.count; i++) {
+		struct conn *c = &g.conns[g.nconns++];
+		struct cm_connect_cmd cmd = *tmpl;
+		uint64_t t0;
+
+		cmd.qpn = 0x1000 + i;
+		cmd.starting_psn = i;
+		cmd.user = g.nconns;
+		t0 = mad_clock_monotonic_ns(NULL);
+		if (cm_engine_connect(g.e, &cmd, &c->id))
+			break;
+		if (run_until(one_connected, now_ms() + 10000) || !c->connected)
+			break;
+		rep[got_lat] = g.rep_seen_ns - t0;
+		lat[got_lat++] = mad_clock_monotonic_ns(NULL) - t0;
+	}
+	/* Disconnect afterwards: DREQ/DREP traffic must not share the timed path. */
+	for (unsigned i = 0; i < g.nconns; i++)
+		if (g.conns[i].connected)
+			cm_engine_disconnect(g.e, g.conns[i].id, NULL, 0);
+	run_until(all_timewait, now_ms() + 10000);
+	qsort(rtt, got_rtt, sizeof(*rtt), cmp_u64);
+	qsort(lat, got_lat, sizeof(*lat), cmp_u64);
+	qsort(rep, got_lat, sizeof(*rep), cmp_u64);
+	if (got_rtt && got_lat)
+		printf("latency: umad round trip median %.1f us over %u; connect median: "
+		       "REQ sent to REP handed to the user %.1f us (ratio %.2f), "
+		       "to ESTABLISHED with the RTU sent %.1f us (ratio %.2f), over %u\n",
+		       rtt[got_rtt / 2] / 1e3, got_rtt, rep[got_lat / 2] / 1e3,
+		       (double)rep[got_lat / 2] / (double)rtt[got_rtt / 2],
+		       lat[got_lat / 2] / 1e3,
+		       (double)lat[got_lat / 2] / (double)rtt[got_rtt / 2], got_lat);
+	free(rep);
+	free(rtt);
+	free(lat);
+	return got_lat == n && got_rtt == n ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -365,12 +466,12 @@ int main(int argc, char **argv)
 		{ "passive", no_argument, NULL, 'p' }, { "active", no_argument, NULL, 'a' },
 		{ "count", required_argument, NULL, 'n' }, { "dlid", required_argument, NULL, 'l' },
 		{ "dgid", required_argument, NULL, 'g' }, { "seconds", required_argument, NULL, 's' },
-		{ "exit-after-reqs", required_argument, NULL, 'x' }, { NULL, 0, NULL, 0 },
+		{ "exit-after-reqs", required_argument, NULL, 'x' },
+		{ "latency", required_argument, NULL, 'L' },
+		{ "no-verbs", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
 	struct mad_transport_params tpp = { 0 };
-	struct mad_agent_desc ad = { .mgmt_class = CM_MGMT_CLASS,
-				     .class_version = CM_CLASS_VERSION };
-	struct cm_engine_config cfg = { 0 };
+	struct cm_umad_params up = { 0 };
 	struct cm_stat_counters st;
 	int mode = -1, o, ret;
 	uint64_t deadline;
@@ -389,6 +490,8 @@ int main(int argc, char **argv)
 			break;
 		case 's': g.seconds = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'x': g.exit_after_reqs = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'L': g.latency = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'V': g.no_verbs = 1; break;
 		default: usage();
 		}
 	}
@@ -405,24 +508,20 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	mad_transport_port(g.tp, &g.port, NULL);
-	mad_method_mask_set(ad.method_mask, CM_METHOD_SEND);
-	ad.unsolicited = cm_unsolicited;
-	ret = mad_agent_register(g.tp, &ad, &g.agent);
-	if (ret) {
-		fprintf(stderr, "cm_connect_many: CM agent: %s\n", strerror(-ret));
-		return 1;
-	}
-	g.verbs = verbs_open() == 0;
+	g.verbs = !g.no_verbs && verbs_open() == 0;
 	printf("%s: lid %u, %s\n", g.passive ? "passive" : "active", g.port.lid,
 	       g.verbs ? "verbs" : "CM only (no verbs device)");
-	memcpy(&cfg.ca_guid, g.port.gid + 8, 8);
-	cfg.ca_guid = be64toh(cfg.ca_guid);
-	cfg.port_num = (uint8_t)g.port.portnum;
-	cfg.max_conns = g.count * 2 + 16;
-	cfg.timers = &g.timers;
-	cfg.ops = &ops;
-	if (cm_engine_create(&cfg, &g.e))
+	up.transport = g.tp;
+	up.timers = &g.timers;
+	up.event = on_event;
+	up.max_conns = g.count * 2 + 16;
+	ret = cm_umad_open(&up, &g.cmu);
+	if (ret) {
+		fprintf(stderr, "cm_connect_many: CM on umad: %s\n", strerror(-ret));
 		return 1;
+	}
+	g.e = cm_umad_engine(g.cmu);
+	g.agent = cm_umad_agent(g.cmu);
 	deadline = now_ms() + (uint64_t)g.seconds * 1000;
 
 	if (g.passive) {
@@ -438,9 +537,29 @@ int main(int argc, char **argv)
 		       (unsigned long long)st.duplicates[CM_STAT_REQ],
 		       (unsigned long long)st.sent[CM_STAT_REP],
 		       (unsigned long long)st.retried[CM_STAT_REP]);
-		return ret == 0 && g.timewait == g.count ? 0 : 1;
+		ret = ret == 0 && g.timewait == g.count ? 0 : 1;
+		cm_umad_close(g.cmu);
+		mad_transport_close(g.tp);
+		verbs_close();
+		return ret;
 	}
 
+	if (g.latency) {
+		struct cm_connect_cmd t = {
+			.service_id = SERVICE_ID, .qp_type = CM_QPT_RC, .responder_resources = 1,
+			.initiator_depth = 1, .remote_cm_response_timeout = 16,
+			.local_cm_response_timeout = 16, .retry_count = 7, .rnr_retry_count = 7,
+			.max_cm_retries = 15,
+			.primary = { .slid = g.port.lid, .dlid = g.dlid, .rate = 3,
+				     .subnet_local = 1, .local_ack_timeout = 14,
+				     .packet_life_time = 12, .mtu = IBV_MTU_1024, .pkey = 0xffff },
+		};
+
+		memcpy(t.primary.sgid, g.port.gid, 16);
+		memcpy(t.primary.dgid, g.dgid, 16);
+		g.verbs = 0; /* CM cost only */
+		return latency_run(&t);
+	}
 	for (unsigned i = 0; i < g.count; i++) {
 		struct conn *c = &g.conns[g.nconns++];
 		struct cm_connect_cmd cmd = {
@@ -467,6 +586,7 @@ int main(int argc, char **argv)
 		} else {
 			cmd.qpn = 0x1000 + i;
 		}
+		cmd.user = g.nconns;
 		if (i == 0)
 			printf("active: first REQ qpn 0x%06x psn 0x%06x service 0x%016llx lids %u>%u "
 			       "pkey 0x%04x mtu %u\n", cmd.qpn, cmd.starting_psn,
@@ -504,8 +624,9 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.sent[CM_STAT_REQ], (unsigned long long)st.retried[CM_STAT_REQ],
 	       (unsigned long long)st.sent[CM_STAT_RTU],
 	       (unsigned long long)st.retried[CM_STAT_DREQ]);
-	cm_engine_destroy(g.e);
+	cm_umad_close(g.cmu);
 	mad_transport_close(g.tp);
+	verbs_close();
 	if (g.timeouts)
 		return 3;
 	return g.connected == g.count && g.timewait == g.count ? 0 : 1;

@@ -6,7 +6,8 @@
 #   2. the same with 20% of all CM MADs dropped by the fabric;
 #   3. the passive process vanishes mid-handshake: the active side reports
 #      timeouts (exit 3) instead of hanging;
-#   4. a capture of a few handshakes decodes in tshark, no malformed packet,
+#   4. (printed) connect latency one at a time vs the umad round trip;
+#   5. a capture of a few handshakes decodes in tshark, no malformed packet,
 #      and the REQ carries the QPN/LIDs the engine was given.
 # Skips (77) when the simulator or OpenSM is not built/installed.
 set -u
@@ -75,6 +76,18 @@ grep -q "retried [1-9]" "$tmp/lossy.active" && ok "losses were retried" || fail 
 run_pair killed 300 --exit-after-reqs 100
 [ $arc -eq 3 ] && ok "passive gone mid-handshake: active reports timeouts" || fail "killed active rc=$arc"
 grep -q "timeouts [1-9]" "$tmp/killed.active" || fail "no timeouts reported"
+
+# Speed, printed only: connect latency one at a time next to the bare umad
+# round trip measured in the same run (Get(ClassPortInfo) echo).
+"$FABSIM" run "$h2" -- "$PROG" --passive --no-verbs --count 300 --seconds 60 \
+	>"$tmp/lat.passive" 2>&1 &
+ppid=$!
+pids="$pids $ppid"
+sleep 0.5
+timeout 100 "$FABSIM" run "$h1" -- "$PROG" --active --latency 300 --count 300 --dlid "$lid2" \
+	--dgid "$gid2" --seconds 60 >"$tmp/lat.active" 2>&1 && ok "latency run" || fail "latency run"
+wait "$ppid"
+grep "^latency" "$tmp/lat.active"
 
 if command -v tshark >/dev/null 2>&1; then
 	"$FABSIM" capture "$h1" "$tmp/cm.pcap" >/dev/null

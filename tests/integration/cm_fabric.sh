@@ -9,7 +9,9 @@
 #   3. the server killed mid-handshake: the client reports timeouts and
 #      exits within a bounded time instead of hanging.
 # Exit 77 (skip) when the simulator, OpenSM or the soft verbs do not work.
-# Environment: CM_FABRIC_N (default 1000), CM_FABRIC_KEEP=1 keeps the dir.
+# Environment: CM_FABRIC_N (default 1000), CM_FABRIC_TOPO (default b2b; or
+# 2sw4h, or a topology file: server on the first host, client on the
+# last), CM_FABRIC_KEEP=1 keeps the directory with every log.
 set -u
 
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -56,12 +58,19 @@ fab() {
 	"$FABSIM" --dir "$dir/fab" "$@"
 }
 
-FABSIM_UP_TIMEOUT=60 fab up --gen b2b >"$dir/up.log" 2>&1 ||
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+case "${CM_FABRIC_TOPO:-b2b}" in
+b2b) topo="--gen b2b" ;;
+2sw4h) topo=$top_srcdir/sim/topologies/2sw4h.topo ;;
+*) topo=$CM_FABRIC_TOPO ;;
+esac
+# shellcheck disable=SC2086 # $topo is "--gen b2b" or one file name
+FABSIM_UP_TIMEOUT=60 fab up $topo >"$dir/up.log" 2>&1 ||
 	{ cat "$dir/up.log"; skip "fabsim up failed"; }
 # Hosts: name, LID and GID of each, as `fabsim hosts` prints them.
 fab hosts >"$dir/hosts" 2>/dev/null || skip "fabsim hosts failed"
 srv=$(awk 'NR == 1 { print $1 }' "$dir/hosts")
-cli=$(awk 'NR == 2 { print $1 }' "$dir/hosts")
+cli=$(awk 'END { if (NR > 1) print $1 }' "$dir/hosts")
 srv_lid=$(awk 'NR == 1 { for (i = 1; i < NF; i++) if ($i == "lid") print $(i + 1) }' "$dir/hosts")
 srv_gid=$(awk 'NR == 1 { for (i = 1; i < NF; i++) if ($i == "gid") print $(i + 1) }' "$dir/hosts")
 [ -n "$srv" ] && [ -n "$cli" ] && [ -n "$srv_lid" ] && [ -n "$srv_gid" ] ||
@@ -149,6 +158,22 @@ if command -v tshark >/dev/null 2>&1; then
 		bad "REQ fields on the wire ($nreq REQs) differ from what was asked ($N)"
 	else
 		echo "capture: $nreq REQs match (service ID, QPN, PSN, LIDs, P_Key, MTU), no malformed packets"
+	fi
+	# The SENDs went where the CM said: to the QPs the REPs named, starting
+	# at the PSNs the REQs carried (RC SEND Only is BTH opcode 4).
+	tshark -r "$dir/cap.pcap" -Y "infiniband.bth.opcode == 4" -T fields -E separator=' ' \
+		-e infiniband.bth.destqp -e infiniband.bth.psn 2>/dev/null >"$dir/sends"
+	tshark -r "$dir/cap.pcap" -Y "infiniband.cm.rep" -T fields \
+		-e infiniband.cm.rep.localqpn 2>/dev/null | sort -u >"$dir/rep.qpns"
+	awk '{ print $1 }' "$dir/sends" | sort -u >"$dir/send.qpns"
+	awk '{ printf "0x%06x\n", $2 }' "$dir/sends" | sort -u >"$dir/send.psns"
+	sed 's/.* psn=\(0x[0-9a-f]*\).*/\1/' "$dir/req.log" | sort -u >"$dir/req.psns"
+	nsend=$(wc -l <"$dir/send.qpns")
+	if [ "$nsend" != "$N" ] || ! cmp -s "$dir/rep.qpns" "$dir/send.qpns" ||
+		! cmp -s "$dir/req.psns" "$dir/send.psns"; then
+		bad "SENDs on the wire ($nsend QPs) do not match the QPNs of the REPs / PSNs of the REQs"
+	else
+		echo "capture: $nsend SENDs to the QPs the REPs named, at the PSNs the REQs carried"
 	fi
 else
 	echo "note: tshark not installed, capture not checked"

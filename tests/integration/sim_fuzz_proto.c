@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <infiniband/umad.h>
@@ -135,6 +136,67 @@ int main(int argc, char **argv)
 		send(fd, junk, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 		close(fd);
 	}
+	/* Phase 2: well-framed MAD_SENDs from real agents carrying random
+	 * MADs: every class the daemon handles, random DR paths and hop
+	 * pointers, random LIDs, timeouts that expire.  Nothing a client
+	 * puts on the wire may crash the fabric. */
+	{
+		int s = dial(), c = dial(), agents[2] = {-1, -1};
+		struct fsp_port_ref r = {0, 0};
+		struct fsp_attach_rep ar;
+		static const uint8_t classes[] = {0x01, 0x81, 0x03, 0x07, 0x04, 0x30, 0x21, 0x81};
+		uint8_t msg[sizeof(struct ib_user_mad) + 256], drain[FSP_FRAG_MAX];
+
+		if (hello(s, FSP_KIND_STREAM) < 0 || call(s, FSP_ATTACH, &r, sizeof(r), &ar, sizeof(ar)) < 0 ||
+		    hello(c, FSP_KIND_CTL) < 0) {
+			fprintf(stderr, "fuzz: cannot attach\n");
+			return 1;
+		}
+		struct fsp_register reg = {.stream_id = ar.stream_id, .mgmt_class = 0x81,
+					   .class_version = 1};
+
+		agents[0] = call(c, FSP_REGISTER, &reg, sizeof(reg), NULL, 0);
+		reg.mgmt_class = 0x07;
+		reg.class_version = 2;
+		reg.method_mask[0] = 1u << 3;
+		agents[1] = call(c, FSP_REGISTER, &reg, sizeof(reg), NULL, 0);
+		for (int i = 0; i < iters * 20; i++) {
+			struct ib_user_mad *u = (void *)msg;
+			uint8_t *m = msg + sizeof(*u);
+
+			memset(u, 0, sizeof(*u));
+			for (size_t k = 0; k < 256; k++)
+				m[k] = (uint8_t)rnd();
+			u->agent_id = (uint32_t)agents[rnd() % 2];
+			u->timeout_ms = rnd() % 4 ? 0 : 1 + rnd() % 5;
+			u->retries = rnd() % 2;
+			u->addr.lid = htons((uint16_t)(rnd() % 3 ? rnd() % 12 : rnd()));
+			u->addr.qpn = htonl(rnd() % 4 ? 1 : rnd());
+			u->addr.qkey = htonl(0x80010000u);
+			u->addr.grh_present = rnd() % 8 == 0;
+			m[0] = 1;
+			m[1] = classes[rnd() % sizeof(classes)];
+			if (rnd() % 3)
+				m[3] = (uint8_t)(rnd() % 3); /* mostly Get/Set */
+			if (m[1] == 0x81) {
+				m[7] = (uint8_t)(rnd() % 4 ? rnd() % 6 : rnd());
+				m[6] = (uint8_t)(rnd() % 4 ? 0 : rnd());
+				for (int k = 1; k < 64; k++)
+					m[128 + k] = (uint8_t)(rnd() % 4 ? 1 + rnd() % 9 : rnd());
+				m[4] &= rnd() % 4 ? 0x7f : 0xff;
+				m[32] = m[33] = m[34] = m[35] = 0xff;
+			}
+			if (rnd() % 4 == 0)
+				m[16] = 0, m[17] = (uint8_t)(0x10 + rnd() % 16); /* SMA attributes */
+			send_raw(s, FSP_MAD_SEND, 0, msg, sizeof(msg));
+			while (recv(s, drain, sizeof(drain), MSG_DONTWAIT) > 0)
+				;
+		}
+		usleep(20000);
+		close(s);
+		close(c);
+	}
+
 	int fd = dial();
 	int ret = hello(fd, FSP_KIND_ADMIN);
 

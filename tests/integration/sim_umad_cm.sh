@@ -43,6 +43,18 @@ kill -9 $cli $srv
 wait $cli $srv 2>/dev/null
 on h3 "$PINGPONG" reg 0x07 || fail "stale agent after killing a busy server"
 on h1 "$PINGPONG" reg 0x07 || fail "stale agent after killing a busy client"
+# many processes on one host query the SA at once: every answer reaches
+# the process that asked (the hi_tid in each TID)
+pids=""
+for i in 1 2 3 4 5 6 7 8; do
+	on_bg h2 saquery NodeRecord >"$FABSIM_DIR/sa.$i" 2>&1
+	pids="$pids $!"
+done
+for p in $pids; do wait $p || fail "concurrent saquery failed"; done
+for i in 1 2 3 4 5 6 7 8; do
+	[ "$(grep -c '^NodeRecord' "$FABSIM_DIR/sa.$i")" = 5 ] || fail "concurrent saquery $i: $(cat "$FABSIM_DIR/sa.$i")"
+done
+
 # SA table through an rmpp_version 0 agent: raw segments, our own ACKs
 out=$(on h4 "$PINGPONG" satable "$(lid_of h1)") || fail "user-RMPP SA table"
 [ "$(echo "$out" | awk '{ print $2 }')" = 5 ] || fail "user-RMPP NodeRecords: $out"

@@ -27,4 +27,9 @@ echo "$pr" | grep -q "dlid\.*$l4\$" || fail "PathRecord dlid"
 # NodeRecords: every CA and switch (a multi-segment RMPP answer)
 n=$(on h4 saquery NodeRecord | grep -c '^NodeRecord')
 [ "$n" = 6 ] || fail "NodeRecord count $n, want 6"
+# PMA: counters of the switch port h2 hangs on, and of h2 itself
+on h2 perfquery -x | grep -q "PortXmitPkts:\.*[1-9]" || fail "perfquery on h2"
+swlid=$(echo "$out" | awk '/^Switch/ && /"sw1"/ { for (i = 1; i < NF; i++) if ($i == "lid") print $(i + 1) }')
+[ -n "$swlid" ] || fail "no LID for sw1 in ibnetdiscover output"
+on h1 perfquery "$swlid" 2 | grep -q "PortRcvPkts:\.*[1-9]" || fail "perfquery of sw1 port 2"
 echo "PASS"

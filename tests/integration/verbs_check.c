@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -44,14 +45,14 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			failures++;                                            \
-			printf("FAIL %s:%d: ", __func__, __LINE__);            \
-			printf(__VA_ARGS__);                                   \
-			printf("\n");                                          \
-		}                                                              \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			failures++;                                                                \
+			printf("FAIL %s:%d: ", __func__, __LINE__);                                \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+		}                                                                                  \
 	} while (0)
 
 #define BUFSZ 65536
@@ -95,16 +96,18 @@ struct ep {
 	uint32_t psn;
 };
 
-static void ep_create(struct ep *e, enum ibv_qp_type type, int qp_access,
-		      int mr_access)
+static void ep_create(struct ep *e, enum ibv_qp_type type, int qp_access, int mr_access)
 {
 	struct ibv_qp_init_attr ia = {
-		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 2,
-			 .max_recv_sge = 2, .max_inline_data = 64 },
-		.qp_type = type,
+	    .cap = {.max_send_wr = 64,
+		    .max_recv_wr = 64,
+		    .max_send_sge = 2,
+		    .max_recv_sge = 2,
+		    .max_inline_data = 64},
+	    .qp_type = type,
 	};
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = qp_access, .qkey = 0x1234 };
+	struct ibv_qp_attr a = {
+	    .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = qp_access, .qkey = 0x1234};
 	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
 
 	memset(e, 0, sizeof(*e));
@@ -136,50 +139,46 @@ static void ep_destroy(struct ep *e)
 static int ep_rtr(struct ep *e, uint16_t dlid, uint32_t dqpn, uint32_t rq_psn)
 {
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dqpn,
-		.rq_psn = rq_psn,
-		.max_dest_rd_atomic = 4,
-		.min_rnr_timer = 1,
-		.ah_attr = { .dlid = dlid, .port_num = 1 },
+	    .qp_state = IBV_QPS_RTR,
+	    .path_mtu = IBV_MTU_1024,
+	    .dest_qp_num = dqpn,
+	    .rq_psn = rq_psn,
+	    .max_dest_rd_atomic = 4,
+	    .min_rnr_timer = 1,
+	    .ah_attr = {.dlid = dlid, .port_num = 1},
 	};
 
 	if (e->qp->qp_type == IBV_QPT_UD)
 		return ibv_modify_qp(e->qp, &a, IBV_QP_STATE);
 	return ibv_modify_qp(e->qp, &a,
-			     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				     IBV_QP_MAX_DEST_RD_ATOMIC |
-				     IBV_QP_MIN_RNR_TIMER);
+			     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 }
 
 static int ep_rts(struct ep *e, uint8_t timeout, uint8_t retry, uint8_t rnr)
 {
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTS,
-		.sq_psn = e->psn,
-		.timeout = timeout,
-		.retry_cnt = retry,
-		.rnr_retry = rnr,
-		.max_rd_atomic = 4,
+	    .qp_state = IBV_QPS_RTS,
+	    .sq_psn = e->psn,
+	    .timeout = timeout,
+	    .retry_cnt = retry,
+	    .rnr_retry = rnr,
+	    .max_rd_atomic = 4,
 	};
 
 	if (e->qp->qp_type != IBV_QPT_RC)
 		return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 	return ibv_modify_qp(e->qp, &a,
-			     IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-				     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				     IBV_QP_MAX_QP_RD_ATOMIC);
+			     IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				 IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 /* Connect a <-> b through the port (loopback on our own LID). */
-static void connect_pair(struct ep *a, struct ep *b, uint8_t timeout,
-			 uint8_t retry, uint8_t rnr)
+static void connect_pair(struct ep *a, struct ep *b, uint8_t timeout, uint8_t retry, uint8_t rnr)
 {
 	if (ep_rtr(a, port.lid, b->qp->qp_num, b->psn) ||
-	    ep_rtr(b, port.lid, a->qp->qp_num, a->psn) ||
-	    ep_rts(a, timeout, retry, rnr) || ep_rts(b, timeout, retry, rnr)) {
+	    ep_rtr(b, port.lid, a->qp->qp_num, a->psn) || ep_rts(a, timeout, retry, rnr) ||
+	    ep_rts(b, timeout, retry, rnr)) {
 		fprintf(stderr, "connect_pair failed\n");
 		exit(1);
 	}
@@ -201,20 +200,23 @@ static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, double ms)
 
 static int post_recv(struct ep *e, uint64_t id, uint32_t len)
 {
-	struct ibv_sge sg = { .addr = (uintptr_t)e->buf + BUFSZ / 2,
-			      .length = len, .lkey = e->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1 }, *bad;
+	struct ibv_sge sg = {
+	    .addr = (uintptr_t)e->buf + BUFSZ / 2, .length = len, .lkey = e->mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = id, .sg_list = &sg, .num_sge = 1}, *bad;
 
 	return ibv_post_recv(e->qp, &wr, &bad);
 }
 
-static int post(struct ep *e, enum ibv_wr_opcode op, uint32_t len,
-		uint64_t raddr, uint32_t rkey, uint32_t lkey_delta)
+static int post(struct ep *e, enum ibv_wr_opcode op, uint32_t len, uint64_t raddr, uint32_t rkey,
+		uint32_t lkey_delta)
 {
-	struct ibv_sge sg = { .addr = (uintptr_t)e->buf, .length = len,
-			      .lkey = e->mr->lkey + lkey_delta };
-	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sg, .num_sge = 1,
-				  .opcode = op, .send_flags = IBV_SEND_SIGNALED },
+	struct ibv_sge sg = {
+	    .addr = (uintptr_t)e->buf, .length = len, .lkey = e->mr->lkey + lkey_delta};
+	struct ibv_send_wr wr = {.wr_id = 7,
+				 .sg_list = &sg,
+				 .num_sge = 1,
+				 .opcode = op,
+				 .send_flags = IBV_SEND_SIGNALED},
 			   *bad;
 
 	wr.imm_data = htobe32(0xabcd);
@@ -237,17 +239,18 @@ static const int ALL_REMOTE = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 static void check_modify_masks(void)
 {
 	struct ep a;
-	struct ibv_qp_attr at = { .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-				  .dest_qp_num = 5, .ah_attr = { .dlid = port.lid, .port_num = 1 } };
-	int full = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-		   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	struct ibv_qp_attr at = {.qp_state = IBV_QPS_RTR,
+				 .path_mtu = IBV_MTU_1024,
+				 .dest_qp_num = 5,
+				 .ah_attr = {.dlid = port.lid, .port_num = 1}};
+	int full = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+		   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 	struct ibv_qp_init_attr ia;
 
 	ep_create(&a, IBV_QPT_RC, ALL_REMOTE, ALL_REMOTE);
 	CHECK(ibv_modify_qp(a.qp, &at, full & ~IBV_QP_MIN_RNR_TIMER) == EINVAL,
 	      "RTR without min_rnr_timer accepted");
-	CHECK(ibv_modify_qp(a.qp, &at, full & ~IBV_QP_AV) == EINVAL,
-	      "RTR without AV accepted");
+	CHECK(ibv_modify_qp(a.qp, &at, full & ~IBV_QP_AV) == EINVAL, "RTR without AV accepted");
 	CHECK(ibv_modify_qp(a.qp, &at, full & ~IBV_QP_DEST_QPN) == EINVAL,
 	      "RTR without dest QPN accepted");
 	CHECK(ibv_modify_qp(a.qp, &at, full | IBV_QP_SQ_PSN) == EINVAL,
@@ -263,10 +266,9 @@ static void check_modify_masks(void)
 	CHECK(ibv_modify_qp(a.qp, &at, full) == 0, "valid RTR refused");
 	memset(&at, 0, sizeof(at));
 	CHECK(ibv_query_qp(a.qp, &at, full, &ia) == 0, "query_qp");
-	CHECK(at.qp_state == IBV_QPS_RTR && at.rq_psn == 0x123456 &&
-		      at.dest_qp_num == 5 && at.path_mtu == IBV_MTU_1024 &&
-		      at.min_rnr_timer == 12 && at.max_dest_rd_atomic == 2 &&
-		      at.ah_attr.dlid == port.lid,
+	CHECK(at.qp_state == IBV_QPS_RTR && at.rq_psn == 0x123456 && at.dest_qp_num == 5 &&
+		  at.path_mtu == IBV_MTU_1024 && at.min_rnr_timer == 12 &&
+		  at.max_dest_rd_atomic == 2 && at.ah_attr.dlid == port.lid,
 	      "query_qp does not return what was set");
 	ep_destroy(&a);
 }
@@ -285,77 +287,71 @@ static void check_data_ops(void)
 		a.buf[i] = (uint8_t)i;
 	CHECK(post_recv(&b, 11, 4096) == 0, "post_recv");
 	CHECK(post(&a, IBV_WR_SEND_WITH_IMM, 3000, 0, 0, 0) == 0, "post send");
-	CHECK(wait_wc(a.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS &&
-		      wc.opcode == IBV_WC_SEND,
+	CHECK(wait_wc(a.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND,
 	      "send completion");
-	CHECK(wait_wc(b.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS &&
-		      wc.opcode == IBV_WC_RECV && wc.byte_len == 3000 &&
-		      (wc.wc_flags & IBV_WC_WITH_IMM) &&
-		      be32toh(wc.imm_data) == 0xabcd && wc.src_qp == a.qp->qp_num,
+	CHECK(wait_wc(b.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+		  wc.byte_len == 3000 && (wc.wc_flags & IBV_WC_WITH_IMM) &&
+		  be32toh(wc.imm_data) == 0xabcd && wc.src_qp == a.qp->qp_num,
 	      "recv completion (status %d len %u)", wc.status, wc.byte_len);
 	CHECK(!memcmp(a.buf, b.buf + BUFSZ / 2, 3000), "SEND data differs");
 	/* RDMA WRITE 5000 bytes into b: b never calls verbs for it. */
 	memset(a.buf, 0x5a, 5000);
-	CHECK(post(&a, IBV_WR_RDMA_WRITE, 5000, (uintptr_t)b.buf + 100,
-		   b.mr->rkey, 0) == 0, "post write");
+	CHECK(post(&a, IBV_WR_RDMA_WRITE, 5000, (uintptr_t)b.buf + 100, b.mr->rkey, 0) == 0,
+	      "post write");
 	CHECK(wait_wc(a.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS &&
-		      wc.opcode == IBV_WC_RDMA_WRITE,
+		  wc.opcode == IBV_WC_RDMA_WRITE,
 	      "write completion %d", wc.status);
-	CHECK(b.buf[100] == 0x5a && b.buf[5099] == 0x5a && b.buf[5100] == 0,
-	      "RDMA WRITE data");
+	CHECK(b.buf[100] == 0x5a && b.buf[5099] == 0x5a && b.buf[5100] == 0, "RDMA WRITE data");
 	/* RDMA READ back 4000 bytes. */
 	memset(b.buf + 20000, 0x77, 4000);
 	memset(a.buf, 0, 8192);
-	CHECK(post(&a, IBV_WR_RDMA_READ, 4000, (uintptr_t)b.buf + 20000,
-		   b.mr->rkey, 0) == 0, "post read");
+	CHECK(post(&a, IBV_WR_RDMA_READ, 4000, (uintptr_t)b.buf + 20000, b.mr->rkey, 0) == 0,
+	      "post read");
 	CHECK(wait_wc(a.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS &&
-		      wc.opcode == IBV_WC_RDMA_READ && wc.byte_len == 4000,
+		  wc.opcode == IBV_WC_RDMA_READ && wc.byte_len == 4000,
 	      "read completion %d", wc.status);
-	CHECK(a.buf[0] == 0x77 && a.buf[3999] == 0x77 && a.buf[4000] == 0,
-	      "RDMA READ data");
+	CHECK(a.buf[0] == 0x77 && a.buf[3999] == 0x77 && a.buf[4000] == 0, "RDMA READ data");
 	/* Atomics on an 8-byte aligned word of b. */
 	word = (uint64_t *)(void *)(b.buf + 40000);
 	*word = 5;
-	CHECK(post(&a, IBV_WR_ATOMIC_CMP_AND_SWP, 8, (uintptr_t)word, b.mr->rkey,
-		   0) == 0, "post cmp_swp");
+	CHECK(post(&a, IBV_WR_ATOMIC_CMP_AND_SWP, 8, (uintptr_t)word, b.mr->rkey, 0) == 0,
+	      "post cmp_swp");
 	CHECK(wait_wc(a.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS &&
-		      wc.opcode == IBV_WC_COMP_SWAP,
+		  wc.opcode == IBV_WC_COMP_SWAP,
 	      "cmp_swp completion");
 	CHECK(*word == 99 && *(uint64_t *)(void *)a.buf == 5, "CMP_AND_SWP result");
-	CHECK(post(&a, IBV_WR_ATOMIC_FETCH_AND_ADD, 8, (uintptr_t)word,
-		   b.mr->rkey, 0) == 0, "post fetch_add");
+	CHECK(post(&a, IBV_WR_ATOMIC_FETCH_AND_ADD, 8, (uintptr_t)word, b.mr->rkey, 0) == 0,
+	      "post fetch_add");
 	CHECK(wait_wc(a.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS &&
-		      wc.opcode == IBV_WC_FETCH_ADD,
+		  wc.opcode == IBV_WC_FETCH_ADD,
 	      "fetch_add completion");
 	CHECK(*word == 104 && *(uint64_t *)(void *)a.buf == 99, "FETCH_AND_ADD result");
 	/* Bad lkey: local protection error, and the QP goes to ERR. */
 	CHECK(post(&a, IBV_WR_SEND, 10, 0, 0, 0x100) == 0, "post bad lkey");
-	CHECK(wait_wc(a.cq, &wc, 2000) && wc.status == IBV_WC_LOC_PROT_ERR,
-	      "bad lkey gave %s", ibv_wc_status_str(wc.status));
+	CHECK(wait_wc(a.cq, &wc, 2000) && wc.status == IBV_WC_LOC_PROT_ERR, "bad lkey gave %s",
+	      ibv_wc_status_str(wc.status));
 	ep_destroy(&a);
 	ep_destroy(&b);
 }
 
 /* An RC send that cannot be delivered fails with `want` after about
  * 4.096 us * 2^timeout * (retry_cnt + 1). */
-static void expect_send_error(struct ep *a, enum ibv_wc_status want,
-			      double expect_ms, const char *what)
+static void expect_send_error(struct ep *a, enum ibv_wc_status want, double expect_ms,
+			      const char *what)
 {
-	struct ibv_wc wc = { 0 };
+	struct ibv_wc wc = {0};
 	double t0 = now_ms(), dt;
 
 	CHECK(post(a, IBV_WR_SEND, 100, 0, 0, 0) == 0, "%s: post", what);
-	CHECK(wait_wc(a->cq, &wc, expect_ms * 4 + 2000) == 1, "%s: no completion",
-	      what);
+	CHECK(wait_wc(a->cq, &wc, expect_ms * 4 + 2000) == 1, "%s: no completion", what);
 	dt = now_ms() - t0;
-	CHECK(wc.status == want, "%s: got %s, want %s", what,
-	      ibv_wc_status_str(wc.status), ibv_wc_status_str(want));
+	CHECK(wc.status == want, "%s: got %s, want %s", what, ibv_wc_status_str(wc.status),
+	      ibv_wc_status_str(want));
 	if (expect_ms > 0)
 		CHECK(dt > expect_ms * 0.7 && dt < expect_ms * 3 + 200,
-		      "%s: after %.1f ms, expected about %.1f ms", what, dt,
-		      expect_ms);
-	printf("ok %s: %s after %.1f ms (expected ~%.1f)\n", what,
-	       ibv_wc_status_str(wc.status), dt, expect_ms);
+		      "%s: after %.1f ms, expected about %.1f ms", what, dt, expect_ms);
+	printf("ok %s: %s after %.1f ms (expected ~%.1f)\n", what, ibv_wc_status_str(wc.status), dt,
+	       expect_ms);
 }
 
 static void check_failures(void)
@@ -400,7 +396,7 @@ static void check_failures(void)
 	ep_create(&b, IBV_QPT_RC, ALL_REMOTE, ALL_REMOTE);
 	connect_pair(&a, &b, 12, 2, 7);
 	{
-		struct ibv_qp_attr r = { .qp_state = IBV_QPS_RESET };
+		struct ibv_qp_attr r = {.qp_state = IBV_QPS_RESET};
 
 		CHECK(ibv_modify_qp(b.qp, &r, IBV_QP_STATE) == 0, "to RESET");
 	}
@@ -420,8 +416,7 @@ static void check_failures(void)
 	ep_create(&a, IBV_QPT_RC, ALL_REMOTE, ALL_REMOTE);
 	ep_create(&b, IBV_QPT_RC, IBV_ACCESS_REMOTE_READ, ALL_REMOTE);
 	connect_pair(&a, &b, 14, 7, 7);
-	CHECK(post(&a, IBV_WR_RDMA_WRITE, 64, (uintptr_t)b.buf, b.mr->rkey, 0) == 0,
-	      "post");
+	CHECK(post(&a, IBV_WR_RDMA_WRITE, 64, (uintptr_t)b.buf, b.mr->rkey, 0) == 0, "post");
 	CHECK(wait_wc(a.cq, &wc, 2000) && wc.status == IBV_WC_REM_ACCESS_ERR,
 	      "write without QP access: %s", ibv_wc_status_str(wc.status));
 	CHECK(b.buf[0] == 0, "memory written despite no access");
@@ -452,7 +447,7 @@ static void check_failures(void)
 	for (int i = 0; i < 3; i++)
 		post_recv(&b, 100 + i, 64);
 	{
-		struct ibv_qp_attr e = { .qp_state = IBV_QPS_ERR };
+		struct ibv_qp_attr e = {.qp_state = IBV_QPS_ERR};
 
 		CHECK(ibv_modify_qp(b.qp, &e, IBV_QP_STATE) == 0, "to ERR");
 	}
@@ -469,11 +464,11 @@ static void check_failures(void)
 static void check_ud(void)
 {
 	struct ep a, b;
-	struct ibv_ah_attr aa = { .dlid = port.lid, .port_num = 1 };
+	struct ibv_ah_attr aa = {.dlid = port.lid, .port_num = 1};
 	struct ibv_ah *ah;
 	struct ibv_wc wc;
 	struct ibv_sge sg;
-	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_send_wr wr = {0}, *bad;
 
 	ep_create(&a, IBV_QPT_UD, 0, ALL_REMOTE);
 	ep_create(&b, IBV_QPT_UD, 0, ALL_REMOTE);
@@ -485,7 +480,7 @@ static void check_ud(void)
 	CHECK(ah != NULL, "create_ah");
 	post_recv(&b, 1, 2048);
 	memcpy(a.buf, "hello", 6);
-	sg = (struct ibv_sge){ .addr = (uintptr_t)a.buf, .length = 6, .lkey = a.mr->lkey };
+	sg = (struct ibv_sge){.addr = (uintptr_t)a.buf, .length = 6, .lkey = a.mr->lkey};
 	wr.sg_list = &sg;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;
@@ -499,14 +494,13 @@ static void check_ud(void)
 	wr.wr.ud.remote_qkey = 0x1234;
 	CHECK(ibv_post_send(a.qp, &wr, &bad) == 0, "post");
 	CHECK(wait_wc(a.cq, &wc, 1000) && wc.status == IBV_WC_SUCCESS, "ud send");
-	CHECK(wait_wc(b.cq, &wc, 1000) && wc.status == IBV_WC_SUCCESS &&
-		      wc.byte_len == 40 + 6 && wc.src_qp == a.qp->qp_num &&
-		      wc.slid == port.lid,
+	CHECK(wait_wc(b.cq, &wc, 1000) && wc.status == IBV_WC_SUCCESS && wc.byte_len == 40 + 6 &&
+		  wc.src_qp == a.qp->qp_num && wc.slid == port.lid,
 	      "UD receive (len %u)", wc.byte_len);
 	CHECK(!memcmp(b.buf + BUFSZ / 2 + 40, "hello", 6), "UD payload after 40 bytes");
 	{
-		struct ibv_ah *back = ibv_create_ah_from_wc(pd, &wc,
-			(struct ibv_grh *)(void *)(b.buf + BUFSZ / 2), 1);
+		struct ibv_ah *back = ibv_create_ah_from_wc(
+		    pd, &wc, (struct ibv_grh *)(void *)(b.buf + BUFSZ / 2), 1);
 
 		CHECK(back != NULL, "create_ah_from_wc");
 		if (back)
@@ -517,12 +511,49 @@ static void check_ud(void)
 	ep_destroy(&b);
 }
 
+/* RTS -> SQD drains the send queue (IBV_EVENT_SQ_DRAINED when asked);
+ * sends posted meanwhile wait for SQD -> RTS. */
+static void check_sqd(void)
+{
+	struct ep a, b;
+	struct ibv_wc wc;
+	struct ibv_qp_attr at = {.qp_state = IBV_QPS_SQD, .en_sqd_async_notify = 1};
+	struct pollfd pfd = {.events = POLLIN};
+	struct ibv_async_event ev;
+	bool drained = false;
+
+	ep_create(&a, IBV_QPT_RC, ALL_REMOTE, ALL_REMOTE);
+	ep_create(&b, IBV_QPT_RC, ALL_REMOTE, ALL_REMOTE);
+	connect_pair(&a, &b, 14, 7, 7);
+	post_recv(&b, 1, 4096);
+	CHECK(ibv_modify_qp(a.qp, &at, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY) == 0,
+	      "RTS -> SQD");
+	pfd.fd = ctx->async_fd;
+	while (poll(&pfd, 1, 1000) == 1 && !ibv_get_async_event(ctx, &ev)) {
+		ibv_ack_async_event(&ev);
+		if (ev.event_type == IBV_EVENT_SQ_DRAINED && ev.element.qp == a.qp) {
+			drained = true;
+			break;
+		}
+	}
+	CHECK(drained, "no IBV_EVENT_SQ_DRAINED");
+	CHECK(post(&a, IBV_WR_SEND, 10, 0, 0, 0) == 0, "post in SQD");
+	CHECK(wait_wc(b.cq, &wc, 200) == 0, "sent while in SQD");
+	at.qp_state = IBV_QPS_RTS;
+	CHECK(ibv_modify_qp(a.qp, &at, IBV_QP_STATE) == 0, "SQD -> RTS");
+	CHECK(wait_wc(b.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS,
+	      "send after SQD -> RTS");
+	ep_destroy(&a);
+	ep_destroy(&b);
+}
+
 static int cmd_loopback(void)
 {
 	open_dev();
 	check_modify_masks();
 	check_data_ops();
 	check_failures();
+	check_sqd();
 	check_ud();
 	printf("%s: %d failure(s)\n", __func__, failures);
 	return failures ? 1 : 0;
@@ -544,8 +575,7 @@ static void write_info(const char *path, struct ep *e)
 	rename(tmp, path);
 }
 
-static void read_info(const char *path, unsigned *lid, unsigned *qpn,
-		      unsigned *psn)
+static void read_info(const char *path, unsigned *lid, unsigned *qpn, unsigned *psn)
 {
 	for (int i = 0; i < 300; i++) {
 		FILE *f = fopen(path, "r");
@@ -610,8 +640,18 @@ static int cmd_pair(const char *file, bool server)
 			continue;
 		done++;
 		if (wc.status != IBV_WC_SUCCESS) {
-			printf("client: %ld ok, then %s\n", done - 1,
-			       ibv_wc_status_str(wc.status));
+			struct pollfd pfd = {.fd = ctx->async_fd, .events = POLLIN};
+			struct ibv_async_event ev;
+
+			printf("client: %ld ok, then %s\n", done - 1, ibv_wc_status_str(wc.status));
+			/* The port went down: the async fd says so too. */
+			while (poll(&pfd, 1, 2000) == 1 && !ibv_get_async_event(ctx, &ev)) {
+				printf("client: async event %s\n",
+				       ibv_event_type_str(ev.event_type));
+				ibv_ack_async_event(&ev);
+				if (ev.event_type == IBV_EVENT_PORT_ERR)
+					break;
+			}
 			return wc.status == IBV_WC_RETRY_EXC_ERR ? 0 : 1;
 		}
 		if (done == 200) {
@@ -643,11 +683,11 @@ static int parse_gid(const char *s, uint8_t gid[16])
 /* Join MGID through the SA (SubnAdmSet MCMemberRecord); returns its MLID. */
 static int sa_join(const uint8_t mgid[16], union ibv_gid *mine)
 {
-	int mgmt_classes[] = { IB_SA_CLASS };
+	int mgmt_classes[] = {IB_SA_CLASS};
 	struct ibmad_port *mp;
-	ib_portid_t sm = { 0 };
-	ib_sa_call_t sa = { 0 };
-	uint8_t data[IB_SA_DATA_SIZE] = { 0 };
+	ib_portid_t sm = {0};
+	ib_sa_call_t sa = {0};
+	uint8_t data[IB_SA_DATA_SIZE] = {0};
 	uint8_t *r;
 
 	mp = mad_rpc_open_port(NULL, 1, mgmt_classes, 1);
@@ -667,8 +707,7 @@ static int sa_join(const uint8_t mgid[16], union ibv_gid *mine)
 	sa.attrid = IB_SA_ATTR_MCRECORD;
 	sa.method = IB_MAD_METHOD_SET;
 	/* MGID, PortGID, Q_Key, TClass, P_Key, SL, FlowLabel, JoinState */
-	sa.mask = 1 << 0 | 1 << 1 | 1 << 2 | 1 << 6 | 1 << 7 | 1 << 12 |
-		  1 << 13 | 1 << 16;
+	sa.mask = 1 << 0 | 1 << 1 | 1 << 2 | 1 << 6 | 1 << 7 | 1 << 12 | 1 << 13 | 1 << 16;
 	r = sa_rpc_call(mp, data, &sm, &sa, 2000);
 	mad_rpc_close_port(mp);
 	if (!r)
@@ -702,14 +741,13 @@ static int cmd_mcast(const char *mgids, int arg, bool send, bool attach)
 	if (!send && attach)
 		CHECK(ibv_attach_mcast(e.qp, &g, (uint16_t)mlid) == 0, "attach");
 	if (send) {
-		struct ibv_ah_attr aa = { .dlid = (uint16_t)mlid, .is_global = 1,
-					  .port_num = 1 };
+		struct ibv_ah_attr aa = {.dlid = (uint16_t)mlid, .is_global = 1, .port_num = 1};
 		struct ibv_ah *ah;
-		struct ibv_sge sg = { .addr = (uintptr_t)e.buf, .length = 32,
-				      .lkey = e.mr->lkey };
-		struct ibv_send_wr wr = { .sg_list = &sg, .num_sge = 1,
-					  .opcode = IBV_WR_SEND,
-					  .send_flags = IBV_SEND_SIGNALED },
+		struct ibv_sge sg = {.addr = (uintptr_t)e.buf, .length = 32, .lkey = e.mr->lkey};
+		struct ibv_send_wr wr = {.sg_list = &sg,
+					 .num_sge = 1,
+					 .opcode = IBV_WR_SEND,
+					 .send_flags = IBV_SEND_SIGNALED},
 				   *bad;
 
 		aa.grh.dgid = g;
@@ -720,8 +758,7 @@ static int cmd_mcast(const char *mgids, int arg, bool send, bool attach)
 		wr.wr.ud.remote_qkey = 0x1234;
 		for (int i = 0; i < arg; i++) {
 			CHECK(ibv_post_send(e.qp, &wr, &bad) == 0, "post");
-			CHECK(wait_wc(e.cq, &wc, 1000) && wc.status == IBV_WC_SUCCESS,
-			      "send");
+			CHECK(wait_wc(e.cq, &wc, 1000) && wc.status == IBV_WC_SUCCESS, "send");
 			usleep(20000);
 		}
 		printf("sent %d to mlid 0x%x\n", arg, mlid);
@@ -763,9 +800,13 @@ static int cmd_churn(int n, bool destroy, int hold_sec)
 		return 1;
 	for (int i = 0; i < n; i++) {
 		struct ibv_qp_init_attr ia = {
-			.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-			.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-				 .max_send_sge = 1, .max_recv_sge = 1 },
+		    .send_cq = cq,
+		    .recv_cq = cq,
+		    .qp_type = IBV_QPT_RC,
+		    .cap = {.max_send_wr = 16,
+			    .max_recv_wr = 16,
+			    .max_send_sge = 1,
+			    .max_recv_sge = 1},
 		};
 		struct ep e;
 		double t0 = now_ms();
@@ -776,11 +817,12 @@ static int cmd_churn(int n, bool destroy, int hold_sec)
 			return 1;
 		}
 		{
-			struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-						 .qp_access_flags = ALL_REMOTE };
+			struct ibv_qp_attr a = {
+			    .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = ALL_REMOTE};
 
-			if (ibv_modify_qp(e.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-							    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+			if (ibv_modify_qp(e.qp, &a,
+					  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					      IBV_QP_ACCESS_FLAGS))
 				return 1;
 		}
 		e.psn = 1;
@@ -793,8 +835,8 @@ static int cmd_churn(int n, bool destroy, int hold_sec)
 			keep[i] = e.qp;
 	}
 	qsort(t, (size_t)n, sizeof(*t), cmp_double);
-	printf("qp create->RTS: %d QPs, median %.2f us, p99 %.2f us\n", n,
-	       t[n / 2], t[n * 99 / 100]);
+	printf("qp create->RTS: %d QPs, median %.2f us, p99 %.2f us\n", n, t[n / 2],
+	       t[n * 99 / 100]);
 	if (!destroy) {
 		printf("holding %d QPs, exiting without cleanup\n", n);
 		fflush(stdout);
@@ -813,7 +855,7 @@ static int cmd_churn(int n, bool destroy, int hold_sec)
 /* Ask fabsimd (FSP_VERBS_STATS) what it holds for verbs clients. */
 static int cmd_daemon_stats(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct {
 		struct fsp_hdr h;
 		union {
@@ -845,12 +887,10 @@ static int cmd_daemon_stats(void)
 	m.h.seq = 2;
 	m.h.len = sizeof(m.h);
 	if (send(fd, &m, m.h.len, 0) < 0 ||
-	    recv(fd, &m, sizeof(m), 0) < (ssize_t)(sizeof(m.h) + sizeof(m.u.st)) ||
-	    m.h.status < 0)
+	    recv(fd, &m, sizeof(m), 0) < (ssize_t)(sizeof(m.h) + sizeof(m.u.st)) || m.h.status < 0)
 		return 1;
-	printf("conns %" PRIu64 " qpn_blocks %" PRIu64 " mcast_members %" PRIu64
-	       " pkts %" PRIu64 " drop_route %" PRIu64 " drop_noqp %" PRIu64
-	       " drop_bad %" PRIu64 "\n",
+	printf("conns %" PRIu64 " qpn_blocks %" PRIu64 " mcast_members %" PRIu64 " pkts %" PRIu64
+	       " drop_route %" PRIu64 " drop_noqp %" PRIu64 " drop_bad %" PRIu64 "\n",
 	       m.u.st.conns, m.u.st.qpn_blocks, m.u.st.mcast_members, m.u.st.pkts,
 	       m.u.st.drop_route, m.u.st.drop_noqp, m.u.st.drop_bad);
 	close(fd);

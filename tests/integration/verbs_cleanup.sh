@@ -27,7 +27,7 @@ stats
 stats | grep -q "conns 0 qpn_blocks 0" || fail "killed process left state behind"
 
 if command -v valgrind >/dev/null 2>&1; then
-	on h1 valgrind -q --error-exitcode=3 --leak-check=full \
+	on h1 valgrind -q --error-exitcode=3 --leak-check=full --show-possibly-lost=no \
 		--errors-for-leak-kinds=definite "$VERBS_CHECK" churn 10000 ||
 		fail "valgrind found errors"
 else

@@ -331,6 +331,32 @@ static void test_invalid_service(void **state)
 	assert_int_equal(cm_engine_conn_count(H.n[B].e), 0);
 }
 
+/* A REQ the passive side cannot honour is rejected with the reason why. */
+static void test_req_semantic_rej(void **state)
+{
+	uint8_t req[256];
+	const uint8_t *rej;
+
+	(void)state;
+	H.dead[B] = true;
+	cmh_connect(&H, 0x1001);
+	memcpy(req, cmh_last_mad(&H, A, CM_ATTR_REQ), 256);
+	mad_set(req + 24, cm_req_fields, CM_REQ_PATH_PACKET_PAYLOAD_MTU, 7);
+	assert_int_equal(cmh_inject(&H, B, req), 0);
+	rej = cmh_last_mad(&H, B, CM_ATTR_REJ);
+	assert_int_equal(mad_get(rej + 24, cm_rej_fields, CM_REJ_REASON), CM_REJ_INVALID_MTU);
+	mad_set(req + 24, cm_req_fields, CM_REQ_PATH_PACKET_PAYLOAD_MTU, 4);
+	mad_set(req + 24, cm_req_fields, CM_REQ_TRANSPORT_SERVICE_TYPE, CM_TRANSPORT_RD);
+	assert_int_equal(cmh_inject(&H, B, req), 0);
+	rej = cmh_last_mad(&H, B, CM_ATTR_REJ);
+	assert_int_equal(mad_get(rej + 24, cm_rej_fields, CM_REJ_REASON),
+			 CM_REJ_INVALID_TRANSPORT_TYPE);
+	mad_set(req + 24, cm_req_fields, CM_REQ_LOCAL_COMM_ID, 0);
+	assert_int_equal(cmh_inject(&H, B, req), -EBADMSG);
+	assert_int_equal(cm_engine_conn_count(H.n[B].e), 0);
+	assert_int_equal(H.n[B].nev, 0);
+}
+
 /* REJ from the passive user: in REQ_RCVD, in MRA_REQ_SENT, and after REP. */
 static void test_rej_req_sent(void **state)
 {
@@ -430,6 +456,69 @@ static void test_rej_established(void **state)
 	mad_set(m, cm_rej_fields, CM_REJ_REASON, CM_REJ_TIMEOUT);
 	assert_int_equal(cmh_inject(&H, B, mad), 0);
 	assert_int_equal(cmh_state(&H, B, b), CM_ST_ESTABLISHED);
+}
+
+/* Inject a REJ from the other node into node `to` for connection (theirs -> mine). */
+static void inject_rej(int to, uint32_t theirs, uint32_t mine)
+{
+	uint8_t mad[256];
+
+	mad_set(cmh_mad(mad, CM_ATTR_REJ, theirs, mine), cm_rej_fields, CM_REJ_REASON,
+		CM_REJ_CONSUMER_DEFINED);
+	assert_int_equal(cmh_inject(&H, to, mad), 0);
+}
+
+/*
+ * REJ arriving in every remaining state where it may arrive (kernel
+ * cm_rej_handler): before the REP it frees the connection, after it
+ * TimeWait; where the spec has no REJ (DREQ_RCVD, TimeWait) it is ignored.
+ */
+static void test_rej_each_state(void **state)
+{
+	uint32_t a, b;
+
+	(void)state;
+	/* passive REQ_RCVD and MRA_REQ_SENT: the active side gave up */
+	H.n[B].auto_accept = false;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	inject_rej(B, a, b);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_IDLE);
+	assert_int_equal(cmh_event(&H, B, CM_EV_REJ_RCVD)->id, b);
+	a = cmh_connect(&H, 0x1002);
+	b = cmh_passive_id(&H);
+	cm_engine_mra(H.n[B].e, b, 20, NULL, 0);
+	inject_rej(B, a, b);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_IDLE);
+
+	/* active MRA_REP_SENT -> TimeWait; passive MRA_REP_RCVD -> IDLE */
+	H.n[B].auto_accept = true;
+	H.n[A].auto_rtu = false;
+	a = cmh_connect(&H, 0x1003);
+	b = cmh_passive_id(&H);
+	cm_engine_mra(H.n[A].e, a, 20, NULL, 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_MRA_REP_RCVD);
+	inject_rej(A, b, a);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_TIMEWAIT);
+	inject_rej(B, a, b);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_IDLE);
+
+	/* DREQ_SENT -> TimeWait; DREQ_RCVD ignores it */
+	H.n[A].auto_rtu = true;
+	H.n[B].auto_drep = false;
+	a = cmh_connect(&H, 0x1004);
+	b = cmh_passive_id(&H);
+	cm_engine_disconnect(H.n[A].e, a, NULL, 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_DREQ_RCVD);
+	inject_rej(B, a, b);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_DREQ_RCVD);
+	inject_rej(A, b, a);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_TIMEWAIT);
+	/* TimeWait ignores it */
+	inject_rej(A, b, a);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_TIMEWAIT);
 }
 
 /* REJ "stale connection" in REQ_SENT: TimeWait, not IDLE. */
@@ -654,6 +743,50 @@ static void test_alternate_in_req(void **state)
 	assert_int_equal(at.alt_ah_attr.dlid, 12);
 }
 
+/* The message form of the commands drives the same handshake. */
+static void test_command_messages(void **state)
+{
+	struct cm_command cmd = { .type = CM_CMD_T_LISTEN, .user = 77,
+				  .listen = { .service_id = 0x4000, .mask = ~0ull } };
+	const struct cm_event *ev;
+	uint32_t a;
+
+	(void)state;
+	H.n[B].auto_accept = false;
+	assert_int_equal(cm_engine_command(H.n[B].e, &cmd), 0);
+	assert_true(cmd.listen.listen_id > 0);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.type = CM_CMD_T_CONNECT;
+	cmh_connect_cmd(&H, &cmd.connect, 0x1001);
+	cmd.connect.service_id = 0x4000;
+	assert_int_equal(cm_engine_command(H.n[A].e, &cmd), 0);
+	a = cmd.id;
+	cmh_deliver(&H);
+	ev = cmh_event(&H, B, CM_EV_REQ_RCVD);
+	assert_int_equal(ev->user, 77);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.type = CM_CMD_T_ACCEPT;
+	cmd.id = ev->id;
+	cmd.user = 5;
+	cmh_accept_cmd(&cmd.accept, 0x2000);
+	assert_int_equal(cm_engine_command(H.n[B].e, &cmd), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
+	assert_int_equal(cmh_event(&H, B, CM_EV_RTU_RCVD)->user, 5);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.type = CM_CMD_T_DISCONNECT;
+	cmd.id = a;
+	cmd.msg.private_data_len = 2;
+	assert_int_equal(cm_engine_command(H.n[A].e, &cmd), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_TIMEWAIT);
+	cmd.type = 99;
+	assert_int_equal(cm_engine_command(H.n[A].e, &cmd), -EOPNOTSUPP);
+	cmd.type = CM_CMD_T_MRA;
+	cmd.msg.private_data_len = 250;
+	assert_int_equal(cm_engine_command(H.n[A].e, &cmd), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -669,11 +802,13 @@ int main(void)
 		T(test_req_timeout),
 		T(test_rep_timeout),
 		T(test_invalid_service),
+		T(test_req_semantic_rej),
 		T(test_rej_req_sent),
 		T(test_rej_mra_req_rcvd),
 		T(test_rej_rep_sent),
 		T(test_rej_rep_rcvd),
 		T(test_rej_established),
+		T(test_rej_each_state),
 		T(test_rej_stale_req_sent),
 		T(test_dup_req_before_rep),
 		T(test_dup_req_after_rep),
@@ -682,6 +817,7 @@ int main(void)
 		T(test_unknown_comm_id),
 		T(test_bad_input),
 		T(test_alternate_in_req),
+		T(test_command_messages),
 #undef T
 	};
 

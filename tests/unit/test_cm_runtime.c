@@ -16,6 +16,8 @@
 
 #include "cm/runtime.h"
 #include "mad/mad_wire.h"
+#include "sa/client.h"
+#include "sa/sa_wire.h"
 #include "tests/unit/fake_umad.h"
 
 #define SVC 0x0000000001060000ull
@@ -25,29 +27,144 @@ struct side {
 	struct fake_umad f;
 	struct cm_runtime *rt;
 	struct side *peer;
-	bool dead;                /* drop everything it sends */
+	bool dead; /* drop everything it sends */
 };
 
 struct pair {
 	struct mad_loop *loop;
-	struct side s[2];         /* 0 active, 1 passive */
+	struct side s[2]; /* 0 active, 1 passive */
 };
+
+/*
+ * The fake port has one receive queue, but the runtime opens the port
+ * twice (CM transport, SA client) as a real process would: this shim
+ * gives each open its own port id and hands each the MADs of its agents.
+ */
+static int shim_port_of[64];
+static int shim_next_port = 3;
+
+static int shim_list(void *ctx, char names[][MAD_CA_NAME_MAX], int max)
+{
+	return fake_umad_ops.list_cas(ctx, names, max);
+}
+
+static int shim_query(void *ctx, const char *ca, int port, struct mad_port_attr *out)
+{
+	return fake_umad_ops.query_port(ctx, ca, port, out);
+}
+
+static int shim_open(void *ctx, const char *ca, int port)
+{
+	int rc = fake_umad_ops.open_port(ctx, ca, port);
+
+	return rc < 0 ? rc : shim_next_port++;
+}
+
+static void shim_close(void *ctx, int portid)
+{
+	fake_umad_ops.close_port(ctx, portid);
+}
+
+static int shim_fd(void *ctx, int portid)
+{
+	return fake_umad_ops.get_fd(ctx, portid);
+}
+
+static int shim_reg(void *ctx, int portid, uint8_t cls, uint8_t ver, uint8_t rmpp,
+		    const uint32_t mask[4])
+{
+	int a = fake_umad_ops.register_agent(ctx, portid, cls, ver, rmpp, mask);
+
+	if (a >= 0 && a < 64)
+		shim_port_of[a] = portid;
+	return a;
+}
+
+static int shim_unreg(void *ctx, int portid, int agent)
+{
+	return fake_umad_ops.unregister_agent(ctx, portid, agent);
+}
+
+static int shim_send(void *ctx, int portid, int agent, const void *mad, size_t len,
+		     const struct mad_addr *dst, unsigned timeout_ms)
+{
+	return fake_umad_ops.send(ctx, portid, agent, mad, len, dst, timeout_ms);
+}
+
+static int shim_recv(void *ctx, int portid, void *buf, size_t cap, size_t *len, int *agent,
+		     struct mad_addr *src)
+{
+	struct fake_umad *f = ctx;
+
+	/* Leave a MAD for another agent's port where it is. */
+	if (f->rx_head != f->rx_tail) {
+		int a = f->rx[f->rx_head % FAKE_MAX_MADS].agent;
+
+		if (a >= 0 && a < 64 && shim_port_of[a] != portid)
+			return -EAGAIN;
+	}
+	return fake_umad_ops.recv(ctx, portid, buf, cap, len, agent, src);
+}
+
+static const struct mad_umad_ops shim_ops = {
+    .list_cas = shim_list,
+    .query_port = shim_query,
+    .open_port = shim_open,
+    .close_port = shim_close,
+    .get_fd = shim_fd,
+    .register_agent = shim_reg,
+    .unregister_agent = shim_unreg,
+    .send = shim_send,
+    .recv = shim_recv,
+};
+
+/* The fake SA: one PathRecord from the asker to its peer, mask noted. */
+static uint64_t sa_mask_seen;
+
+static void sa_answer(struct side *s, unsigned idx)
+{
+	const uint8_t *req = s->f.sent[idx].mad;
+	struct sa_path p = {0};
+	uint8_t rec[SA_PR_SIZE];
+
+	sa_mask_seen = mad_get(req + SA_HDR_OFFSET, sa_hdr_fields, SA_HDR_COMPONENT_MASK);
+	memcpy(p.sgid, s->f.port.gid, 16);
+	memcpy(p.dgid, s->peer->f.port.gid, 16);
+	p.slid = s->f.port.lid;
+	p.dlid = s->peer->f.port.lid;
+	p.reversible = true;
+	p.numb_path = 1;
+	p.pkey = 0xffff;
+	p.sl = 2;
+	p.mtu_selector = 2;
+	p.mtu = IBV_MTU_2048;
+	p.rate_selector = 2;
+	p.rate = 7;
+	p.packet_life_time_selector = 2;
+	p.packet_life_time = 18;
+	assert_int_equal(sa_path_encode(&p, rec), 0);
+	fake_umad_respond(&s->f, idx, 0x81 /* GetResp */, 0, rec, sizeof(rec), SA_DATA_OFFSET);
+}
 
 /* The wire: what one side sends arrives at the other's CM agent (id 0). */
 static void wire(struct fake_umad *f, unsigned idx, void *arg)
 {
 	struct side *s = arg;
-	struct mad_addr src = { 0 };
+	struct mad_addr src = {0};
 
 	if (s->dead)
 		return;
+	if (f->sent[idx].mad[1] == MAD_CLASS_SUBN_ADM) {
+		sa_answer(s, idx);
+		return;
+	}
 	src.lid = s->f.port.lid;
 	src.qpn = 1;
 	src.qkey = MAD_QP1_QKEY;
 	fake_umad_inject(&s->peer->f, f->sent[idx].mad, f->sent[idx].len, 0, &src);
 }
 
-static void pair_open(struct pair *p, bool thread)
+static void pair_open_sa(struct pair *p, bool thread, bool sa)
 {
 	memset(p, 0, sizeof(*p));
 	assert_int_equal(mad_loop_create(&p->loop, NULL, NULL), 0);
@@ -55,7 +172,7 @@ static void pair_open(struct pair *p, bool thread)
 		assert_int_equal(mad_loop_start(p->loop), 0);
 	for (int i = 0; i < 2; i++) {
 		struct side *s = &p->s[i];
-		struct cm_runtime_params rp = { 0 };
+		struct cm_runtime_params rp = {0};
 
 		fake_umad_init(&s->f);
 		s->f.port.lid = (uint16_t)(5 + i);
@@ -64,10 +181,17 @@ static void pair_open(struct pair *p, bool thread)
 		s->f.on_send = wire;
 		s->f.on_send_arg = s;
 		rp.loop = p->loop;
-		rp.ops = &fake_umad_ops;
+		rp.ops = sa ? &shim_ops : &fake_umad_ops;
 		rp.ops_ctx = &s->f;
+		rp.sa = sa && i == 0;
+		rp.sa_timeout_ms = 200;
 		assert_int_equal(cm_runtime_open(&s->rt, &rp), 0);
 	}
+}
+
+static void pair_open(struct pair *p, bool thread)
+{
+	pair_open_sa(p, thread, false);
 }
 
 static void pair_close(struct pair *p)
@@ -122,7 +246,7 @@ static void expect_event(struct side *s, enum cm_event_type t, struct cm_event *
 
 static bool fd_readable(int fd)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 
 	return poll(&pfd, 1, 0) == 1;
 }
@@ -131,7 +255,7 @@ static void test_bad_args(void **state)
 {
 	struct cm_runtime *rt;
 	struct cm_event ev;
-	struct cm_rt_cmd c = { .op = CM_RT__COUNT };
+	struct cm_rt_cmd c = {.op = CM_RT__COUNT};
 	struct pair p;
 
 	(void)state;
@@ -150,9 +274,9 @@ static void test_bad_args(void **state)
 	assert_int_equal(cm_runtime_get_event(p.s[0].rt, &ev), -EAGAIN);
 	assert_false(fd_readable(cm_runtime_event_fd(p.s[0].rt)));
 	/* No SA client asked for. */
-	assert_int_equal(cm_runtime_resolve_path(p.s[0].rt, p.s[1].f.port.gid, 0,
-						 &(struct cm_path){ 0 }),
-			 -ENOTSUP);
+	assert_int_equal(
+	    cm_runtime_resolve_path(p.s[0].rt, p.s[1].f.port.gid, 0, &(struct cm_path){0}),
+	    -ENOTSUP);
 	pair_close(&p);
 }
 
@@ -161,7 +285,7 @@ static void handshake(struct pair *p)
 {
 	struct side *a = &p->s[0], *b = &p->s[1];
 	struct cm_connect_cmd cc;
-	struct cm_accept_cmd ac = { 0 };
+	struct cm_accept_cmd ac = {0};
 	struct cm_event ev;
 	struct ibv_qp_attr attr;
 	struct cm_rt_stats st;
@@ -202,7 +326,7 @@ static void handshake(struct pair *p)
 	assert_int_equal(cm_runtime_rtu(a->rt, aid), 0);
 	expect_event(b, CM_EV_RTU_RCVD, &ev);
 	assert_int_equal(ev.user, 0xb0b);
-	struct cm_rt_cmd sc = { .op = CM_RT_CONN_STATE, .id = bid };
+	struct cm_rt_cmd sc = {.op = CM_RT_CONN_STATE, .id = bid};
 
 	assert_int_equal(cm_runtime_exec(b->rt, &sc), 0);
 	cst = sc.state;
@@ -264,7 +388,7 @@ static void test_event_fd_signals(void **state)
 	/* Nobody listens: the REJ comes back as an event, fd turns readable. */
 	connect_cmd(&p, &cc, 0x1003);
 	assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 
 	assert_int_equal(poll(&pfd, 1, WAIT_MS), 1);
 	assert_int_equal(cm_runtime_get_event(p.s[0].rt, &ev), 0);
@@ -306,7 +430,7 @@ static void test_garbage(void **state)
 	struct pair p;
 	uint8_t mad[256];
 	struct cm_event ev;
-	struct mad_addr src = { .lid = 9, .qpn = 1, .qkey = MAD_QP1_QKEY };
+	struct mad_addr src = {.lid = 9, .qpn = 1, .qkey = MAD_QP1_QKEY};
 
 	(void)state;
 	pair_open(&p, false);
@@ -350,14 +474,73 @@ static void test_batch(void **state)
 	pair_close(&p);
 }
 
+/* A path from the SA, turned into what a connect command needs. */
+static void test_resolve_path(void **state)
+{
+	struct pair p;
+	struct cm_path cp;
+	struct cm_connect_cmd cc;
+	struct cm_event ev;
+	uint32_t id;
+
+	(void)state;
+	pair_open_sa(&p, true, true);
+	assert_int_equal(cm_runtime_resolve_path(p.s[0].rt, p.s[1].f.port.gid, 0, &cp), 0);
+	assert_true(sa_mask_seen & SA_PR_COMP_SGID);
+	assert_true(sa_mask_seen & SA_PR_COMP_DGID);
+	assert_false(sa_mask_seen & SA_PR_COMP_P_KEY);
+	assert_int_equal(cp.slid, 5);
+	assert_int_equal(cp.dlid, 6);
+	assert_memory_equal(cp.dgid, p.s[1].f.port.gid, 16);
+	assert_int_equal(cp.mtu, IBV_MTU_2048);
+	assert_int_equal(cp.rate, 7);
+	assert_int_equal(cp.sl, 2);
+	assert_int_equal(cp.pkey, 0xffff);
+	assert_int_equal(cp.packet_life_time, 18);
+	assert_int_equal(cp.local_ack_timeout, 19);
+	assert_int_equal(cp.subnet_local, 1);
+	/* A P_Key asked for is a component of the query. */
+	assert_int_equal(cm_runtime_resolve_path(p.s[0].rt, p.s[1].f.port.gid, 0xffff, &cp), 0);
+	assert_true(sa_mask_seen & SA_PR_COMP_P_KEY);
+	/* And the path carries a connection. */
+	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
+	connect_cmd(&p, &cc, 0x1008);
+	cc.primary = cp;
+	assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
+	expect_event(&p.s[1], CM_EV_REQ_RCVD, &ev);
+	assert_int_equal(ev.req.primary.mtu, IBV_MTU_2048);
+	assert_int_equal(ev.req.primary.sl, 2);
+	pair_close(&p);
+}
+
+static void test_path_from_sa(void **state)
+{
+	struct sa_path sp = {0};
+	struct cm_path cp;
+
+	(void)state;
+	assert_int_equal(cm_path_from_sa(NULL, &cp), -EINVAL);
+	sp.mtu = 9; /* not an MTU code */
+	assert_int_equal(cm_path_from_sa(&sp, &cp), -EPROTO);
+	sp.mtu = IBV_MTU_4096;
+	sp.packet_life_time = 0;
+	sp.hop_limit = 64; /* routed: a GRH is needed */
+	assert_int_equal(cm_path_from_sa(&sp, &cp), 0);
+	assert_int_equal(cp.subnet_local, 0);
+	assert_int_equal(cp.local_ack_timeout, 2);
+	sp.packet_life_time = 31;
+	assert_int_equal(cm_path_from_sa(&sp, &cp), 0);
+	assert_int_equal(cp.local_ack_timeout, 31);
+}
+
 /* The on-loop hook answers a REQ without the application thread. */
 static bool accept_on_loop(void *arg, struct cm_runtime *rt, const struct cm_event *ev)
 {
-	struct cm_accept_cmd ac = { .qpn = 0x3003, .starting_psn = 1, .rnr_retry_count = 7 };
+	struct cm_accept_cmd ac = {.qpn = 0x3003, .starting_psn = 1, .rnr_retry_count = 7};
 	int *n = arg;
 
 	if (ev->type != CM_EV_REQ_RCVD)
-		return false;   /* everything else still goes to the queue */
+		return false; /* everything else still goes to the queue */
 	assert_int_equal(cm_runtime_accept(rt, ev->id, 0xfeed, &ac), 0);
 	(*n)++;
 	return true;
@@ -366,7 +549,7 @@ static bool accept_on_loop(void *arg, struct cm_runtime *rt, const struct cm_eve
 static void test_loop_hook(void **state)
 {
 	struct pair p;
-	struct cm_runtime_params rp = { 0 };
+	struct cm_runtime_params rp = {0};
 	struct cm_connect_cmd cc;
 	struct cm_event ev;
 	uint32_t id;
@@ -376,7 +559,7 @@ static void test_loop_hook(void **state)
 	pair_open(&p, true);
 	/* Reopen B with the hook (its fake port stays the same). */
 	cm_runtime_close(p.s[1].rt);
-	p.s[1].f.next_agent = 0;  /* the wire delivers to agent 0 */
+	p.s[1].f.next_agent = 0; /* the wire delivers to agent 0 */
 	rp.loop = p.loop;
 	rp.ops = &fake_umad_ops;
 	rp.ops_ctx = &p.s[1].f;
@@ -399,14 +582,16 @@ static void test_loop_hook(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bad_args),
-		cmocka_unit_test(test_handshake_inline),
-		cmocka_unit_test(test_handshake_thread),
-		cmocka_unit_test(test_event_fd_signals),
-		cmocka_unit_test(test_req_timeout),
-		cmocka_unit_test(test_garbage),
-		cmocka_unit_test(test_batch),
-		cmocka_unit_test(test_loop_hook),
+	    cmocka_unit_test(test_bad_args),
+	    cmocka_unit_test(test_handshake_inline),
+	    cmocka_unit_test(test_handshake_thread),
+	    cmocka_unit_test(test_event_fd_signals),
+	    cmocka_unit_test(test_req_timeout),
+	    cmocka_unit_test(test_garbage),
+	    cmocka_unit_test(test_batch),
+	    cmocka_unit_test(test_loop_hook),
+	    cmocka_unit_test(test_resolve_path),
+	    cmocka_unit_test(test_path_from_sa),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,7 +16,7 @@
 static void test_rc_write_first_layout(void **state)
 {
 	uint8_t buf[256], pay[10] = "abcdefghi";
-	struct vpkt p = { 0 }, q;
+	struct vpkt p = {0}, q;
 	int n;
 
 	(void)state;
@@ -36,14 +36,14 @@ static void test_rc_write_first_layout(void **state)
 	n = vpkt_encode(&p, buf, sizeof(buf));
 	/* LRH 8 + BTH 12 + RETH 16 + 10 payload + 2 pad + ICRC 4 + VCRC 2 */
 	assert_int_equal(n, 8 + 12 + 16 + 12 + 6);
-	assert_int_equal(buf[1], 0x32);		/* SL 3, LNH local */
+	assert_int_equal(buf[1], 0x32); /* SL 3, LNH local */
 	assert_int_equal(buf[2] << 8 | buf[3], 0x0102);
 	assert_int_equal((buf[4] << 8 | buf[5]) * 4, n - 2); /* PktLen */
-	assert_int_equal(buf[8], 0x06);		/* opcode */
-	assert_int_equal(buf[9] >> 4 & 3, 2);	/* pad count */
+	assert_int_equal(buf[8], 0x06);			     /* opcode */
+	assert_int_equal(buf[9] >> 4 & 3, 2);		     /* pad count */
 	assert_int_equal(buf[13] << 16 | buf[14] << 8 | buf[15], 0xabcdef);
-	assert_int_equal(buf[16], 0x80);		/* AckReq */
-	assert_int_equal(buf[20], 0x11);		/* RETH VA */
+	assert_int_equal(buf[16], 0x80); /* AckReq */
+	assert_int_equal(buf[20], 0x11); /* RETH VA */
 	assert_int_equal(vpkt_decode(buf, (size_t)n, &q), 0);
 	assert_int_equal(q.dqpn, 0xabcdef);
 	assert_int_equal(q.psn, 0x123456);
@@ -57,8 +57,8 @@ static void test_rc_write_first_layout(void **state)
 
 static void test_ud_grh_imm(void **state)
 {
-	uint8_t buf[256], pay[4] = { 1, 2, 3, 4 };
-	struct vpkt p = { 0 }, q;
+	uint8_t buf[256], pay[4] = {1, 2, 3, 4};
+	struct vpkt p = {0}, q;
 	int n;
 
 	(void)state;
@@ -77,9 +77,9 @@ static void test_ud_grh_imm(void **state)
 	p.paylen = 4;
 	n = vpkt_encode(&p, buf, sizeof(buf));
 	assert_int_equal(n, 8 + 40 + 12 + 8 + 4 + 4 + 6);
-	assert_int_equal(buf[1] & 3, 3);	/* LNH global */
-	assert_int_equal(buf[8] >> 4, 6);	/* IPVer */
-	assert_int_equal(buf[14], 0x1b);	/* NxtHdr */
+	assert_int_equal(buf[1] & 3, 3);  /* LNH global */
+	assert_int_equal(buf[8] >> 4, 6); /* IPVer */
+	assert_int_equal(buf[14], 0x1b);  /* NxtHdr */
 	assert_int_equal(vpkt_decode(buf, (size_t)n, &q), 0);
 	assert_true(q.grh);
 	assert_memory_equal(q.dgid, p.dgid, 16);
@@ -92,7 +92,7 @@ static void test_ud_grh_imm(void **state)
 static void test_malformed(void **state)
 {
 	uint8_t buf[256];
-	struct vpkt p = { 0 }, q;
+	struct vpkt p = {0}, q;
 	int n;
 	size_t i;
 
@@ -124,9 +124,9 @@ static void test_malformed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rc_write_first_layout),
-		cmocka_unit_test(test_ud_grh_imm),
-		cmocka_unit_test(test_malformed),
+	    cmocka_unit_test(test_rc_write_first_layout),
+	    cmocka_unit_test(test_ud_grh_imm),
+	    cmocka_unit_test(test_malformed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

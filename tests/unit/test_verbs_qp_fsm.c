@@ -20,10 +20,10 @@
 static const int init_rc = S | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
 static const int init_ud = S | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
 static const int rtr_uc = S | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-static const int rtr_rc = S | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-static const int rts_rc = S | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
+static const int rtr_rc = S | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+static const int rts_rc = S | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			  IBV_QP_MAX_QP_RD_ATOMIC;
 
 static void test_reset_to_init(void **state)
 {
@@ -35,9 +35,12 @@ static void test_reset_to_init(void **state)
 	assert_int_equal(verbs_qp_fsm_check(UD, IBV_QPS_RESET, IBV_QPS_INIT, init_rc), -EINVAL);
 	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RESET, IBV_QPS_INIT, init_ud), -EINVAL);
 	/* Each required bit is required. */
-	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RESET, IBV_QPS_INIT, init_rc & ~IBV_QP_PORT), -EINVAL);
+	assert_int_equal(
+	    verbs_qp_fsm_check(RC, IBV_QPS_RESET, IBV_QPS_INIT, init_rc & ~IBV_QP_PORT), -EINVAL);
 	/* Extra attributes are refused. */
-	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RESET, IBV_QPS_INIT, init_rc | IBV_QP_PATH_MTU), -EINVAL);
+	assert_int_equal(
+	    verbs_qp_fsm_check(RC, IBV_QPS_RESET, IBV_QPS_INIT, init_rc | IBV_QP_PATH_MTU),
+	    -EINVAL);
 	/* RESET cannot go straight to ERR or RTR. */
 	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RESET, IBV_QPS_ERR, S), -EINVAL);
 	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RESET, IBV_QPS_RTR, rtr_rc), -EINVAL);
@@ -51,16 +54,20 @@ static void test_init_to_rtr(void **state)
 	assert_int_equal(verbs_qp_fsm_check(UD, IBV_QPS_INIT, IBV_QPS_RTR, S), 0);
 	/* RC without min RNR timer or max dest rd atomic: EINVAL. */
 	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_INIT, IBV_QPS_RTR, rtr_uc), -EINVAL);
-	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_INIT, IBV_QPS_RTR, rtr_rc & ~IBV_QP_AV), -EINVAL);
-	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_INIT, IBV_QPS_RTR, rtr_rc & ~IBV_QP_DEST_QPN), -EINVAL);
+	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_INIT, IBV_QPS_RTR, rtr_rc & ~IBV_QP_AV),
+			 -EINVAL);
+	assert_int_equal(
+	    verbs_qp_fsm_check(RC, IBV_QPS_INIT, IBV_QPS_RTR, rtr_rc & ~IBV_QP_DEST_QPN), -EINVAL);
 	/* UC does not accept the RC-only attributes. */
 	assert_int_equal(verbs_qp_fsm_check(UC, IBV_QPS_INIT, IBV_QPS_RTR, rtr_rc), -EINVAL);
 	/* Optional ones are fine. */
 	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_INIT, IBV_QPS_RTR,
-					    rtr_rc | IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS), 0);
+					    rtr_rc | IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS),
+			 0);
 	assert_int_equal(verbs_qp_fsm_check(UD, IBV_QPS_INIT, IBV_QPS_RTR, S | IBV_QP_QKEY), 0);
 	/* CUR_STATE is not allowed when leaving INIT. */
-	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_INIT, IBV_QPS_RTR, rtr_rc | IBV_QP_CUR_STATE), -EINVAL);
+	assert_int_equal(
+	    verbs_qp_fsm_check(RC, IBV_QPS_INIT, IBV_QPS_RTR, rtr_rc | IBV_QP_CUR_STATE), -EINVAL);
 }
 
 static void test_rtr_to_rts(void **state)
@@ -69,11 +76,14 @@ static void test_rtr_to_rts(void **state)
 	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RTR, IBV_QPS_RTS, rts_rc), 0);
 	assert_int_equal(verbs_qp_fsm_check(UC, IBV_QPS_RTR, IBV_QPS_RTS, S | IBV_QP_SQ_PSN), 0);
 	assert_int_equal(verbs_qp_fsm_check(UD, IBV_QPS_RTR, IBV_QPS_RTS, S | IBV_QP_SQ_PSN), 0);
-	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RTR, IBV_QPS_RTS, S | IBV_QP_SQ_PSN), -EINVAL);
+	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RTR, IBV_QPS_RTS, S | IBV_QP_SQ_PSN),
+			 -EINVAL);
 	assert_int_equal(verbs_qp_fsm_check(UD, IBV_QPS_RTR, IBV_QPS_RTS, S), -EINVAL);
-	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RTR, IBV_QPS_RTS, rts_rc | IBV_QP_CUR_STATE), 0);
-	assert_int_equal(verbs_qp_fsm_check(UC, IBV_QPS_RTR, IBV_QPS_RTS,
-					    S | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT), -EINVAL);
+	assert_int_equal(
+	    verbs_qp_fsm_check(RC, IBV_QPS_RTR, IBV_QPS_RTS, rts_rc | IBV_QP_CUR_STATE), 0);
+	assert_int_equal(
+	    verbs_qp_fsm_check(UC, IBV_QPS_RTR, IBV_QPS_RTS, S | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT),
+	    -EINVAL);
 	/* RTR -> RTR does not exist. */
 	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RTR, IBV_QPS_RTR, rtr_rc), -EINVAL);
 }
@@ -81,11 +91,16 @@ static void test_rtr_to_rts(void **state)
 static void test_rts_sqd_sqe_err(void **state)
 {
 	(void)state;
-	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RTS, IBV_QPS_RTS, S | IBV_QP_MIN_RNR_TIMER), 0);
-	assert_int_equal(verbs_qp_fsm_check(UC, IBV_QPS_RTS, IBV_QPS_RTS, S | IBV_QP_MIN_RNR_TIMER), -EINVAL);
-	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RTS, IBV_QPS_SQD, S | IBV_QP_EN_SQD_ASYNC_NOTIFY), 0);
-	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_SQD, IBV_QPS_SQD, S | IBV_QP_TIMEOUT | IBV_QP_AV), 0);
-	assert_int_equal(verbs_qp_fsm_check(UD, IBV_QPS_SQD, IBV_QPS_SQD, S | IBV_QP_TIMEOUT), -EINVAL);
+	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RTS, IBV_QPS_RTS, S | IBV_QP_MIN_RNR_TIMER),
+			 0);
+	assert_int_equal(verbs_qp_fsm_check(UC, IBV_QPS_RTS, IBV_QPS_RTS, S | IBV_QP_MIN_RNR_TIMER),
+			 -EINVAL);
+	assert_int_equal(
+	    verbs_qp_fsm_check(RC, IBV_QPS_RTS, IBV_QPS_SQD, S | IBV_QP_EN_SQD_ASYNC_NOTIFY), 0);
+	assert_int_equal(
+	    verbs_qp_fsm_check(RC, IBV_QPS_SQD, IBV_QPS_SQD, S | IBV_QP_TIMEOUT | IBV_QP_AV), 0);
+	assert_int_equal(verbs_qp_fsm_check(UD, IBV_QPS_SQD, IBV_QPS_SQD, S | IBV_QP_TIMEOUT),
+			 -EINVAL);
 	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_SQD, IBV_QPS_RTS, S), 0);
 	assert_int_equal(verbs_qp_fsm_check(UD, IBV_QPS_SQE, IBV_QPS_RTS, S | IBV_QP_QKEY), 0);
 	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_SQE, IBV_QPS_RTS, S), -EINVAL);
@@ -102,12 +117,14 @@ static void test_rts_sqd_sqe_err(void **state)
 static void test_bad_input(void **state)
 {
 	(void)state;
-	assert_int_equal(verbs_qp_fsm_check(IBV_QPT_RAW_PACKET, IBV_QPS_RESET, IBV_QPS_INIT, init_rc), -EINVAL);
+	assert_int_equal(
+	    verbs_qp_fsm_check(IBV_QPT_RAW_PACKET, IBV_QPS_RESET, IBV_QPS_INIT, init_rc), -EINVAL);
 	assert_int_equal(verbs_qp_fsm_check(RC, 42, IBV_QPS_INIT, init_rc), -EINVAL);
 	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RESET, 42, S), -EINVAL);
 	/* Without IBV_QP_STATE, the attributes are checked against cur -> cur. */
 	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RTS, IBV_QPS_ERR, IBV_QP_MIN_RNR_TIMER), 0);
-	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RTR, IBV_QPS_ERR, IBV_QP_MIN_RNR_TIMER), -EINVAL);
+	assert_int_equal(verbs_qp_fsm_check(RC, IBV_QPS_RTR, IBV_QPS_ERR, IBV_QP_MIN_RNR_TIMER),
+			 -EINVAL);
 	assert_int_equal(verbs_qp_fsm_required(RC, IBV_QPS_INIT, IBV_QPS_RTR), rtr_rc & ~S);
 	assert_int_equal(verbs_qp_fsm_required(RC, IBV_QPS_RESET, IBV_QPS_RTS), 0);
 	assert_false(verbs_qp_fsm_valid(RC, IBV_QPS_RESET, IBV_QPS_RTS));
@@ -134,12 +151,9 @@ static void test_apply(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_reset_to_init),
-		cmocka_unit_test(test_init_to_rtr),
-		cmocka_unit_test(test_rtr_to_rts),
-		cmocka_unit_test(test_rts_sqd_sqe_err),
-		cmocka_unit_test(test_bad_input),
-		cmocka_unit_test(test_apply),
+	    cmocka_unit_test(test_reset_to_init), cmocka_unit_test(test_init_to_rtr),
+	    cmocka_unit_test(test_rtr_to_rts),	  cmocka_unit_test(test_rts_sqd_sqe_err),
+	    cmocka_unit_test(test_bad_input),	  cmocka_unit_test(test_apply),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
