@@ -154,6 +154,8 @@ struct cm_rx {
 /* ids.c: comm IDs and hash tables, flat cost whatever the count. */
 int cm_ids_init(struct cm_engine *e);
 void cm_ids_destroy(struct cm_engine *e);
+/* Grow the tables when the connection count reached the bucket count. */
+void cm_ids_maybe_grow(struct cm_engine *e);
 int cm_ids_new_local(struct cm_engine *e, struct cm_conn *c);
 void cm_ids_link_remote_id(struct cm_engine *e, struct cm_conn *c);
 void cm_ids_link_remote_qpn(struct cm_engine *e, struct cm_conn *c);

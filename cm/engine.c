@@ -112,6 +112,7 @@ struct cm_conn *cm_conn_new(struct cm_engine *e)
 		e->st.table_full++;
 		return NULL;
 	}
+	cm_ids_maybe_grow(e);
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;

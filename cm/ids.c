@@ -1,9 +1,9 @@
 /*
  * Communication IDs and the connection lookup tables.
  *
- * Four chained hash tables, each with as many buckets as the engine may
- * hold connections (a power of two), so a lookup costs the same with 100
- * or 100,000 connections:
+ * Four chained hash tables, each with at least as many buckets as there
+ * are connections (power of two, doubled as the engine fills), so a lookup
+ * costs the same with 100 or 100,000 connections:
  *   by_local       local comm ID                 every message but REQ/SIDR_REQ
  *   by_remote_id   (remote comm ID, CA GUID)     duplicate REQ (IBA 12.9.8.1)
  *   by_remote_qpn  (remote QPN, CA GUID)         stale connections (12.9.8.3.2)
@@ -35,22 +35,93 @@ static uint32_t hash2(uint32_t a, uint64_t b)
 	return mix(((uint64_t)a << 32 | a) ^ mix(b));
 }
 
-int cm_ids_init(struct cm_engine *e)
+/* Buckets for `n` entries: a power of two, at least 64. */
+static uint32_t buckets_for(uint32_t n)
 {
-	uint32_t n = 64;
+	uint32_t b = 64;
 
-	while (n < e->max_conns && n < (1u << 30))
-		n <<= 1;
-	e->hash_mask = n - 1;
-	e->by_local = calloc(n, sizeof(*e->by_local));
-	e->by_remote_id = calloc(n, sizeof(*e->by_remote_id));
-	e->by_remote_qpn = calloc(n, sizeof(*e->by_remote_qpn));
-	e->by_local_qpn = calloc(n, sizeof(*e->by_local_qpn));
-	if (!e->by_local || !e->by_remote_id || !e->by_remote_qpn || !e->by_local_qpn) {
-		cm_ids_destroy(e);
-		return -ENOMEM;
+	while (b < n && b < (1u << 30))
+		b <<= 1;
+	return b;
+}
+
+static int alloc_tables(uint32_t n, struct cm_conn ***t)
+{
+	for (int i = 0; i < 4; i++) {
+		t[i] = calloc(n, sizeof(*t[i]));
+		if (!t[i]) {
+			while (i--)
+				free(t[i]);
+			return -ENOMEM;
+		}
 	}
 	return 0;
+}
+
+/*
+ * Tables start small and double (load factor 1) up to the engine's bound,
+ * so an engine with a few connections costs a few KiB, and one with
+ * 100,000 still walks ~1.4 entries per lookup.
+ */
+int cm_ids_init(struct cm_engine *e)
+{
+	uint32_t n = buckets_for(e->max_conns < 1024 ? e->max_conns : 1024);
+	struct cm_conn **t[4];
+	int ret = alloc_tables(n, t);
+
+	if (ret)
+		return ret;
+	e->hash_mask = n - 1;
+	e->by_local = t[0];
+	e->by_remote_id = t[1];
+	e->by_remote_qpn = t[2];
+	e->by_local_qpn = t[3];
+	return 0;
+}
+
+/* Double the tables when full; on failure keep the old ones (longer chains). */
+void cm_ids_maybe_grow(struct cm_engine *e)
+{
+	uint32_t old_n = e->hash_mask + 1, n = old_n * 2, m = n - 1;
+	struct cm_conn **t[4];
+
+	if (e->nconns < old_n || old_n >= buckets_for(e->max_conns))
+		return;
+	if (alloc_tables(n, t))
+		return;
+	for (uint32_t b = 0; b < old_n; b++) {
+		struct cm_conn *c = e->by_local[b], *next;
+
+		for (; c; c = next) {
+			struct cm_conn **h;
+
+			next = c->next_local;
+			h = &t[0][mix(c->local_id) & m];
+			c->next_local = *h;
+			*h = c;
+			if (c->in_remote_id) {
+				h = &t[1][hash2(c->remote_id, c->remote_ca_guid) & m];
+				c->next_remote_id = *h;
+				*h = c;
+			}
+			if (c->in_remote_qpn) {
+				h = &t[2][hash2(c->remote_qpn, c->remote_ca_guid) & m];
+				c->next_remote_qpn = *h;
+				*h = c;
+			}
+			if (c->in_local_qpn) {
+				h = &t[3][mix(c->local_qpn) & m];
+				c->next_local_qpn = *h;
+				*h = c;
+			}
+		}
+	}
+	cm_ids_destroy(e);
+	e->by_local = t[0];
+	e->by_remote_id = t[1];
+	e->by_remote_qpn = t[2];
+	e->by_local_qpn = t[3];
+	e->hash_mask = m;
 }
 
 void cm_ids_destroy(struct cm_engine *e)

@@ -68,26 +68,27 @@ static void cmd_hosts(struct obuf *o)
 					continue;
 				out(o,
 				    "%s fabsim%d port %d lid %u state %s gid "
-				    "%04x:%04x:%04x:%04x:%04x:%04x:%04x:%04x guid 0x%016" PRIx64 "\n",
-				    host->name, c, p, fsd_port_lid(pt), state_name(fsd_port_state(pt)),
-				    (unsigned)(pre >> 48) & 0xffff, (unsigned)(pre >> 32) & 0xffff,
-				    (unsigned)(pre >> 16) & 0xffff, (unsigned)pre & 0xffff,
-				    (unsigned)(pt->guid >> 48) & 0xffff,
+				    "%04x:%04x:%04x:%04x:%04x:%04x:%04x:%04x guid 0x%016" PRIx64
+				    "\n",
+				    host->name, c, p, fsd_port_lid(pt),
+				    state_name(fsd_port_state(pt)), (unsigned)(pre >> 48) & 0xffff,
+				    (unsigned)(pre >> 32) & 0xffff, (unsigned)(pre >> 16) & 0xffff,
+				    (unsigned)pre & 0xffff, (unsigned)(pt->guid >> 48) & 0xffff,
 				    (unsigned)(pt->guid >> 32) & 0xffff,
-				    (unsigned)(pt->guid >> 16) & 0xffff, (unsigned)pt->guid & 0xffff,
-				    pt->guid);
+				    (unsigned)(pt->guid >> 16) & 0xffff,
+				    (unsigned)pt->guid & 0xffff, pt->guid);
 			}
 		}
 	}
 }
 
 static const char *counter_names[FSD_C_MAX] = {
-	[FSD_C_CLIENT_BAD] = "client_bad",   [FSD_C_NO_ROUTE] = "no_route",
-	[FSD_C_LINK_DOWN] = "link_down",     [FSD_C_NO_AGENT] = "no_agent",
-	[FSD_C_FAULT_DROP] = "fault_drop",   [FSD_C_FAULT_DUP] = "fault_dup",
-	[FSD_C_FAULT_DELAY] = "fault_delay", [FSD_C_SEND_TIMEOUT] = "send_timeout",
-	[FSD_C_RETRIES] = "retries",	     [FSD_C_RMPP_SEGS] = "rmpp_segments",
-	[FSD_C_PROTO_BAD] = "proto_bad",
+    [FSD_C_CLIENT_BAD] = "client_bad",	 [FSD_C_NO_ROUTE] = "no_route",
+    [FSD_C_LINK_DOWN] = "link_down",	 [FSD_C_NO_AGENT] = "no_agent",
+    [FSD_C_FAULT_DROP] = "fault_drop",	 [FSD_C_FAULT_DUP] = "fault_dup",
+    [FSD_C_FAULT_DELAY] = "fault_delay", [FSD_C_SEND_TIMEOUT] = "send_timeout",
+    [FSD_C_RETRIES] = "retries",	 [FSD_C_RMPP_SEGS] = "rmpp_segments",
+    [FSD_C_PROTO_BAD] = "proto_bad",
 };
 
 static void cmd_status(struct obuf *o)
@@ -100,8 +101,12 @@ static void cmd_status(struct obuf *o)
 				ports++;
 				active += fsd_port_state(&fab.nodes[i]->ports[p]) == 4;
 			}
+	int nconn, nagents;
+
+	fsd_conn_stats(&nconn, &nagents);
 	out(o, "fabric %s nodes %d hosts %d ports %d active %d pid %d\n", fab.name, fab.num_nodes,
 	    fab.num_hosts, ports, active, getpid());
+	out(o, "connections %d agents %d\n", nconn, nagents);
 	for (int c = 0; c < FSD_C_MAX; c++)
 		out(o, "%s %" PRIu64 "\n", counter_names[c], fab.counters[c]);
 	for (int c = 0; c < 256; c++)

@@ -66,11 +66,11 @@ FSC_EXPORT int fsc_send(int fd, uint16_t type, uint16_t flags, uint32_t seq, int
 	do {
 		size_t n = len > chunk ? chunk : len;
 		struct fsp_hdr h = {
-			.type = type,
-			.flags = (uint16_t)(flags | (len > chunk ? FSP_F_MORE : 0)),
-			.len = (uint32_t)(sizeof(h) + n),
-			.seq = seq,
-			.status = status,
+		    .type = type,
+		    .flags = (uint16_t)(flags | (len > chunk ? FSP_F_MORE : 0)),
+		    .len = (uint32_t)(sizeof(h) + n),
+		    .seq = seq,
+		    .status = status,
 		};
 		struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)p, n}};
 		struct msghdr mh = {.msg_iov = iov, .msg_iovlen = n ? 2 : 1};
@@ -127,7 +127,7 @@ FSC_EXPORT ssize_t fsc_recv(int fd, struct fsp_hdr *hdr, void **body, int timeou
 		do
 			n = recv(fd, frag, sizeof(frag), MSG_DONTWAIT);
 		while (n < 0 && errno == EINTR);
-got:
+	got:
 		if (n < 0) {
 			if (errno == EAGAIN && !buf) {
 				if (timeout_ms < 0) /* someone made the fd non-blocking */

@@ -44,13 +44,12 @@ int fsc_call(uint16_t type, const void *req, size_t reqlen, void *rep, size_t *r
 
 /* Same on a connection the caller owns and serialises (e.g. FSP_ATTACH on
  * a fresh stream, before anything async can arrive on it). */
-int fsc_call_fd(int fd, uint16_t type, const void *req, size_t reqlen, void *rep,
-		size_t *replen);
+int fsc_call_fd(int fd, uint16_t type, const void *req, size_t reqlen, void *rep, size_t *replen);
 
 /* Send one logical message (fragmented as needed).  Returns 0 or -errno.
  * Concurrent senders on one fd are serialised inside. */
-int fsc_send(int fd, uint16_t type, uint16_t flags, uint32_t seq, int32_t status,
-	     const void *body, size_t len);
+int fsc_send(int fd, uint16_t type, uint16_t flags, uint32_t seq, int32_t status, const void *body,
+	     size_t len);
 
 /*
  * Receive one logical message (reassembling fragments).  timeout_ms < 0

@@ -245,6 +245,7 @@ struct fsd_conn {
 };
 
 struct fsd_conn *fsd_conn_by_id(uint32_t id);
+void fsd_conn_stats(int *nconn, int *nagents); /* for fabsim status */
 /* Queue a reply / an async message on a connection (fragmenting). */
 int fsd_conn_send(struct fsd_conn *c, uint16_t type, uint16_t flags, uint32_t seq, int32_t status,
 		  const void *body, size_t len);

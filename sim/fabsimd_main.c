@@ -51,9 +51,7 @@ __attribute__((weak)) int fsd_verbs_msg(struct fsd_conn *c, const struct fsp_hdr
 	return -ENOSYS;
 }
 
-__attribute__((weak)) void fsd_verbs_conn_closed(struct fsd_conn *c)
-{
-}
+__attribute__((weak)) void fsd_verbs_conn_closed(struct fsd_conn *c) {}
 
 __attribute__((weak)) int fsd_verbs_tick(uint64_t now_ns)
 {
@@ -88,6 +86,15 @@ void fsd_count(enum fsd_counter c)
 {
 	if (c < FSD_C_MAX)
 		fab.counters[c]++;
+}
+
+void fsd_conn_stats(int *nconn, int *nagents)
+{
+	*nconn = (int)nconns;
+	*nagents = 0;
+	for (size_t i = 0; i < nconns; i++)
+		for (int a = 0; a < FSD_MAX_AGENTS; a++)
+			*nagents += conns[i]->agents[a] != NULL;
 }
 
 struct fsd_conn *fsd_conn_by_id(uint32_t id)
@@ -176,11 +183,11 @@ int fsd_conn_send(struct fsd_conn *c, uint16_t type, uint16_t flags, uint32_t se
 	do {
 		size_t n = len > chunk ? chunk : len;
 		struct fsp_hdr h = {
-			.type = type,
-			.flags = (uint16_t)(flags | (len > chunk ? FSP_F_MORE : 0)),
-			.len = (uint32_t)(sizeof(h) + n),
-			.seq = seq,
-			.status = status,
+		    .type = type,
+		    .flags = (uint16_t)(flags | (len > chunk ? FSP_F_MORE : 0)),
+		    .len = (uint32_t)(sizeof(h) + n),
+		    .seq = seq,
+		    .status = status,
 		};
 
 		ret = conn_queue(c, &h, p, n);
@@ -304,8 +311,7 @@ static void fill_port_info(struct fsd_port *p, struct fsp_port_info *pi)
 		pi->pkeys[i] = p->pkeys[i];
 }
 
-static int handle_hello(struct fsd_conn *c, const struct fsp_hdr *h, const void *body,
-			size_t len)
+static int handle_hello(struct fsd_conn *c, const struct fsp_hdr *h, const void *body, size_t len)
 {
 	struct fsp_hello req;
 	struct fsp_hello_rep rep;
@@ -366,8 +372,7 @@ static int handle_host_info(struct fsd_conn *c, const struct fsp_hdr *h)
 	return 0;
 }
 
-static void dispatch(struct fsd_conn *c, const struct fsp_hdr *h, const uint8_t *body,
-		     size_t len)
+static void dispatch(struct fsd_conn *c, const struct fsp_hdr *h, const uint8_t *body, size_t len)
 {
 	struct fsd_port *p;
 	int err = 0;
@@ -688,11 +693,15 @@ extern uint64_t fsd_fault_seed;
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"dir", required_argument, 0, 'd'}, {"gen", required_argument, 0, 'g'},
-		{"ctl", required_argument, 0, 'c'}, {"check", no_argument, 0, 'k'},
-		{"seed", required_argument, 0, 's'}, {"name", required_argument, 0, 'n'},
-		{"dump", no_argument, 0, 'D'}, {"help", no_argument, 0, 'h'},	    {0, 0, 0, 0}};
+	static const struct option opts[] = {{"dir", required_argument, 0, 'd'},
+					     {"gen", required_argument, 0, 'g'},
+					     {"ctl", required_argument, 0, 'c'},
+					     {"check", no_argument, 0, 'k'},
+					     {"seed", required_argument, 0, 's'},
+					     {"name", required_argument, 0, 'n'},
+					     {"dump", no_argument, 0, 'D'},
+					     {"help", no_argument, 0, 'h'},
+					     {0, 0, 0, 0}};
 	const char *dir = getenv("FABSIM_DIR");
 	const char *gen = NULL, *ctl = NULL;
 	bool check = false, dump = false;

@@ -118,12 +118,12 @@ int fsd_fault_cmd(const char *args, char *out, size_t outlen)
 		for (int i = 0; i < nrules && o < outlen; i++) {
 			struct rule *x = &rules[i];
 
-			o += (size_t)snprintf(out + o, outlen - o,
-					      "%d: link %s:%d class %d attr %d %s %u prob %.3f hits %" PRIu64
-					      "\n",
-					      i, x->link ? x->link->node->desc : "any",
-					      x->link ? x->link->num : 0, x->mgmt_class, x->attr,
-					      action_name(x->action), x->delay_ms, x->prob, x->hits);
+			o += (size_t)snprintf(
+			    out + o, outlen - o,
+			    "%d: link %s:%d class %d attr %d %s %u prob %.3f hits %" PRIu64 "\n", i,
+			    x->link ? x->link->node->desc : "any", x->link ? x->link->num : 0,
+			    x->mgmt_class, x->attr, action_name(x->action), x->delay_ms, x->prob,
+			    x->hits);
 		}
 		return 0;
 	}

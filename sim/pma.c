@@ -39,7 +39,7 @@ static void clear_ports(struct fsd_node *n, int sel)
 	for (int p = 1; p <= n->nports; p++)
 		if (sel == 0xff || sel == p)
 			n->ports[p].xmit_words = n->ports[p].rcv_words = n->ports[p].xmit_pkts =
-				n->ports[p].rcv_pkts = 0;
+			    n->ports[p].rcv_pkts = 0;
 }
 
 int fsd_pma_handle(struct fsd_node *n, int in_port, const uint8_t *mad, uint8_t *resp)

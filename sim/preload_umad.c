@@ -473,8 +473,8 @@ EXPORT int umad_register(int fd, int mgmt_class, int mgmt_version, uint8_t rmpp_
 
 	if (method_mask)
 		memcpy(m, method_mask, sizeof(m));
-	ret = do_register(fd, (uint8_t)mgmt_class, (uint8_t)mgmt_version, rmpp_version, false, 0,
-			  m);
+	ret =
+	    do_register(fd, (uint8_t)mgmt_class, (uint8_t)mgmt_version, rmpp_version, false, 0, m);
 	if (ret < 0)
 		errno = -ret;
 	return ret;

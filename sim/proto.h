@@ -19,16 +19,16 @@
 
 #define FSP_VERSION 1
 #define FSP_SOCK_NAME "fabsimd.sock"
-#define FSP_FRAG_MAX 32768	   /* bytes per fragment, header included */
-#define FSP_MSG_MAX (4u << 20)	   /* largest reassembled logical message */
+#define FSP_FRAG_MAX 32768     /* bytes per fragment, header included */
+#define FSP_MSG_MAX (4u << 20) /* largest reassembled logical message */
 #define FSP_NAME_LEN 64
 
 struct fsp_hdr {
-	uint16_t type;	 /* enum fsp_type */
-	uint16_t flags;	 /* FSP_F_* */
-	uint32_t len;	 /* bytes of this fragment, header included */
-	uint32_t seq;	 /* request id, echoed in the reply; 0 if async */
-	int32_t status;	 /* replies: >= 0 success value, or -errno */
+	uint16_t type;	/* enum fsp_type */
+	uint16_t flags; /* FSP_F_* */
+	uint32_t len;	/* bytes of this fragment, header included */
+	uint32_t seq;	/* request id, echoed in the reply; 0 if async */
+	int32_t status; /* replies: >= 0 success value, or -errno */
 };
 
 enum {
@@ -90,9 +90,9 @@ struct fsp_hello {
 
 struct fsp_hello_rep {
 	uint32_t version;
-	uint32_t conn_id;  /* daemon-wide id of this connection */
-	uint32_t host_id;  /* index of the host this connection is attached to */
-	uint32_t num_cas;  /* CAs of that host: fabsim0 .. fabsim<n-1> */
+	uint32_t conn_id; /* daemon-wide id of this connection */
+	uint32_t host_id; /* index of the host this connection is attached to */
+	uint32_t num_cas; /* CAs of that host: fabsim0 .. fabsim<n-1> */
 	char host[FSP_NAME_LEN];
 	char fabric[FSP_NAME_LEN];
 };
@@ -105,15 +105,15 @@ struct fsp_port_ref {
 #define FSP_MAX_PKEYS 32
 
 struct fsp_port_info {
-	uint32_t port;	/* port number */
+	uint32_t port; /* port number */
 	uint32_t lid;
 	uint32_t lmc;
 	uint32_t sm_lid;
 	uint32_t sm_sl;
-	uint32_t state;	     /* IBA PortState: 1 Down .. 4 Active */
-	uint32_t phys_state; /* IBA PortPhysicalState: 2 Polling, 3 Disabled, 5 LinkUp */
-	uint32_t rate;	     /* Gb/s, as sysfs "rate" */
-	uint32_t capmask;    /* host order */
+	uint32_t state;		    /* IBA PortState: 1 Down .. 4 Active */
+	uint32_t phys_state;	    /* IBA PortPhysicalState: 2 Polling, 3 Disabled, 5 LinkUp */
+	uint32_t rate;		    /* Gb/s, as sysfs "rate" */
+	uint32_t capmask;	    /* host order */
 	uint32_t link_width_active; /* IBA encoding */
 	uint32_t link_speed_active; /* IBA encoding */
 	uint32_t num_pkeys;
@@ -123,7 +123,7 @@ struct fsp_port_info {
 };
 
 struct fsp_ca_info {
-	char name[20]; /* "fabsim0" */
+	char name[20];	    /* "fabsim0" */
 	uint32_t node_type; /* 1 CA */
 	uint32_t num_ports;
 	uint64_t node_guid;   /* host order */
@@ -148,10 +148,10 @@ struct fsp_register {
 	uint32_t stream_id; /* the FSP_ATTACH'ed connection agents deliver to */
 	uint8_t mgmt_class;
 	uint8_t class_version;
-	uint8_t rmpp_version; /* 0: deliver raw RMPP segments (user RMPP) */
-	uint8_t use_oui;      /* 1: vendor class with oui (umad_register_oui) */
-	uint32_t oui;	      /* 24 bits */
-	uint32_t flags;	      /* umad_register2 flags (UMAD_USER_RMPP) */
+	uint8_t rmpp_version;	 /* 0: deliver raw RMPP segments (user RMPP) */
+	uint8_t use_oui;	 /* 1: vendor class with oui (umad_register_oui) */
+	uint32_t oui;		 /* 24 bits */
+	uint32_t flags;		 /* umad_register2 flags (UMAD_USER_RMPP) */
 	uint64_t method_mask[2]; /* bit m = method m, like the kernel's */
 };
 

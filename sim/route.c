@@ -23,7 +23,7 @@ static struct fsd_pkt *q_head, *q_tail;
 static struct fsd_pkt *delayed; /* sorted by due_ns */
 
 struct walk {
-	struct fsd_port *dst; /* port of the destination node it arrived on */
+	struct fsd_port *dst;		  /* port of the destination node it arrived on */
 	struct fsd_port *links[MAX_HOPS]; /* egress port of each hop */
 	int nlinks;
 };
@@ -155,8 +155,7 @@ static struct fsd_port *route_lid(struct fsd_port *src, uint16_t dlid, bool smp,
 	return NULL;
 }
 
-struct fsd_port *fsd_route_lid(struct fsd_port *src, uint16_t dlid, bool smp,
-			       enum fsd_counter *why)
+struct fsd_port *fsd_route_lid(struct fsd_port *src, uint16_t dlid, bool smp, enum fsd_counter *why)
 {
 	enum fsd_counter dummy;
 

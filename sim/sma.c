@@ -131,11 +131,11 @@ static void send_trap128(struct fsd_node *sw)
 	trap_tid++;
 	m[12] = (uint8_t)(trap_tid >> 24), m[13] = (uint8_t)(trap_tid >> 16);
 	m[14] = (uint8_t)(trap_tid >> 8), m[15] = (uint8_t)trap_tid;
-	m[16] = 0x00, m[17] = 0x02; /* Notice */
-	d[0] = 0x80 | 1;	    /* generic, type urgent */
-	d[3] = 2;		    /* producer: switch */
-	d[4] = 0, d[5] = 128;	    /* trap number */
-	d[6] = (uint8_t)(lid >> 8), d[7] = (uint8_t)lid; /* issuer LID */
+	m[16] = 0x00, m[17] = 0x02;			   /* Notice */
+	d[0] = 0x80 | 1;				   /* generic, type urgent */
+	d[3] = 2;					   /* producer: switch */
+	d[4] = 0, d[5] = 128;				   /* trap number */
+	d[6] = (uint8_t)(lid >> 8), d[7] = (uint8_t)lid;   /* issuer LID */
 	d[10] = (uint8_t)(lid >> 8), d[11] = (uint8_t)lid; /* details: LIDADDR */
 	fsd_pkt_inject(&pkt);
 }
@@ -149,8 +149,7 @@ void fsd_port_link_event(struct fsd_port *p)
 	fsd_port_link_update(p);
 	if (p->node->type == FSD_SWITCH && (int)pget(p, IB_PORT_PHYS_STATE_F) != before_p)
 		send_trap128(p->node);
-	if (q0 && q0->node->type == FSD_SWITCH &&
-	    (int)pget(q0, IB_PORT_PHYS_STATE_F) != before_q)
+	if (q0 && q0->node->type == FSD_SWITCH && (int)pget(q0, IB_PORT_PHYS_STATE_F) != before_q)
 		send_trap128(q0->node);
 }
 
@@ -167,7 +166,8 @@ void fsd_port_link_update(struct fsd_port *p)
 	} else {
 		fsd_port_set_state(p, PS_DOWN, p->admin_down ? PHYS_DISABLED : PHYS_POLLING);
 		if (q)
-			fsd_port_set_state(q, PS_DOWN, q->admin_down ? PHYS_DISABLED : PHYS_POLLING);
+			fsd_port_set_state(q, PS_DOWN,
+					   q->admin_down ? PHYS_DISABLED : PHYS_POLLING);
 	}
 }
 
@@ -253,13 +253,25 @@ static void port_info_get(struct fsd_port *p, int in_port, uint8_t *d)
 static int port_info_set(struct fsd_port *p, const uint8_t *d)
 {
 	static const enum MAD_FIELDS copy[] = {
-		IB_PORT_LID_F,		   IB_PORT_SMLID_F,
-		IB_PORT_MKEY_LEASE_F,	 IB_PORT_MKEY_PROT_BITS_F, IB_PORT_LMC_F,
-		IB_PORT_SMSL_F,		 IB_PORT_VL_HIGH_LIMIT_F,  IB_PORT_HOQ_LIFE_F,
-		IB_PORT_VL_STALL_COUNT_F, IB_PORT_PART_EN_INB_F,   IB_PORT_PART_EN_OUTB_F,
-		IB_PORT_FILTER_RAW_INB_F, IB_PORT_FILTER_RAW_OUTB_F, IB_PORT_MKEY_VIOL_F,
-		IB_PORT_PKEY_VIOL_F,	 IB_PORT_QKEY_VIOL_F,	   IB_PORT_SUBN_TIMEOUT_F,
-		IB_PORT_LOCAL_PHYS_ERR_F, IB_PORT_OVERRUN_ERR_F,
+	    IB_PORT_LID_F,
+	    IB_PORT_SMLID_F,
+	    IB_PORT_MKEY_LEASE_F,
+	    IB_PORT_MKEY_PROT_BITS_F,
+	    IB_PORT_LMC_F,
+	    IB_PORT_SMSL_F,
+	    IB_PORT_VL_HIGH_LIMIT_F,
+	    IB_PORT_HOQ_LIFE_F,
+	    IB_PORT_VL_STALL_COUNT_F,
+	    IB_PORT_PART_EN_INB_F,
+	    IB_PORT_PART_EN_OUTB_F,
+	    IB_PORT_FILTER_RAW_INB_F,
+	    IB_PORT_FILTER_RAW_OUTB_F,
+	    IB_PORT_MKEY_VIOL_F,
+	    IB_PORT_PKEY_VIOL_F,
+	    IB_PORT_QKEY_VIOL_F,
+	    IB_PORT_SUBN_TIMEOUT_F,
+	    IB_PORT_LOCAL_PHYS_ERR_F,
+	    IB_PORT_OVERRUN_ERR_F,
 	};
 	uint32_t v;
 	int cur = fsd_port_state(p);
@@ -334,10 +346,10 @@ static int port_info_set(struct fsd_port *p, const uint8_t *d)
 static int switch_info_set(struct fsd_node *n, const uint8_t *d)
 {
 	static const enum MAD_FIELDS copy[] = {
-		IB_SW_LINEAR_FDB_TOP_F, IB_SW_DEF_PORT_F,	    IB_SW_DEF_MCAST_PRIM_F,
-		IB_SW_DEF_MCAST_NOT_PRIM_F, IB_SW_LIFE_TIME_F,	    IB_SW_PARTITION_ENF_INB_F,
-		IB_SW_PARTITION_ENF_OUTB_F, IB_SW_FILTER_RAW_INB_F, IB_SW_FILTER_RAW_OUTB_F,
-		IB_SW_MCAST_FDB_TOP_F,
+	    IB_SW_LINEAR_FDB_TOP_F,	IB_SW_DEF_PORT_F,	IB_SW_DEF_MCAST_PRIM_F,
+	    IB_SW_DEF_MCAST_NOT_PRIM_F, IB_SW_LIFE_TIME_F,	IB_SW_PARTITION_ENF_INB_F,
+	    IB_SW_PARTITION_ENF_OUTB_F, IB_SW_FILTER_RAW_INB_F, IB_SW_FILTER_RAW_OUTB_F,
+	    IB_SW_MCAST_FDB_TOP_F,
 	};
 
 	for (size_t i = 0; i < sizeof(copy) / sizeof(copy[0]); i++)
@@ -415,7 +427,8 @@ static int handle_attr(struct fsd_node *n, int in_port, int method, uint16_t att
 			return ST_INVALID;
 		if (set)
 			for (int i = 0; i < 32; i++)
-				p->pkeys[block * 32 + i] = (uint16_t)(in[2 * i] << 8 | in[2 * i + 1]);
+				p->pkeys[block * 32 + i] =
+				    (uint16_t)(in[2 * i] << 8 | in[2 * i + 1]);
 		for (int i = 0; i < 32; i++) {
 			d[2 * i] = (uint8_t)(p->pkeys[block * 32 + i] >> 8);
 			d[2 * i + 1] = (uint8_t)p->pkeys[block * 32 + i];
@@ -514,8 +527,8 @@ int fsd_sma_handle(struct fsd_node *n, int in_port, const uint8_t *mad, uint8_t 
 {
 	int method = mad[3];
 	uint16_t attr = (uint16_t)(mad[16] << 8 | mad[17]);
-	uint32_t mod = (uint32_t)mad[20] << 24 | (uint32_t)mad[21] << 16 | (uint32_t)mad[22] << 8 |
-		       mad[23];
+	uint32_t mod =
+	    (uint32_t)mad[20] << 24 | (uint32_t)mad[21] << 16 | (uint32_t)mad[22] << 8 | mad[23];
 	bool dr = mad[1] == 0x81;
 	int status;
 
@@ -532,8 +545,8 @@ int fsd_sma_handle(struct fsd_node *n, int in_port, const uint8_t *mad, uint8_t 
 	if (method != IB_MAD_METHOD_GET && method != IB_MAD_METHOD_SET)
 		status = ST_METHOD_UNSUPP;
 	else
-		status = handle_attr(n, in_port, method, attr, mod, mad + SMP_DATA,
-				     resp + SMP_DATA);
+		status =
+		    handle_attr(n, in_port, method, attr, mod, mad + SMP_DATA, resp + SMP_DATA);
 	resp[3] = IB_MAD_METHOD_GET_RESPONSE;
 	if (hide_mkey && attr == ATTR_PORT_INFO)
 		mad_set_field64(resp + SMP_DATA, 0, IB_PORT_MKEY_F, 0);

@@ -221,7 +221,8 @@ static int load_file(const char *file, FILE *err, int depth)
 			if (sscanf(s + 7, " %511s", inc) != 1)
 				TERR("include: missing file name");
 			if (inc[0] != '/' && slash)
-				snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - file), file, inc);
+				snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - file), file,
+					 inc);
 			else
 				snprintf(path, sizeof(path), "%s", inc);
 			ret = load_file(path, err, depth + 1);
@@ -296,9 +297,10 @@ static int load_file(const char *file, FILE *err, int depth)
 			else if (!strcmp(word, "Rt"))
 				TERR("routers are not supported");
 			else
-				TERR("unknown line (expected Switch, Hca, Ca, [port] or key=value): "
-				     "\"%.40s\"",
-				     word);
+				TERR(
+				    "unknown line (expected Switch, Hca, Ca, [port] or key=value): "
+				    "\"%.40s\"",
+				    word);
 			p += strlen(word);
 			nports = (int)strtol(p, (char **)&p, 10);
 			if (nports < 1 || nports > FSD_MAX_PORTS)
@@ -350,12 +352,13 @@ int fsd_topo_load(const char *path, FILE *err)
 			if (!strcmp(fab.nodes[j]->id, pl->remote))
 				r = fab.nodes[j];
 		if (!r) {
-			fprintf(err, "%s:%d: unknown node \"%s\"\n", pl->file, pl->line, pl->remote);
+			fprintf(err, "%s:%d: unknown node \"%s\"\n", pl->file, pl->line,
+				pl->remote);
 			return -EINVAL;
 		}
 		if (pl->rport > r->nports) {
-			fprintf(err, "%s:%d: \"%s\" has no port %d (it has %d)\n", pl->file, pl->line,
-				r->id, pl->rport, r->nports);
+			fprintf(err, "%s:%d: \"%s\" has no port %d (it has %d)\n", pl->file,
+				pl->line, r->id, pl->rport, r->nports);
 			return -EINVAL;
 		}
 		if (r == pl->node && pl->rport == pl->port) {
@@ -365,7 +368,8 @@ int fsd_topo_load(const char *path, FILE *err)
 		a = &pl->node->ports[pl->port];
 		b = &r->ports[pl->rport];
 		if ((a->peer && a->peer != b) || (b->peer && b->peer != a)) {
-			fprintf(err, "%s:%d: \"%s\"[%d] <-> \"%s\"[%d] conflicts with an earlier link\n",
+			fprintf(err,
+				"%s:%d: \"%s\"[%d] <-> \"%s\"[%d] conflicts with an earlier link\n",
 				pl->file, pl->line, pl->node->id, pl->port, r->id, pl->rport);
 			return -EINVAL;
 		}
@@ -391,7 +395,8 @@ static struct fsd_node *gen_ca(int i)
 	char id[32];
 	struct fsd_node *n;
 
-	snprintf(id, sizeof(id), "H-%016" PRIx64, (uint64_t)(0x0002c90300000000ull + ((uint64_t)i << 8)));
+	snprintf(id, sizeof(id), "H-%016" PRIx64,
+		 (uint64_t)(0x0002c90300000000ull + ((uint64_t)i << 8)));
 	n = node_new(FSD_CA, 1, id);
 	if (!n)
 		return NULL;
@@ -407,7 +412,8 @@ static struct fsd_node *gen_sw(int i, int nports, const char *role)
 	char id[32];
 	struct fsd_node *n;
 
-	snprintf(id, sizeof(id), "S-%016" PRIx64, (uint64_t)(0x0008f10400000000ull + ((uint64_t)i << 8)));
+	snprintf(id, sizeof(id), "S-%016" PRIx64,
+		 (uint64_t)(0x0008f10400000000ull + ((uint64_t)i << 8)));
 	n = node_new(FSD_SWITCH, nports, id);
 	if (!n)
 		return NULL;

@@ -18,8 +18,8 @@
 void fsd_unmatched_resp(struct fsd_port *at, const struct fsd_pkt *req);
 
 struct send_wr {
-	struct send_wr *prev, *next;	/* by deadline */
-	struct send_wr *hnext;		/* TID hash chain */
+	struct send_wr *prev, *next; /* by deadline */
+	struct send_wr *hnext;	     /* TID hash chain */
 	struct fsd_agent *agent;
 	struct fsd_port *port;
 	uint64_t tid;
@@ -270,12 +270,12 @@ void fsd_agent_queue(struct fsd_agent *a, const struct fsd_pkt *pkt, uint32_t st
 		u->addr.lid = htons(pkt->slid);
 		u->addr.sl = pkt->sl;
 		u->addr.path_bits =
-			(uint8_t)(pkt->dlid & ((1u << fsd_port_lmc(a->stream->port)) - 1));
+		    (uint8_t)(pkt->dlid & ((1u << fsd_port_lmc(a->stream->port)) - 1));
 		u->addr.pkey_index = pkt->pkey_index;
 		if (pkt->grh) {
 			/* the source GID: subnet prefix + the sender's port GUID */
-			uint64_t pre = htobe64(mad_get_field64(pkt->src->pi, 0,
-								IB_PORT_GID_PREFIX_F));
+			uint64_t pre =
+			    htobe64(mad_get_field64(pkt->src->pi, 0, IB_PORT_GID_PREFIX_F));
 			uint64_t g = htobe64(pkt->src->guid);
 
 			u->addr.grh_present = 1;

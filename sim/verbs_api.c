@@ -801,6 +801,29 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 		return -1;
 	}
 	verbs_hca_unspin();
+	/* A blocking wait also watches the wire and processes what comes
+	 * itself: the event it waits for is then one wakeup away, not two
+	 * (HCA thread, then this thread). */
+	if (!(fcntl(ch->fd, F_GETFL) & O_NONBLOCK) && verbs_transport_fd() >= 0) {
+		for (;;) {
+			struct pollfd pfd[2] = {
+				{.fd = ch->fd, .events = POLLIN},
+				{.fd = verbs_transport_fd(), .events = POLLIN},
+			};
+
+			if (poll(pfd, 2, -1) < 0) {
+				if (errno == EINTR)
+					continue;
+				break;
+			}
+			if (pfd[0].revents & POLLIN)
+				break;
+			if (pfd[1].revents & (POLLERR | POLLHUP | POLLNVAL))
+				break; /* the fabric is gone: just wait */
+			if (pfd[1].revents & POLLIN)
+				verbs_rx_pending(16);
+		}
+	}
 	n = read(ch->fd, &p, sizeof(p));
 	if (n != sizeof(p))
 		return -1;

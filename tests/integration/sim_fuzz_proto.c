@@ -58,7 +58,8 @@ static int call(int fd, uint16_t type, const void *body, size_t len, void *rep, 
 		return -ECONNRESET;
 	memcpy(&h, buf, sizeof(h));
 	if (rep)
-		memcpy(rep, buf + sizeof(h), (size_t)n - sizeof(h) < replen ? (size_t)n - sizeof(h) : replen);
+		memcpy(rep, buf + sizeof(h),
+		       (size_t)n - sizeof(h) < replen ? (size_t)n - sizeof(h) : replen);
 	return h.status;
 }
 
@@ -147,13 +148,14 @@ int main(int argc, char **argv)
 		static const uint8_t classes[] = {0x01, 0x81, 0x03, 0x07, 0x04, 0x30, 0x21, 0x81};
 		uint8_t msg[sizeof(struct ib_user_mad) + 256], drain[FSP_FRAG_MAX];
 
-		if (hello(s, FSP_KIND_STREAM) < 0 || call(s, FSP_ATTACH, &r, sizeof(r), &ar, sizeof(ar)) < 0 ||
+		if (hello(s, FSP_KIND_STREAM) < 0 ||
+		    call(s, FSP_ATTACH, &r, sizeof(r), &ar, sizeof(ar)) < 0 ||
 		    hello(c, FSP_KIND_CTL) < 0) {
 			fprintf(stderr, "fuzz: cannot attach\n");
 			return 1;
 		}
-		struct fsp_register reg = {.stream_id = ar.stream_id, .mgmt_class = 0x81,
-					   .class_version = 1};
+		struct fsp_register reg = {
+		    .stream_id = ar.stream_id, .mgmt_class = 0x81, .class_version = 1};
 
 		agents[0] = call(c, FSP_REGISTER, &reg, sizeof(reg), NULL, 0);
 		reg.mgmt_class = 0x07;
@@ -187,7 +189,8 @@ int main(int argc, char **argv)
 				m[32] = m[33] = m[34] = m[35] = 0xff;
 			}
 			if (rnd() % 4 == 0)
-				m[16] = 0, m[17] = (uint8_t)(0x10 + rnd() % 16); /* SMA attributes */
+				m[16] = 0,
+				m[17] = (uint8_t)(0x10 + rnd() % 16); /* SMA attributes */
 			send_raw(s, FSP_MAD_SEND, 0, msg, sizeof(msg));
 			while (recv(s, drain, sizeof(drain), MSG_DONTWAIT) > 0)
 				;

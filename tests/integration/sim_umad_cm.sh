@@ -4,6 +4,8 @@
 . "$(dirname "$0")/sim_common.sh"
 fs up --gen star:4 >/dev/null || fail "fabsim up"
 [ -x "$PINGPONG" ] || fail "no $PINGPONG"
+agents() { fs status | awk '$1 == "connections" { print $4 }'; }
+base_agents=$(agents)
 
 # two hosts exchange 200 Send MADs of class 0x07
 on_bg h3 "$PINGPONG" server 200 >"$FABSIM_DIR/server.out" 2>&1
@@ -43,6 +45,7 @@ kill -9 $cli $srv
 wait $cli $srv 2>/dev/null
 on h3 "$PINGPONG" reg 0x07 || fail "stale agent after killing a busy server"
 on h1 "$PINGPONG" reg 0x07 || fail "stale agent after killing a busy client"
+[ "$(agents)" = "$base_agents" ] || fail "agents left behind: $(agents), OpenSM alone has $base_agents"
 # many processes on one host query the SA at once: every answer reaches
 # the process that asked (the hi_tid in each TID)
 pids=""
@@ -54,6 +57,16 @@ for p in $pids; do wait $p || fail "concurrent saquery failed"; done
 for i in 1 2 3 4 5 6 7 8; do
 	[ "$(grep -c '^NodeRecord' "$FABSIM_DIR/sa.$i")" = 5 ] || fail "concurrent saquery $i: $(cat "$FABSIM_DIR/sa.$i")"
 done
+
+# a request to a LID nobody owns: retried by the MAD layer, then ETIMEDOUT
+r0=$(fs status | awk '$1 == "retries" { print $2 }')
+out=$(on h1 "$PINGPONG" get 999 100 2) || fail "get to nowhere: $out"
+echo "$out" | grep -q "^status 110 " || fail "no ETIMEDOUT status: $out"
+r1=$(fs status | awk '$1 == "retries" { print $2 }')
+[ $((r1 - r0)) = 2 ] || fail "retries counted $((r1 - r0)), want 2"
+# a Get nobody registered for: the remote MAD layer answers "unsupported"
+out=$(on h1 "$PINGPONG" get "$(lid_of h4)" 500 0) || fail "unmatched get: $out"
+echo "$out" | grep -q "^status 0 mad_status 0xc method 0x81" || fail "unmatched Get answer: $out"
 
 # SA table through an rmpp_version 0 agent: raw segments, our own ACKs
 out=$(on h4 "$PINGPONG" satable "$(lid_of h1)") || fail "user-RMPP SA table"

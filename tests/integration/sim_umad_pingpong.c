@@ -13,6 +13,11 @@
  *                                            to a duplicate)
  *   sim_umad_pingpong dupreg                 register 0x07 twice in-process;
  *                                            exit 0 if the second fails EINVAL
+ *   sim_umad_pingpong get DLID TIMEOUT RETRIES  send a class 0x07 Get (a
+ *                                            request expecting a response);
+ *                                            prints "status S mad_status M"
+ *                                            of what comes back (ETIMEDOUT
+ *                                            from the MAD layer, or a GetResp)
  *   sim_umad_pingpong satable SMLID          SA GetTable(NodeRecord) with an
  *                                            rmpp_version 0 agent: reassemble
  *                                            the raw segments, ACK them
@@ -95,7 +100,8 @@ static int server(int count)
 		}
 		mad = umad_get_mad(umad);
 		if (mad[1] != CM_CLASS || mad[3] != METHOD_SEND) {
-			fprintf(stderr, "server: unexpected class 0x%x method 0x%x\n", mad[1], mad[3]);
+			fprintf(stderr, "server: unexpected class 0x%x method 0x%x\n", mad[1],
+				mad[3]);
 			return 1;
 		}
 		/* answer to where it came from: the source LID and QP the
@@ -154,6 +160,30 @@ static int client(int dlid, int count)
 		}
 	}
 	printf("client: %d round trips, mean rtt %.1f us\n", count, total / count);
+	return 0;
+}
+
+static int get_request(int dlid, int timeout_ms, int retries)
+{
+	int agent, fd = open_and_register(CM_CLASS, &agent), len = MAD_LEN, ret;
+	void *umad = calloc(1, umad_size() + MAD_LEN);
+	uint8_t *mad;
+	double t0 = now_us();
+
+	if (fd < 0 || agent < 0 || !umad)
+		return 1;
+	build_send(umad, 0x77, dlid);
+	mad = umad_get_mad(umad);
+	mad[3] = 0x01; /* Get: the MAD layer waits for the GetResp */
+	if (umad_send(fd, agent, umad, MAD_LEN, timeout_ms, retries))
+		return 1;
+	ret = umad_recv(fd, umad, &len, 10000);
+	if (ret < 0) {
+		printf("recv %s\n", strerror(-ret));
+		return 1;
+	}
+	printf("status %d mad_status 0x%x method 0x%x after %.0f ms\n", umad_status(umad),
+	       mad[4] << 8 | mad[5], mad[3], (now_us() - t0) / 1000);
 	return 0;
 }
 
@@ -234,8 +264,9 @@ static int sa_table(int smlid)
 int main(int argc, char **argv)
 {
 	if (argc < 2 || umad_init() < 0) {
-		fprintf(stderr, "usage: %s server COUNT | client DLID COUNT | reg CLASS [SECONDS] | "
-				"dupreg\n",
+		fprintf(stderr,
+			"usage: %s server COUNT | client DLID COUNT | reg CLASS [SECONDS] | "
+			"dupreg\n",
 			argv[0]);
 		return 2;
 	}
@@ -258,6 +289,8 @@ int main(int argc, char **argv)
 			sleep((unsigned)atoi(argv[3]));
 		return 0;
 	}
+	if (!strcmp(argv[1], "get") && argc >= 5)
+		return get_request(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (!strcmp(argv[1], "satable") && argc >= 3)
 		return sa_table(atoi(argv[2]));
 	if (!strcmp(argv[1], "dupreg")) {

@@ -229,11 +229,38 @@ static void test_random_input(void **state)
 	cmh_run_timers(&H, SEC, 1000 * SEC);
 }
 
+/* Tables grow past their first size (1024 buckets) and keep every entry. */
+static void test_tables_grow(void **state)
+{
+	enum { N = 2000 };
+	static uint32_t ids[N];
+	struct cm_stat_conn one;
+
+	(void)state;
+	cmh_max_conns[A] = cmh_max_conns[B] = 50000;
+	cmh_init(&H);
+	for (int i = 0; i < N; i++)
+		ids[i] = cmh_connect(&H, 0x10000 + (uint32_t)i);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(cmh_state(&H, A, ids[i]), CM_ST_ESTABLISHED);
+	assert_int_equal(cm_engine_conn_count(H.n[B].e), N);
+	assert_int_equal(cm_stat_conns(H.n[B].e, &one, 1), N);
+	/* duplicate detection still finds the old REQs */
+	assert_int_equal(cmh_inject(&H, B, cmh_last_mad(&H, A, CM_ATTR_REQ)), 0);
+	assert_int_equal(cm_engine_conn_count(H.n[B].e), N);
+	H.n[A].nev = H.n[B].nev = 0;
+	for (int i = 0; i < N; i++)
+		assert_int_equal(cm_engine_disconnect(H.n[A].e, ids[i], NULL, 0), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_count(&H, A, CM_EV_DREP_RCVD), N);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_table_full, teardown),
 		cmocka_unit_test_setup_teardown(test_unique_ids, setup, teardown),
+		cmocka_unit_test_teardown(test_tables_grow, teardown),
 		cmocka_unit_test_setup_teardown(test_many_lossy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_dump, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_input, setup, teardown),
