@@ -34,6 +34,25 @@ static double now_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* mean and median of n samples: the median shrugs off the scheduler
+ * hiccups a shared machine adds to a few round trips */
+static void report_rtt(const char *what, double *t, int n)
+{
+	double sum = 0;
+
+	for (int i = 0; i < n; i++)
+		sum += t[i];
+	qsort(t, (size_t)n, sizeof(*t), cmp_double);
+	printf("%s mean %.2f us median %.2f us\n", what, sum / n, t[n / 2]);
+}
+
 static int osm_time(const char *log, char **argv)
 {
 	double t0 = now_us();
@@ -94,12 +113,18 @@ static int unix_pingpong(int n)
 		}
 		_exit(0);
 	}
-	t0 = now_us();
+	double *t = calloc((size_t)n, sizeof(*t));
+
+	if (!t)
+		return 1;
 	for (int i = 0; i < n; i++) {
+		t0 = now_us();
 		send(sv[0], buf, sizeof(buf), 0);
 		recv(sv[0], buf, sizeof(buf), 0);
+		t[i] = now_us() - t0;
 	}
-	printf("%.2f us\n", (now_us() - t0) / n);
+	report_rtt("rtt", t, n);
+	free(t);
 	waitpid(pid, NULL, 0);
 	return 0;
 }
@@ -157,15 +182,21 @@ static int umad_client(int dlid, int n, int window)
 
 	if (fd < 0 || !u)
 		return 1;
-	t0 = now_us();
+	double *t = calloc((size_t)n, sizeof(*t));
+
+	if (!t)
+		return 1;
 	for (int i = 0; i < n; i++) {
+		t0 = now_us();
 		mk(u, dlid, (uint32_t)i);
 		umad_send(fd, agent, u, MAD_LEN, 0, 0);
 		len = MAD_LEN;
 		if (umad_recv(fd, u, &len, 5000) < 0)
 			return 1;
+		t[i] = now_us() - t0;
 	}
-	printf("rtt %.2f us\n", (now_us() - t0) / n);
+	report_rtt("rtt", t, n);
+	free(t);
 	t0 = now_us();
 	while (got < n) {
 		while (sent < n && sent - got < window) {

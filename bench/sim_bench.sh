@@ -73,4 +73,4 @@ i=0
 until grep -q ready "$work/srv.out" 2>/dev/null || [ $i -gt 100 ]; do sleep 0.05; i=$((i + 1)); done
 "$FABSIM" --dir "$work/fab" run h1 -- "$BENCH" umad-client "$dlid" "$N" 16 | sed 's/^/umad ping-pong (fabsim) /'
 wait $srv
-echo "unix socketpair ping-pong rtt $("$BENCH" unix "$N")"
+echo "unix socketpair ping-pong $("$BENCH" unix "$N")"

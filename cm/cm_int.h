@@ -86,8 +86,13 @@ struct cm_conn {
 	uint32_t remote_id;
 	uint32_t local_qpn;
 	uint32_t remote_qpn;
-	uint32_t sq_psn;          /* our starting PSN */
-	uint32_t rq_psn;          /* the peer's starting PSN */
+	/*
+	 * A REQ's or REP's starting PSN is the PSN its sender's receive queue
+	 * expects (kernel cm.c: rq_psn on send, sq_psn on receive), so the
+	 * peer's becomes our send PSN and the one we announce our receive PSN.
+	 */
+	uint32_t sq_psn;          /* the peer's starting PSN */
+	uint32_t rq_psn;          /* our starting PSN */
 	uint32_t qkey;            /* SIDR */
 	uint16_t pkey_index;
 	uint8_t state;

@@ -117,7 +117,7 @@ int cm_engine_connect(struct cm_engine *e, const struct cm_connect_cmd *cmd, uin
 	c->user = cmd->user;
 	c->service_id = cmd->service_id;
 	c->local_qpn = cmd->qpn;
-	c->sq_psn = cmd->starting_psn;
+	c->rq_psn = cmd->starting_psn;
 	c->qp_type = cmd->qp_type;
 	c->responder_resources = cmd->responder_resources;
 	c->initiator_depth = cmd->initiator_depth;
@@ -272,7 +272,7 @@ int cm_on_req(struct cm_engine *e, const struct cm_rx *rx)
 	c->remote_id = rid;
 	c->remote_ca_guid = guid;
 	c->remote_qpn = rqpn;
-	c->rq_psn = ev.req.starting_psn;
+	c->sq_psn = ev.req.starting_psn;
 	c->qp_type = ev.req.qp_type;
 	/* What our QP may do, until accept says otherwise (kernel cm_format_req_event). */
 	c->responder_resources = ev.req.initiator_depth;
@@ -345,7 +345,7 @@ int cm_engine_accept(struct cm_engine *e, uint32_t id, uint64_t user,
 		return -EINVAL;
 	c->user = user;
 	c->local_qpn = cmd->qpn;
-	c->sq_psn = cmd->starting_psn;
+	c->rq_psn = cmd->starting_psn;
 	c->responder_resources = cmd->responder_resources;
 	c->initiator_depth = cmd->initiator_depth;
 	c->target_ack_delay = cmd->target_ack_delay;
@@ -393,7 +393,7 @@ uint8_t cm_on_rep(struct cm_engine *e, struct cm_conn *c, const struct cm_rx *rx
 	c->remote_id = ri->remote_comm_id;
 	c->remote_ca_guid = ri->remote_ca_guid;
 	c->remote_qpn = ri->remote_qpn;
-	c->rq_psn = ri->starting_psn;
+	c->sq_psn = ri->starting_psn;
 	/* The peer's answer bounds ours (kernel cm_rep_handler). */
 	c->initiator_depth = ri->responder_resources;
 	c->responder_resources = ri->initiator_depth;

@@ -90,7 +90,7 @@ struct cm_connect_cmd {
 	uint64_t user;            /* cookie returned in events */
 	uint64_t service_id;
 	uint32_t qpn;             /* local QP number (24 bits) */
-	uint32_t starting_psn;    /* 24 bits */
+	uint32_t starting_psn;    /* 24 bits: our receive PSN, the peer's send PSN */
 	uint8_t qp_type;          /* enum cm_qp_type */
 	uint8_t responder_resources;
 	uint8_t initiator_depth;
@@ -112,7 +112,7 @@ struct cm_connect_cmd {
 /* Command: accept a REQ (send REP).  Passive side. */
 struct cm_accept_cmd {
 	uint32_t qpn;
-	uint32_t starting_psn;
+	uint32_t starting_psn;    /* our receive PSN, the peer's send PSN */
 	uint8_t responder_resources;
 	uint8_t initiator_depth;
 	uint8_t target_ack_delay; /* 5 bits */
@@ -398,10 +398,13 @@ int cm_engine_command(struct cm_engine *e, struct cm_command *cmd);
 
 /*
  * QP attributes for IBV_QPS_INIT, _RTR or _RTS, like the kernel's
- * cm_init_qp_attr.  INIT: from connect / REQ on.  RTR: once the peer's QPN
- * and PSN are known (REQ received, REP received).  RTS: active side after
- * the REP, passive side after cm_engine_accept (the REP's starting PSN is
- * the send PSN).  -EINVAL in other states.
+ * cm_init_qp_attr, in the states it allows them: INIT from connect / REQ
+ * on; RTR and RTS once the peer's QPN is known (REQ received, REP
+ * received), so the passive side may reach RTS before it accepts, as
+ * rdma_accept does.  A starting PSN (REQ, REP) is what its sender's receive
+ * queue expects: RTS's sq_psn is the peer's, RTR's rq_psn the one we sent
+ * (before accept: 0; set the one you will accept with).  -EINVAL in other
+ * states (TimeWait, DREQ, SIDR, idle).
  */
 int cm_engine_init_qp_attr(struct cm_engine *e, uint32_t id, enum ibv_qp_state target,
 			   struct ibv_qp_attr *attr, int *mask);

@@ -46,6 +46,35 @@ static uint8_t ack_timeout(const struct cm_conn *c, const struct cm_path *p)
 	return (uint8_t)(t > CM_TIMEOUT_MAX ? CM_TIMEOUT_MAX : t);
 }
 
+/*
+ * Which QP transitions each CM state allows, as the kernel's
+ * cm_init_qp_{init,rtr,rts}_attr do.  INIT from the REQ on; RTR once the
+ * peer's QPN is known; RTS also in REQ_RCVD / MRA_REQ_SENT because
+ * rdma_accept moves the QP to RTS before it sends the REP (the send PSN is
+ * the REQ's starting PSN, known by then).  Our LAP states are the kernel's
+ * ESTABLISHED with a lap_state, so they allow what ESTABLISHED allows.
+ */
+#define QP_INIT (1u << IBV_QPS_INIT)
+#define QP_RTR (1u << IBV_QPS_RTR)
+#define QP_RTS (1u << IBV_QPS_RTS)
+#define QP_ALL (QP_INIT | QP_RTR | QP_RTS)
+
+static const uint8_t qp_transitions[CM_ST__COUNT] = {
+	[CM_ST_REQ_SENT] = QP_INIT,
+	[CM_ST_MRA_REQ_RCVD] = QP_INIT,
+	[CM_ST_REQ_RCVD] = QP_ALL,
+	[CM_ST_MRA_REQ_SENT] = QP_ALL,
+	[CM_ST_REP_RCVD] = QP_ALL,
+	[CM_ST_MRA_REP_SENT] = QP_ALL,
+	[CM_ST_REP_SENT] = QP_ALL,
+	[CM_ST_MRA_REP_RCVD] = QP_ALL,
+	[CM_ST_ESTABLISHED] = QP_ALL,
+	[CM_ST_LAP_SENT] = QP_ALL,
+	[CM_ST_LAP_RCVD] = QP_ALL,
+	[CM_ST_MRA_LAP_SENT] = QP_ALL,
+	[CM_ST_MRA_LAP_RCVD] = QP_ALL,
+};
+
 int cm_engine_init_qp_attr(struct cm_engine *e, uint32_t id, enum ibv_qp_state target,
 			   struct ibv_qp_attr *attr, int *mask)
 {
@@ -57,16 +86,15 @@ int cm_engine_init_qp_attr(struct cm_engine *e, uint32_t id, enum ibv_qp_state t
 	c = cm_ids_by_local(e, id);
 	if (!c)
 		return -ENOENT;
-	if (c->state == CM_ST_SIDR_REQ_SENT || c->state == CM_ST_SIDR_REQ_RCVD)
+	if (target != IBV_QPS_INIT && target != IBV_QPS_RTR && target != IBV_QPS_RTS)
+		return -EINVAL;
+	if (c->state >= CM_ST__COUNT || !(qp_transitions[c->state] & (1u << target)))
 		return -EINVAL;
 	rc = c->qp_type == CM_QPT_RC;
 	memset(attr, 0, sizeof(*attr));
 	attr->qp_state = target;
 	switch (target) {
 	case IBV_QPS_INIT:
-		/* Any state from REQ on: the QP may be prepared before the REP. */
-		if (c->state == CM_ST_TIMEWAIT)
-			return -EINVAL;
 		*mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
 		attr->qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
 		if (c->responder_resources)
@@ -75,19 +103,11 @@ int cm_engine_init_qp_attr(struct cm_engine *e, uint32_t id, enum ibv_qp_state t
 		attr->port_num = e->cfg.port_num;
 		return 0;
 	case IBV_QPS_RTR:
-		/* Needs the peer's QPN and PSN: REP received (active) or REQ (passive). */
-		switch (c->state) {
-		case CM_ST_REQ_RCVD:
-		case CM_ST_MRA_REQ_SENT:
-		case CM_ST_REP_RCVD:
-		case CM_ST_MRA_REP_SENT:
-		case CM_ST_REP_SENT:
-		case CM_ST_MRA_REP_RCVD:
-		case CM_ST_ESTABLISHED:
-			break;
-		default:
-			return -EINVAL;
-		}
+		/*
+		 * rq_psn is the starting PSN we announce (REQ, or REP once
+		 * accepted); before accept it is not known yet and the caller
+		 * sets the one it will accept with, as the kernel's cma does.
+		 */
 		*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 		ah_from_path(&attr->ah_attr, &c->primary, e->cfg.port_num);
 		attr->path_mtu = (enum ibv_mtu)c->mtu;
@@ -106,21 +126,7 @@ int cm_engine_init_qp_attr(struct cm_engine *e, uint32_t id, enum ibv_qp_state t
 			attr->alt_timeout = ack_timeout(c, &c->alternate);
 		}
 		return 0;
-	case IBV_QPS_RTS:
-		switch (c->state) {
-		case CM_ST_REP_RCVD:
-		case CM_ST_MRA_REP_SENT:
-		case CM_ST_REP_SENT:
-		case CM_ST_MRA_REP_RCVD:
-		case CM_ST_ESTABLISHED:
-		case CM_ST_LAP_SENT:
-		case CM_ST_LAP_RCVD:
-		case CM_ST_MRA_LAP_SENT:
-		case CM_ST_MRA_LAP_RCVD:
-			break;
-		default:
-			return -EINVAL;
-		}
+	default: /* IBV_QPS_RTS */
 		*mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 		attr->sq_psn = c->sq_psn;
 		if (rc) {
@@ -141,7 +147,5 @@ int cm_engine_init_qp_attr(struct cm_engine *e, uint32_t id, enum ibv_qp_state t
 			attr->path_mig_state = IBV_MIG_REARM;
 		}
 		return 0;
-	default:
-		return -EINVAL;
 	}
 }

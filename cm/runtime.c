@@ -15,7 +15,7 @@
 #include <sys/eventfd.h>
 
 #include "cm/runtime.h"
-#include "mad/mad_wire.h"
+#include "cm/umad.h"
 #include "sa/client.h"
 #include "sa/sa_wire.h"
 
@@ -39,8 +39,8 @@ struct cm_runtime {
 	struct mad_loop *loop;
 	bool own_loop;
 	struct mad_transport *t;
-	struct mad_agent *agent;
-	struct cm_engine *engine;
+	struct cm_umad *cmu;      /* the CM agent and the engine on it */
+	struct cm_engine *engine; /* cm_umad_engine(cmu), NULL once closed */
 	struct mad_port_attr port;
 	struct sa_client *sa;
 	struct ev_queue q;
@@ -132,13 +132,7 @@ static int evq_pop(struct ev_queue *q, struct cm_event *ev)
 
 /* ---- engine glue (runs on the loop) ---- */
 
-static int eng_send(void *ctx, const struct mad_addr *to, const void *mad, size_t len)
-{
-	struct cm_runtime *rt = ctx;
-
-	return mad_send(rt->agent, mad, len, to);
-}
-
+/* Engine events: the caller's fast path first, else the queue. */
 static void eng_event(void *ctx, const struct cm_event *ev)
 {
 	struct cm_runtime *rt = ctx;
@@ -146,18 +140,6 @@ static void eng_event(void *ctx, const struct cm_event *ev)
 	if (rt->hook && rt->hook(rt->hook_arg, rt, ev))
 		return;
 	evq_push(&rt->q, ev);
-}
-
-static const struct cm_engine_ops eng_ops = {eng_send, eng_event};
-
-static void on_cm_mad(struct mad_agent *agent, const void *mad, size_t len,
-		      const struct mad_addr *src, void *arg)
-{
-	struct cm_runtime *rt = arg;
-
-	(void)agent;
-	/* Malformed input is dropped and counted by the engine itself. */
-	cm_engine_recv(rt->engine, src, mad, len);
 }
 
 static void on_readable(struct mad_loop *l, int fd, void *arg)
@@ -179,15 +161,14 @@ static void close_port_on_loop(void *arg)
 {
 	struct cm_runtime *rt = arg;
 
-	cm_engine_destroy(rt->engine);
+	cm_umad_close(rt->cmu);
+	rt->cmu = NULL;
 	rt->engine = NULL;
 	if (rt->tfd >= 0)
 		mad_loop_unwatch_fd(rt->loop, rt->tfd);
 	rt->tfd = -1;
-	/* Closing the transport unregisters the agent. */
 	mad_transport_close(rt->t);
 	rt->t = NULL;
-	rt->agent = NULL;
 }
 
 static void open_on_loop(void *arg)
@@ -196,8 +177,7 @@ static void open_on_loop(void *arg)
 	struct cm_runtime *rt = o->rt;
 	const struct cm_runtime_params *p = o->p;
 	struct mad_transport_params tp = {0};
-	struct mad_agent_desc d = {0};
-	struct cm_engine_config cfg = {0};
+	struct cm_umad_params up = {0};
 	int rc;
 
 	tp.ops = p->ops;
@@ -210,27 +190,16 @@ static void open_on_loop(void *arg)
 	if (rc)
 		goto out;
 	rt->port = *mad_transport_port_cached(rt->t);
-	/* Every CM message is a Send (IBA 12.6); nothing else is unsolicited. */
-	d.mgmt_class = MAD_CLASS_CM;
-	d.class_version = MAD_CLASS_VERSION_CM;
-	mad_method_mask_set(d.method_mask, MAD_METHOD_SEND);
-	d.unsolicited = on_cm_mad;
-	d.arg = rt;
-	rc = mad_agent_register(rt->t, &d, &rt->agent);
+	up.transport = rt->t;
+	up.timers = mad_loop_timers(rt->loop);
+	up.event = eng_event;
+	up.ctx = rt;
+	up.max_conns = p->max_conns;
+	up.ca_guid = p->ca_guid;
+	rc = cm_umad_open(&up, &rt->cmu);
 	if (rc)
 		goto fail;
-	cfg.ca_guid = p->ca_guid;
-	if (!cfg.ca_guid)
-		for (int i = 8; i < 16; i++)
-			cfg.ca_guid = cfg.ca_guid << 8 | rt->port.gid[i];
-	cfg.port_num = (uint8_t)rt->port.portnum;
-	cfg.max_conns = p->max_conns;
-	cfg.timers = mad_loop_timers(rt->loop);
-	cfg.ops = &eng_ops;
-	cfg.ctx = rt;
-	rc = cm_engine_create(&cfg, &rt->engine);
-	if (rc)
-		goto fail;
+	rt->engine = cm_umad_engine(rt->cmu);
 	if (mad_transport_fd(rt->t) >= 0) {
 		rc = mad_loop_watch_fd(rt->loop, mad_transport_fd(rt->t), on_readable, rt);
 		if (rc)

@@ -2,10 +2,11 @@
  * CM runtime: a host for the CM engine (cm/engine.h) on a real port.
  *
  * The engine is a pure state machine; this is what gives it a life: one
- * progress loop (mad/loop.h) owns a MAD transport port, the CM agent
- * (class 0x07, version 2, method Send) whose unsolicited MADs feed
- * cm_engine_recv(), the engine's timers (on the loop's timer heap) and the
- * engine's sends (mad_send on the CM agent).  Nothing else touches them.
+ * progress loop (mad/loop.h) owns a MAD transport port, the engine on it
+ * (cm/umad.h: the CM agent, class 0x07 version 2, whose Sends feed
+ * cm_engine_recv() and whose Get(ClassPortInfo) is answered), the engine's
+ * timers (on the loop's timer heap) and its sends.  Nothing else touches
+ * them.
  *
  * Application threads talk to it by messages, as DESIGN.md asks:
  *   - commands: a struct cm_rt_cmd (a copy of every argument, a place for

@@ -94,7 +94,7 @@ int cm_umad_open(const struct cm_umad_params *p, struct cm_umad **out)
 	u->event = p->event;
 	u->ctx = p->ctx;
 	memcpy(&guid, port->gid + 8, 8);   /* port GUID: GID's interface ID */
-	cfg.ca_guid = be64toh(guid);
+	cfg.ca_guid = p->ca_guid ? p->ca_guid : be64toh(guid);
 	cfg.port_num = (uint8_t)port->portnum;
 	cfg.max_conns = p->max_conns;
 	cfg.timers = p->timers;

@@ -2,7 +2,9 @@
  * A CM engine on a MAD transport (mad/transport.h): registers the CM agent
  * (class 0x07 version 2, unsolicited Send), feeds what it receives to the
  * engine and sends what the engine sends; answers Get(ClassPortInfo)
- * itself.  The local CA GUID and port come from the transport's port.  Runs on the loop that owns the transport.
+ * itself.  The local CA GUID and port come from the transport's port.
+ * This is the one way to host the engine on a port: cm/runtime.c builds
+ * on it.  Runs on the loop that owns the transport.
  */
 #ifndef MADCM_CM_UMAD_H
 #define MADCM_CM_UMAD_H
@@ -18,6 +20,7 @@ struct cm_umad_params {
 	void (*event)(void *ctx, const struct cm_event *ev);
 	void *ctx;
 	uint32_t max_conns;              /* 0: engine default */
+	uint64_t ca_guid;                /* LocalCAGUID; 0: the port GUID */
 };
 
 int cm_umad_open(const struct cm_umad_params *p, struct cm_umad **out);

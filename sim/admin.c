@@ -208,6 +208,14 @@ int fsd_admin(const char *cmdline, char **res)
 			out(&o, "%s\n", fab.hosts[h].name);
 		else
 			ret = -ENOENT;
+	} else if (!strcmp(buf, "trace")) {
+		extern bool fsd_trace;
+
+		if (!strcmp(args, "on") || !strcmp(args, "off"))
+			fsd_trace = args[1] == 'n';
+		else
+			ret = -EINVAL;
+		out(&o, "trace %s (in fabsimd.log)\n", fsd_trace ? "on" : "off");
 	} else if (!strcmp(buf, "ping"))
 		out(&o, "pong %d\n", getpid());
 	else if (!strcmp(buf, "link"))

@@ -208,12 +208,21 @@ int fsd_reply(struct fsd_conn *c, const struct fsp_hdr *req, int32_t status, con
 static void conn_free(struct fsd_conn *c)
 {
 	fsd_verbs_conn_closed(c);
-	if (c->kind == FSP_KIND_STREAM)
+	if (c->kind == FSP_KIND_STREAM) {
+		int n = 0;
+
+		for (int a = 0; a < FSD_MAX_AGENTS; a++)
+			n += c->agents[a] != NULL;
+		if (n)
+			fsd_log("%s (pid %d) closed its umad port: %d agent(s) released", c->comm,
+				c->pid, n);
 		fsd_agents_release(c);
+	}
 	if (c->issm_port && c->issm_port->issm == c) {
 		struct fsd_port *p = c->issm_port;
 		uint32_t cap = (uint32_t)mad_get_field(p->pi, 0, IB_PORT_CAPMASK_F);
 
+		fsd_log("%s (pid %d) gave up the SM role", c->comm, c->pid);
 		p->issm = NULL;
 		mad_set_field(p->pi, 0, IB_PORT_CAPMASK_F, cap & ~2u);
 	}

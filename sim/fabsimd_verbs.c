@@ -56,7 +56,7 @@ static struct fv_port *ports;
 static void port_now(struct fsd_port *p, struct fsp_verbs_port_event *e);
 static struct fsd_port *cur_src; /* port of the packet being routed */
 static struct {
-	uint64_t pkts, bytes, drop_route, drop_noqp, drop_bad, mcast_copies;
+	uint64_t pkts, bytes, drop_route, drop_noqp, drop_bad, drop_fault, mcast_copies;
 } st;
 
 static struct fv_port *vport_get(struct fsd_port *p, bool create)
@@ -290,6 +290,67 @@ static void route_mcast(struct fsd_port *src, uint16_t mlid, const uint8_t *pkt,
 	free(seen);
 }
 
+/* Packets held back by a delay or reorder fault. */
+struct fv_delayed {
+	struct fv_delayed *next;
+	uint64_t due_ns;
+	uint32_t conn_id;
+	size_t len;
+	uint8_t pkt[];
+};
+
+static struct fv_delayed *delayed;
+
+static void delay_pkt(struct fsd_conn *c, const uint8_t *pkt, size_t len, uint32_t ms)
+{
+	struct fv_delayed *d = malloc(sizeof(*d) + len), **pp;
+
+	if (!d)
+		return;
+	d->due_ns = fsd_now_ns() + (uint64_t)ms * 1000000ull;
+	d->conn_id = c->id;
+	d->len = len;
+	memcpy(d->pkt, pkt, len);
+	for (pp = &delayed; *pp && (*pp)->due_ns <= d->due_ns; pp = &(*pp)->next)
+		;
+	d->next = *pp;
+	*pp = d;
+}
+
+/*
+ * `fabsim fault` rules on the links a unicast packet crosses, as route.c
+ * applies them to MADs: global rules once, link rules per hop.  Data
+ * packets carry no MAD, so rules that select a class or attribute never
+ * match them (a zero "MAD" has class 0).  Returns the copies to deliver.
+ */
+static int apply_faults(struct fsd_port *src, uint16_t dlid, uint32_t *delay_ms)
+{
+	static const uint8_t nomad[FSD_MAD_SIZE];
+	struct fsd_port *e = src;
+	uint32_t d = 0;
+	int copies = fsd_fault_apply(NULL, NULL, nomad, &d);
+
+	*delay_ms = d;
+	for (int hop = 0; hop < 64 && copies && e && e->peer; hop++) {
+		struct fsd_node *n = e->peer->node;
+		int c = fsd_fault_apply(e, e->peer, nomad, &d), eg;
+
+		if (c == 0)
+			copies = 0;
+		else if (c == 2)
+			copies = 2;
+		if (d > *delay_ms)
+			*delay_ms = d;
+		if (n->type != FSD_SWITCH || !n->lft || dlid >= FSD_LFT_CAP)
+			break;
+		eg = n->lft[dlid];
+		if (eg < 1 || eg > n->nports)
+			break;
+		e = &n->ports[eg];
+	}
+	return copies;
+}
+
 static int v_pkt(struct fsd_conn *c, const uint8_t *pkt, size_t len)
 {
 	struct fv_conn *vc = c->verbs;
@@ -345,7 +406,27 @@ static int v_pkt(struct fsd_conn *c, const uint8_t *pkt, size_t len)
 		st.drop_noqp++;
 		return 0;
 	}
-	deliver(vp->blk[dqpn / FSP_VERBS_QPN_BLOCK_SIZE], pkt, len);
+	{
+		struct fsd_conn *to = vp->blk[dqpn / FSP_VERBS_QPN_BLOCK_SIZE];
+		uint32_t delay_ms;
+		int copies = apply_faults(src, dlid, &delay_ms);
+
+		if (!copies) {
+			fsd_count(FSD_C_FAULT_DROP);
+			st.drop_fault++;
+			return 0;
+		}
+		if (copies == 2)
+			fsd_count(FSD_C_FAULT_DUP);
+		for (int i = 0; i < copies; i++) {
+			if (delay_ms) {
+				fsd_count(FSD_C_FAULT_DELAY);
+				delay_pkt(to, pkt, len, delay_ms);
+			} else {
+				deliver(to, pkt, len);
+			}
+		}
+	}
 	return 0;
 }
 
@@ -373,6 +454,7 @@ int fsd_verbs_msg(struct fsd_conn *c, const struct fsp_hdr *h, const void *body,
 		    .drop_noqp = st.drop_noqp,
 		    .drop_bad = st.drop_bad,
 		    .mcast_copies = st.mcast_copies,
+		    .drop_fault = st.drop_fault,
 		};
 		struct fv_port *vp;
 		struct fv_conn *vc;
@@ -438,10 +520,25 @@ int fsd_verbs_tick(uint64_t now_ns)
 	static bool last_any;
 	struct fv_port *vp;
 	bool any = false;
+	int next_ms = -1;
+
+	/* Delayed packets whose time has come. */
+	while (delayed && delayed->due_ns <= now_ns) {
+		struct fv_delayed *d = delayed;
+		struct fsd_conn *c = fsd_conn_by_id(d->conn_id);
+
+		delayed = d->next;
+		cur_src = NULL;
+		if (c && c->verbs && !c->dead)
+			deliver(c, d->pkt, d->len);
+		free(d);
+	}
+	if (delayed)
+		next_ms = (int)((delayed->due_ns - now_ns) / 1000000ull) + 1;
 
 	/* Called after every loop iteration: look at most every 50 ms. */
 	if (now_ns - last_ns < 50000000ull)
-		return last_any ? 50 : -1;
+		return last_any && (next_ms < 0 || next_ms > 50) ? 50 : next_ms;
 	last_ns = now_ns;
 	for (vp = ports; vp; vp = vp->next) {
 		struct fsp_verbs_port_event e;
@@ -460,5 +557,7 @@ int fsd_verbs_tick(uint64_t now_ns)
 	/* Port state changes come from SMPs and admin commands; looking
 	 * every 50 ms while verbs clients exist is soon enough. */
 	last_any = any;
-	return any ? 50 : -1;
+	if (any && (next_ms < 0 || next_ms > 50))
+		next_ms = 50;
+	return next_ms;
 }

@@ -248,8 +248,37 @@ static struct fsd_port *route_dr(struct fsd_pkt *pkt, enum fsd_counter *why, str
 	}
 }
 
+bool fsd_trace; /* "fabsim trace on": one log line per MAD routed */
+
+static const char *port_name(const struct fsd_port *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.40s:%d", p->node->desc, p->num);
+	return buf;
+}
+
+static void trace(const struct fsd_pkt *p, const struct fsd_port *dst, const char *what)
+{
+	char a[64], b[64];
+	const uint8_t *m = p->mad;
+
+	if (!fsd_trace)
+		return;
+	fsd_log("mad %s -> %s lid %u->%u class 0x%02x method 0x%02x attr 0x%04x tid "
+		"0x%02x%02x%02x%02x%02x%02x%02x%02x status 0x%04x: %s",
+		port_name(p->src, a, sizeof(a)), dst ? port_name(dst, b, sizeof(b)) : "-", p->slid,
+		p->dlid, m[1], m[3], m[16] << 8 | m[17], m[8], m[9], m[10], m[11], m[12], m[13],
+		m[14], m[15], m[4] << 8 | m[5], what);
+}
+
 static void count_drop(const struct fsd_pkt *p, enum fsd_counter why)
 {
+	static const char *names[FSD_C_MAX] = {
+	    [FSD_C_NO_ROUTE] = "dropped: no route",
+	    [FSD_C_LINK_DOWN] = "dropped: link down",
+	    [FSD_C_FAULT_DROP] = "dropped: fault",
+	};
+
+	trace(p, NULL, why < FSD_C_MAX && names[why] ? names[why] : "dropped");
 	fsd_count(why);
 	fab.class_drop[p->mad[1]]++;
 }
@@ -399,6 +428,7 @@ static void process(struct fsd_pkt *p)
 	for (int i = 0; i < copies; i++) {
 		struct fsd_pkt one = work;
 
+		trace(&one, dst, i ? "delivered (duplicate)" : "delivered");
 		arrive(dst, &one);
 	}
 }

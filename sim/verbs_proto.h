@@ -78,6 +78,7 @@ struct fsp_verbs_stats {
 	uint64_t drop_noqp;	/* DestQP in no live block */
 	uint64_t drop_bad;	/* malformed or spoofed */
 	uint64_t mcast_copies;
+	uint64_t drop_fault; /* dropped by `fabsim fault` rules */
 };
 
 #endif

@@ -4,8 +4,10 @@
 # sends one message on each, disconnects all and checks TimeWait.
 #   1. N connections, no faults, with a capture of the client's port: tshark
 #      finds no malformed packet and every REQ carries the service ID, QPN,
-#      PSN, LIDs, P_Key and MTU the client asked for (its --req-log);
-#   2. the same with 20% of CM MADs dropped on the client's link;
+#      PSN, LIDs, P_Key and MTU the client asked for (its --req-log), and
+#      each SEND goes to the QPN and starts at the PSN its REP announced;
+#   2. the same with 20% of CM MADs dropped on the client's link: all still
+#      connect and pass TimeWait on both sides, and both sides resent;
 #   3. the server killed mid-handshake: the client reports timeouts and
 #      exits within a bounded time instead of hanging.
 # Exit 77 (skip) when the simulator, OpenSM or the soft verbs do not work.
@@ -160,20 +162,24 @@ if command -v tshark >/dev/null 2>&1; then
 		echo "capture: $nreq REQs match (service ID, QPN, PSN, LIDs, P_Key, MTU), no malformed packets"
 	fi
 	# The SENDs went where the CM said: to the QPs the REPs named, starting
-	# at the PSNs the REQs carried (RC SEND Only is BTH opcode 4).
+	# at the PSNs the REPs carried (a starting PSN is what its sender
+	# expects to receive, as in the kernel's cm.c; RC SEND Only is BTH
+	# opcode 4).
 	tshark -r "$dir/cap.pcap" -Y "infiniband.bth.opcode == 4" -T fields -E separator=' ' \
 		-e infiniband.bth.destqp -e infiniband.bth.psn 2>/dev/null >"$dir/sends"
-	tshark -r "$dir/cap.pcap" -Y "infiniband.cm.rep" -T fields \
-		-e infiniband.cm.rep.localqpn 2>/dev/null | sort -u >"$dir/rep.qpns"
+	tshark -r "$dir/cap.pcap" -Y "infiniband.cm.rep" -T fields -E separator=' ' \
+		-e infiniband.cm.rep.localqpn -e infiniband.cm.rep.startpsn 2>/dev/null |
+		sort -u >"$dir/reps"
+	awk '{ print $1 }' "$dir/reps" | sort -u >"$dir/rep.qpns"
+	awk '{ printf "0x%06x\n", $2 }' "$dir/reps" | sort -u >"$dir/rep.psns"
 	awk '{ print $1 }' "$dir/sends" | sort -u >"$dir/send.qpns"
 	awk '{ printf "0x%06x\n", $2 }' "$dir/sends" | sort -u >"$dir/send.psns"
-	sed 's/.* psn=\(0x[0-9a-f]*\).*/\1/' "$dir/req.log" | sort -u >"$dir/req.psns"
 	nsend=$(wc -l <"$dir/send.qpns")
 	if [ "$nsend" != "$N" ] || ! cmp -s "$dir/rep.qpns" "$dir/send.qpns" ||
-		! cmp -s "$dir/req.psns" "$dir/send.psns"; then
-		bad "SENDs on the wire ($nsend QPs) do not match the QPNs of the REPs / PSNs of the REQs"
+		! cmp -s "$dir/rep.psns" "$dir/send.psns"; then
+		bad "SENDs on the wire ($nsend QPs) do not match the QPNs / PSNs of the REPs"
 	else
-		echo "capture: $nsend SENDs to the QPs the REPs named, at the PSNs the REQs carried"
+		echo "capture: $nsend SENDs to the QPs the REPs named, at the PSNs the REPs carried"
 	fi
 else
 	echo "note: tshark not installed, capture not checked"
@@ -193,6 +199,9 @@ fab status | grep -E "fault_drop|class 0x07"
 grep -q "established $N sent_ok $N" "$dir/drop.client" || bad "not all $N connected with 20% drop"
 fab status | awk '$1 == "fault_drop" && $2 > 0 { ok = 1 } END { exit !ok }' ||
 	bad "the fault dropped nothing"
+grep -Eq "^client: retried [1-9]" "$dir/drop.client" || bad "the client retried nothing"
+grep -Eq "^server: retried [1-9]" "$dir/drop.server" || bad "the server retried nothing"
+grep -q "timewait $N " "$dir/drop.server" || bad "server: not all $N through TimeWait with drops"
 fab fault clear >/dev/null
 
 # ---- 3. server killed mid-handshake ----

@@ -11,7 +11,7 @@
  *
  * Server: listens on the service ID; for each REQ makes a QP, moves it to
  * INIT, posts a receive, moves it to RTR and RTS with the attributes the
- * engine hands out, and accepts (REP).  Each receive must carry the
+ * engine hands out, then accepts (REP), in rdma_accept's order.  Each receive must carry the
  * payload the client wrote for that connection.  On DREQ: QP to ERR, DREP,
  * TimeWait, and the QP is destroyed when TimeWait ends.
  * Client: makes N QPs, keeps up to --window handshakes in flight, on REP
@@ -168,8 +168,13 @@ static struct ibv_qp *qp_create(struct dev *d)
 	return ibv_create_qp(d->pd, &ia);
 }
 
-/* Move a QP to `state` with the attributes the engine hands out. */
-static int qp_move(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp, enum ibv_qp_state state)
+/*
+ * Move a QP to `state` with the attributes the engine hands out; `rq_psn`
+ * >= 0 replaces RTR's receive PSN (the passive side before its accept,
+ * as the kernel's cma does with its own PSN).
+ */
+static int qp_move_psn(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp,
+		       enum ibv_qp_state state, int64_t rq_psn)
 {
 	struct ibv_qp_attr attr;
 	int mask, rc;
@@ -177,8 +182,15 @@ static int qp_move(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp, enum i
 	rc = cm_runtime_init_qp_attr(rt, id, state, &attr, &mask);
 	if (rc)
 		return rc;
+	if (state == IBV_QPS_RTR && rq_psn >= 0)
+		attr.rq_psn = (uint32_t)rq_psn;
 	rc = ibv_modify_qp(qp, &attr, mask);
 	return rc ? -(rc > 0 ? rc : errno) : 0;
+}
+
+static int qp_move(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp, enum ibv_qp_state state)
+{
+	return qp_move_psn(rt, id, qp, state, -1);
 }
 
 static void qp_to_err(struct ibv_qp *qp)
@@ -216,17 +228,22 @@ static struct cm_runtime *rt_open(bool sa)
 static void print_stats(struct cm_runtime *rt, const char *who)
 {
 	struct cm_rt_stats st;
+	uint64_t retried = 0;
 
 	if (cm_runtime_stats(rt, &st))
 		return;
 	printf("%s stats:", who);
-	for (int m = 0; m < CM_STAT_OTHER; m++)
+	for (int m = 0; m < CM_STAT_OTHER; m++) {
 		if (st.cm.sent[m] || st.cm.rcvd[m])
 			printf(" %s=%" PRIu64 "/%" PRIu64 "/%" PRIu64, cm_stat_msg_name(m),
 			       st.cm.sent[m], st.cm.rcvd[m], st.cm.retried[m]);
+		retried += st.cm.retried[m];
+	}
 	printf(" (sent/rcvd/retried) timeouts=%" PRIu64 " live=%u mad_sent=%" PRIu64
 	       " mad_rcvd=%" PRIu64 " events_dropped=%" PRIu64 "\n",
 	       st.cm.timeouts, st.conns, st.mad.sent, st.mad.received, st.events_dropped);
+	/* One line the script greps: losses must have been made good by resends. */
+	printf("%s: retried %" PRIu64 "\n", who, retried);
 }
 
 /* ---- server ---- */
@@ -359,20 +376,23 @@ static int server(void)
 			wr.num_sge = 1;
 			if (!rc && ibv_post_recv(s->qp, &wr, &bad))
 				rc = -EIO;
-			if (!rc)
-				rc = qp_move(rt, ev.id, s->qp, IBV_QPS_RTR);
-			ac.qpn = s->qp->qp_num;
+			/*
+			 * As rdma_accept: RTR (receiving from the PSN the REP will
+			 * announce) and RTS (sending from the REQ's PSN) before
+			 * the REP goes out.
+			 */
 			ac.starting_psn = rand24();
+			if (!rc)
+				rc = qp_move_psn(rt, ev.id, s->qp, IBV_QPS_RTR, ac.starting_psn);
+			if (!rc)
+				rc = qp_move(rt, ev.id, s->qp, IBV_QPS_RTS);
+			ac.qpn = s->qp->qp_num;
 			ac.responder_resources = ev.req.initiator_depth;
 			ac.initiator_depth = ev.req.responder_resources;
 			ac.rnr_retry_count = 7;
 			ac.target_ack_delay = 0;
 			if (!rc)
 				rc = cm_runtime_accept(rt, ev.id, nc, &ac);
-			/* RTS needs the send PSN the REP carries, so it follows the
-			 * accept; the peer cannot send before it has the REP anyway. */
-			if (!rc)
-				rc = qp_move(rt, ev.id, s->qp, IBV_QPS_RTS);
 			if (rc) {
 				fprintf(stderr, "server: REQ %08x: %s\n", ev.id, strerror(-rc));
 				cm_runtime_reject(rt, ev.id, CM_REJ_CONSUMER_DEFINED);

@@ -24,4 +24,26 @@ drops=$(fs status | awk '$1 == "fault_drop" { print $2 }')
 fs status | grep -q "class 0x03 forwarded [0-9]* dropped [1-9]" || fail "class 0x03 drops not counted"
 fs fault clear >/dev/null
 on h2 saquery NodeRecord >/dev/null || fail "query after clearing faults"
+
+# the same at the MAD layer: class 0x07 Gets (answered "unsupported" by
+# h4's MAD layer) through 30% loss; no retries: some ETIMEDOUT, 15
+# retries: all answered
+fs fault add class 0x07 drop prob 0.3 >/dev/null
+l4=$(lid_of h4)
+lost=0
+for i in $(seq 1 20); do
+	on h1 "$PINGPONG" get "$l4" 50 0 | grep -q "^status 110 " && lost=$((lost + 1))
+done
+echo "single-shot Gets lost: $lost/20"
+[ $lost -gt 0 ] && [ $lost -lt 20 ] || fail "single-shot Gets lost $lost/20"
+for i in $(seq 1 10); do
+	on h1 "$PINGPONG" get "$l4" 50 15 | grep -q "^status 0 " || fail "retried Get $i not answered"
+done
+fs fault clear >/dev/null
+
+# a rule on one link only hits traffic crossing it
+fs fault add link sw-1:3 drop >/dev/null
+on h1 "$PINGPONG" get "$(lid_of h3)" 50 2 | grep -q "^status 110 " || fail "link rule did not drop"
+on h1 "$PINGPONG" get "$l4" 50 0 | grep -q "^status 0 " || fail "link rule hit another link"
+fs fault clear >/dev/null
 echo "PASS ($drops drops)"

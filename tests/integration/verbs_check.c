@@ -541,8 +541,7 @@ static void check_sqd(void)
 	CHECK(wait_wc(b.cq, &wc, 200) == 0, "sent while in SQD");
 	at.qp_state = IBV_QPS_RTS;
 	CHECK(ibv_modify_qp(a.qp, &at, IBV_QP_STATE) == 0, "SQD -> RTS");
-	CHECK(wait_wc(b.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS,
-	      "send after SQD -> RTS");
+	CHECK(wait_wc(b.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS, "send after SQD -> RTS");
 	ep_destroy(&a);
 	ep_destroy(&b);
 }
@@ -890,9 +889,10 @@ static int cmd_daemon_stats(void)
 	    recv(fd, &m, sizeof(m), 0) < (ssize_t)(sizeof(m.h) + sizeof(m.u.st)) || m.h.status < 0)
 		return 1;
 	printf("conns %" PRIu64 " qpn_blocks %" PRIu64 " mcast_members %" PRIu64 " pkts %" PRIu64
-	       " drop_route %" PRIu64 " drop_noqp %" PRIu64 " drop_bad %" PRIu64 "\n",
+	       " drop_route %" PRIu64 " drop_noqp %" PRIu64 " drop_bad %" PRIu64
+	       " drop_fault %" PRIu64 "\n",
 	       m.u.st.conns, m.u.st.qpn_blocks, m.u.st.mcast_members, m.u.st.pkts,
-	       m.u.st.drop_route, m.u.st.drop_noqp, m.u.st.drop_bad);
+	       m.u.st.drop_route, m.u.st.drop_noqp, m.u.st.drop_bad, m.u.st.drop_fault);
 	close(fd);
 	return 0;
 }

@@ -66,7 +66,7 @@ pair() {
 	wait "$spid"
 	src=$?
 	echo "== $name: client $crc, server $src"
-	tail -n 3 "$vt_dir/$name.cli"
+	grep -v "address:" "$vt_dir/$name.cli" | tail -n 5
 	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
 		echo "-- server output:"
 		cat "$vt_dir/$name.srv"

@@ -132,12 +132,13 @@ static void test_qp_attr(void **state)
 	assert_int_equal(mask & (IBV_QP_AV | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_PATH_MTU),
 			 IBV_QP_AV | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_PATH_MTU);
 	assert_int_equal(at.dest_qp_num, 0x2000);
-	assert_int_equal(at.rq_psn, 0x654321);
+	/* A starting PSN is what its sender's receive queue expects (kernel cm.c). */
+	assert_int_equal(at.rq_psn, 0x123456);
 	assert_int_equal(at.path_mtu, IBV_MTU_2048);
 	assert_int_equal(at.ah_attr.dlid, 2);
 	assert_int_equal(at.max_dest_rd_atomic, 2); /* B's initiator depth */
 	assert_int_equal(cm_engine_init_qp_attr(H.n[A].e, a, IBV_QPS_RTS, &at, &mask), 0);
-	assert_int_equal(at.sq_psn, 0x123456);
+	assert_int_equal(at.sq_psn, 0x654321);
 	assert_int_equal(at.max_rd_atomic, 2);      /* B's responder resources */
 	assert_int_equal(at.retry_cnt, 7);
 	assert_int_equal(at.rnr_retry, 5);          /* from the REP */
@@ -145,13 +146,81 @@ static void test_qp_attr(void **state)
 
 	assert_int_equal(cm_engine_init_qp_attr(H.n[B].e, b, IBV_QPS_RTR, &at, &mask), 0);
 	assert_int_equal(at.dest_qp_num, 0x1001);
-	assert_int_equal(at.rq_psn, 0x123456);
+	assert_int_equal(at.rq_psn, 0x654321);
 	assert_int_equal(at.ah_attr.dlid, 1);
 	assert_int_equal(cm_engine_init_qp_attr(H.n[B].e, b, IBV_QPS_RTS, &at, &mask), 0);
-	assert_int_equal(at.sq_psn, 0x654321);
+	assert_int_equal(at.sq_psn, 0x123456);
 	assert_int_equal(at.rnr_retry, 6);          /* from the REQ */
 	assert_int_equal(cm_engine_init_qp_attr(H.n[B].e, b, IBV_QPS_SQD, &at, &mask), -EINVAL);
 	assert_int_equal(cm_engine_init_qp_attr(H.n[B].e, 12345, IBV_QPS_RTS, &at, &mask), -ENOENT);
+}
+
+static int qp_attr_rc(int node, uint32_t id, enum ibv_qp_state target)
+{
+	struct ibv_qp_attr at;
+	int mask;
+
+	return cm_engine_init_qp_attr(H.n[node].e, id, target, &at, &mask);
+}
+
+/*
+ * The states each QP transition is allowed in, as the kernel's
+ * cm_init_qp_*_attr: the passive side may go to RTS before it accepts
+ * (rdma_accept does, then sends the REP), with the REQ's PSN as send PSN.
+ */
+static void test_qp_attr_states(void **state)
+{
+	struct ibv_qp_attr at;
+	struct cm_accept_cmd acc;
+	uint32_t a, b;
+	int mask;
+
+	(void)state;
+	H.n[B].auto_accept = false;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	/* Active side, REQ sent: INIT only, the peer's QPN is unknown. */
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_REQ_SENT);
+	assert_int_equal(qp_attr_rc(A, a, IBV_QPS_INIT), 0);
+	assert_int_equal(qp_attr_rc(A, a, IBV_QPS_RTR), -EINVAL);
+	assert_int_equal(qp_attr_rc(A, a, IBV_QPS_RTS), -EINVAL);
+	/* Passive side, REQ received: INIT, RTR and RTS. */
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_REQ_RCVD);
+	assert_int_equal(qp_attr_rc(B, b, IBV_QPS_INIT), 0);
+	assert_int_equal(qp_attr_rc(B, b, IBV_QPS_RTR), 0);
+	assert_int_equal(cm_engine_init_qp_attr(H.n[B].e, b, IBV_QPS_RTS, &at, &mask), 0);
+	assert_int_equal(at.sq_psn, 0x123456);
+	assert_int_equal(at.retry_cnt, 7);
+	assert_int_equal(at.rnr_retry, 6);
+	assert_true(mask & IBV_QP_SQ_PSN);
+	/* MRA sent for the REQ: still all three; MRA received: INIT only. */
+	assert_int_equal(cm_engine_mra(H.n[B].e, b, 20, NULL, 0), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_MRA_REQ_SENT);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_MRA_REQ_RCVD);
+	assert_int_equal(qp_attr_rc(B, b, IBV_QPS_RTS), 0);
+	assert_int_equal(qp_attr_rc(B, b, IBV_QPS_RTR), 0);
+	assert_int_equal(qp_attr_rc(A, a, IBV_QPS_INIT), 0);
+	assert_int_equal(qp_attr_rc(A, a, IBV_QPS_RTS), -EINVAL);
+	cmh_accept_cmd(&acc, 0x2000);
+	assert_int_equal(cm_engine_accept(H.n[B].e, b, 7, &acc), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
+	assert_int_equal(qp_attr_rc(A, a, IBV_QPS_RTS), 0);
+	/* Disconnecting, TimeWait: nothing. */
+	assert_int_equal(cm_engine_disconnect(H.n[A].e, a, NULL, 0), 0);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_DREQ_SENT);
+	assert_int_equal(qp_attr_rc(A, a, IBV_QPS_INIT), -EINVAL);
+	assert_int_equal(qp_attr_rc(A, a, IBV_QPS_RTS), -EINVAL);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_TIMEWAIT);
+	assert_int_equal(qp_attr_rc(A, a, IBV_QPS_INIT), -EINVAL);
+	assert_int_equal(qp_attr_rc(A, a, IBV_QPS_RTR), -EINVAL);
+	assert_int_equal(qp_attr_rc(A, a, IBV_QPS_RTS), -EINVAL);
+	/* Targets other than INIT/RTR/RTS, bad arguments. */
+	assert_int_equal(qp_attr_rc(B, b, IBV_QPS_RESET), -EINVAL);
+	assert_int_equal(qp_attr_rc(B, b, IBV_QPS_ERR), -EINVAL);
+	assert_int_equal(cm_engine_init_qp_attr(H.n[B].e, b, IBV_QPS_RTS, NULL, &mask), -EINVAL);
 }
 
 static void test_req_lost(void **state)
@@ -793,6 +862,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 		T(test_handshake),
 		T(test_qp_attr),
+		T(test_qp_attr_states),
 		T(test_req_lost),
 		T(test_rep_lost),
 		T(test_rtu_lost_establish),

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "cm/cm_wire.h"
 #include "cm/runtime.h"
 #include "mad/mad_wire.h"
 #include "sa/client.h"
@@ -316,13 +317,15 @@ static void handshake(struct pair *p)
 	assert_int_equal(ev.id, aid);
 	assert_int_equal(ev.user, 0x1234);
 	assert_int_equal(ev.rep.remote_qpn, 0x2002);
-	/* The engine's RTR attributes name the peer's QP and PSN. */
+	/* RTR names the peer's QP and the PSN we announced; RTS sends from the peer's. */
 	assert_int_equal(cm_runtime_init_qp_attr(a->rt, aid, IBV_QPS_RTR, &attr, &mask), 0);
 	assert_true(mask & IBV_QP_DEST_QPN);
 	assert_int_equal(attr.dest_qp_num, 0x2002);
-	assert_int_equal(attr.rq_psn, 0x99);
+	assert_int_equal(attr.rq_psn, 0x42);
 	assert_int_equal(attr.ah_attr.dlid, 6);
 	assert_int_equal(attr.path_mtu, IBV_MTU_1024);
+	assert_int_equal(cm_runtime_init_qp_attr(a->rt, aid, IBV_QPS_RTS, &attr, &mask), 0);
+	assert_int_equal(attr.sq_psn, 0x99);
 	assert_int_equal(cm_runtime_rtu(a->rt, aid), 0);
 	expect_event(b, CM_EV_RTU_RCVD, &ev);
 	assert_int_equal(ev.user, 0xb0b);
@@ -579,6 +582,40 @@ static void test_loop_hook(void **state)
 	pair_close(&p);
 }
 
+/* The runtime hosts the engine through cm/umad.c: Get(ClassPortInfo) is answered. */
+static void test_class_port_info(void **state)
+{
+	struct side *b;
+	struct pair p;
+	struct mad_addr src = {.lid = 5, .qpn = 1, .qkey = MAD_QP1_QKEY};
+	uint8_t mad[256] = {0};
+	const uint8_t *resp = NULL;
+	unsigned before;
+
+	(void)state;
+	pair_open(&p, false);
+	b = &p.s[1];
+	mad_set(mad, mad_hdr_fields, MAD_HDR_BASE_VERSION, 1);
+	mad_set(mad, mad_hdr_fields, MAD_HDR_MGMT_CLASS, MAD_CLASS_CM);
+	mad_set(mad, mad_hdr_fields, MAD_HDR_CLASS_VERSION, 2);
+	mad_set(mad, mad_hdr_fields, MAD_HDR_METHOD, CM_METHOD_GET);
+	mad_set(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID, 0xc0ffee);
+	mad_set(mad, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID, CM_ATTR_CLASS_PORT_INFO);
+	before = b->f.nsent;
+	fake_umad_inject(&b->f, mad, sizeof(mad), 0, &src);
+	for (int i = 0; i < 20 && b->f.nsent == before; i++)
+		mad_loop_run_once(p.loop, 10);
+	assert_int_equal(b->f.nsent, before + 1);
+	resp = b->f.sent[before].mad;
+	assert_int_equal(mad_get(resp, mad_hdr_fields, MAD_HDR_METHOD), CM_METHOD_GET_RESP & 0x7f);
+	assert_int_equal(mad_get(resp, mad_hdr_fields, MAD_HDR_R), 1);
+	assert_int_equal(mad_get(resp, mad_hdr_fields, MAD_HDR_TRANSACTION_ID), 0xc0ffee);
+	assert_int_equal(mad_get(resp, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID),
+			 CM_ATTR_CLASS_PORT_INFO);
+	assert_int_equal(b->f.sent[before].addr.lid, 5);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -592,6 +629,7 @@ int main(void)
 	    cmocka_unit_test(test_loop_hook),
 	    cmocka_unit_test(test_resolve_path),
 	    cmocka_unit_test(test_path_from_sa),
+	    cmocka_unit_test(test_class_port_info),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
