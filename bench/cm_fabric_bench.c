@@ -130,14 +130,27 @@ static struct ibv_qp *qp_new(struct dev *d)
 	return ibv_create_qp(d->pd, &ia);
 }
 
-static int qp_move(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp, enum ibv_qp_state s)
+/*
+ * Move a QP with the engine's attributes; `rq_psn` >= 0 replaces RTR's
+ * receive PSN, for the passive side before its accept (the PSN its REP
+ * will announce).
+ */
+static int qp_move_psn(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp,
+		       enum ibv_qp_state s, int64_t rq_psn)
 {
 	struct ibv_qp_attr a;
 	int mask, rc = cm_runtime_init_qp_attr(rt, id, s, &a, &mask);
 
 	if (rc)
 		return rc;
+	if (s == IBV_QPS_RTR && rq_psn >= 0)
+		a.rq_psn = (uint32_t)rq_psn;
 	return ibv_modify_qp(qp, &a, mask) ? -EIO : 0;
+}
+
+static int qp_move(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp, enum ibv_qp_state s)
+{
+	return qp_move_psn(rt, id, qp, s, -1);
 }
 
 static struct cm_runtime *
@@ -325,23 +338,24 @@ static int server(void)
 			if (!slot)
 				slot = next++ % (1u << 17);
 			qp = qp_new(&d);
+			ac.starting_psn = rand24();
+			/* As rdma_accept: RTR and RTS, then the REP. */
 			if (!qp || qp_move(rt, ev.id, qp, IBV_QPS_INIT) ||
-			    qp_move(rt, ev.id, qp, IBV_QPS_RTR)) {
+			    qp_move_psn(rt, ev.id, qp, IBV_QPS_RTR, ac.starting_psn) ||
+			    qp_move(rt, ev.id, qp, IBV_QPS_RTS)) {
 				cm_runtime_reject(rt, ev.id, CM_REJ_NO_QP);
 				if (qp)
 					ibv_destroy_qp(qp);
 				break;
 			}
 			ac.qpn = qp->qp_num;
-			ac.starting_psn = rand24();
 			ac.responder_resources = ev.req.initiator_depth;
 			ac.initiator_depth = ev.req.responder_resources;
 			ac.rnr_retry_count = 7;
 			if (qps[slot])
 				ibv_destroy_qp(qps[slot]);
 			qps[slot] = qp;
-			if (cm_runtime_accept(rt, ev.id, slot, &ac) == 0)
-				qp_move(rt, ev.id, qp, IBV_QPS_RTS);
+			cm_runtime_accept(rt, ev.id, slot, &ac);
 			break;
 		case CM_EV_DREQ_RCVD:
 			cm_runtime_disconnect(rt, ev.id);
@@ -647,7 +661,7 @@ static int sh(const char *fmt, const char *a, const char *b)
 static int run_auto(const char *argv0, char **extra)
 {
 	char fabsim[PATH_MAX], self[PATH_MAX], dir[] = "/tmp/cm_fabric_bench.XXXXXX";
-	char line[512], srv[64] = "", cli[64] = "", gid[64] = "", lidbuf[16] = "";
+	char line[PATH_MAX + 64], srv[64] = "", cli[64] = "", gid[64] = "", lidbuf[16] = "";
 	const char *env = getenv("FABSIM");
 	int pfd[2], status = 1;
 	pid_t sp, cp;

@@ -173,6 +173,8 @@ struct cm_conn *cm_ids_by_local_qpn(const struct cm_engine *e, uint32_t qpn);
 
 /* engine.c: connection life and sending. */
 struct cm_conn *cm_conn_new(struct cm_engine *e);
+/* A connection we open (REQ or SIDR_REQ sent), for `user` and `service_id`. */
+struct cm_conn *cm_conn_new_active(struct cm_engine *e, uint64_t user, uint64_t service_id);
 void cm_conn_free(struct cm_engine *e, struct cm_conn *c);
 /* Start a message of `layout` in c->msg (header + our comm IDs). */
 uint8_t *cm_msg_start(struct cm_engine *e, struct cm_conn *c, const struct mad_layout *layout);
@@ -223,5 +225,12 @@ uint8_t cm_on_sidr_rep(struct cm_engine *e, struct cm_conn *c, const struct cm_r
 
 /* Check a command against the table; returns the transition or NULL (-EINVAL). */
 const struct cm_transition *cm_cmd_allowed(const struct cm_conn *c, enum cm_input cmd);
+/*
+ * What every command on a connection starts with: *c the connection `id`,
+ * *tr the transition `cmd` takes in its state; -ENOENT when there is no
+ * such connection, -EINVAL when the table refuses the command there.
+ */
+int cm_cmd_check(struct cm_engine *e, uint32_t id, enum cm_input cmd, struct cm_conn **c,
+		 const struct cm_transition **tr);
 
 #endif

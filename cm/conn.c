@@ -110,12 +110,9 @@ int cm_engine_connect(struct cm_engine *e, const struct cm_connect_cmd *cmd, uin
 		return -EINVAL;
 	if (qpn_busy(e, cmd->qpn))
 		return -EBUSY;
-	c = cm_conn_new(e);
+	c = cm_conn_new_active(e, cmd->user, cmd->service_id);
 	if (!c)
 		return -ENOMEM;
-	c->active = 1;
-	c->user = cmd->user;
-	c->service_id = cmd->service_id;
 	c->local_qpn = cmd->qpn;
 	c->rq_psn = cmd->starting_psn;
 	c->qp_type = cmd->qp_type;
@@ -310,18 +307,16 @@ int cm_engine_accept(struct cm_engine *e, uint32_t id, uint64_t user,
 		     const struct cm_accept_cmd *cmd)
 {
 	const struct cm_transition *tr;
+	int rc;
 	struct cm_conn *c;
 	uint8_t *msg;
 	int err = 0;
 
 	if (!e || !cmd)
 		return -EINVAL;
-	c = cm_ids_by_local(e, id);
-	if (!c)
-		return -ENOENT;
-	tr = cm_cmd_allowed(c, CM_CMD_ACCEPT);
-	if (!tr)
-		return -EINVAL;
+	rc = cm_cmd_check(e, id, CM_CMD_ACCEPT, &c, &tr);
+	if (rc)
+		return rc;
 	if (cmd->qpn == 0 || cmd->qpn >= (1u << 24) || cmd->starting_psn >= (1u << 24) ||
 	    cmd->private_data_len > CM_REP_PRIVATE_DATA_SIZE || cmd->rnr_retry_count > 7 ||
 	    cmd->target_ack_delay > CM_TIMEOUT_MAX || cmd->failover_accepted > 2)
@@ -422,17 +417,15 @@ void cm_send_fresh_rtu(struct cm_engine *e, struct cm_conn *c)
 int cm_engine_rtu(struct cm_engine *e, uint32_t id, const void *private_data, uint8_t len)
 {
 	const struct cm_transition *tr;
+	int rc;
 	struct cm_conn *c;
 	uint8_t *msg;
 
 	if (!e || (len && !private_data) || len > CM_RTU_PRIVATE_DATA_SIZE)
 		return -EINVAL;
-	c = cm_ids_by_local(e, id);
-	if (!c)
-		return -ENOENT;
-	tr = cm_cmd_allowed(c, CM_CMD_RTU);
-	if (!tr)
-		return -EINVAL;
+	rc = cm_cmd_check(e, id, CM_CMD_RTU, &c, &tr);
+	if (rc)
+		return rc;
 	msg = cm_msg_start(e, c, &cm_rtu_layout);
 	cm_set_private_data(&cm_rtu_layout, msg, private_data, len);
 	cm_set_state(e, c, tr->next);
@@ -454,17 +447,15 @@ uint8_t cm_on_rtu(struct cm_engine *e, struct cm_conn *c, const struct cm_rx *rx
 int cm_engine_establish(struct cm_engine *e, uint32_t id)
 {
 	const struct cm_transition *tr;
+	int rc;
 	struct cm_conn *c;
 	struct cm_event ev;
 
 	if (!e)
 		return -EINVAL;
-	c = cm_ids_by_local(e, id);
-	if (!c)
-		return -ENOENT;
-	tr = cm_cmd_allowed(c, CM_CMD_ESTABLISH);
-	if (!tr)
-		return -EINVAL;
+	rc = cm_cmd_check(e, id, CM_CMD_ESTABLISH, &c, &tr);
+	if (rc)
+		return rc;
 	cm_set_state(e, c, tr->next);
 	cm_event_init(&ev, CM_EV_USER_ESTABLISHED, c);
 	cm_emit(e, c, &ev);
@@ -477,6 +468,7 @@ int cm_engine_mra(struct cm_engine *e, uint32_t id, uint8_t service_timeout,
 		  const void *private_data, uint8_t len)
 {
 	const struct cm_transition *tr;
+	int rc;
 	struct cm_conn *c;
 	uint8_t *msg;
 	unsigned what;
@@ -484,12 +476,9 @@ int cm_engine_mra(struct cm_engine *e, uint32_t id, uint8_t service_timeout,
 	if (!e || service_timeout > CM_TIMEOUT_MAX || (len && !private_data) ||
 	    len > CM_MRA_PRIVATE_DATA_SIZE)
 		return -EINVAL;
-	c = cm_ids_by_local(e, id);
-	if (!c)
-		return -ENOENT;
-	tr = cm_cmd_allowed(c, CM_CMD_MRA);
-	if (!tr)
-		return -EINVAL;
+	rc = cm_cmd_check(e, id, CM_CMD_MRA, &c, &tr);
+	if (rc)
+		return rc;
 	switch (c->state) {
 	case CM_ST_REQ_RCVD:
 	case CM_ST_MRA_REQ_SENT:
@@ -571,17 +560,15 @@ static unsigned rej_what(const struct cm_conn *c)
 int cm_engine_reject(struct cm_engine *e, uint32_t id, const struct cm_reject_cmd *cmd)
 {
 	const struct cm_transition *tr;
+	int rc;
 	struct cm_conn *c;
 
 	if (!e || !cmd || cmd->ari_len > CM_REJ_ARI_SIZE ||
 	    cmd->private_data_len > CM_REJ_PRIVATE_DATA_SIZE || cmd->reason == 0)
 		return -EINVAL;
-	c = cm_ids_by_local(e, id);
-	if (!c)
-		return -ENOENT;
-	tr = cm_cmd_allowed(c, CM_CMD_REJECT);
-	if (!tr)
-		return -EINVAL;
+	rc = cm_cmd_check(e, id, CM_CMD_REJECT, &c, &tr);
+	if (rc)
+		return rc;
 	build_rej(e, c, cmd->reason, rej_what(c), cmd->ari, cmd->ari_len, cmd->private_data,
 		  cmd->private_data_len);
 	cm_send_conn_msg(e, c, false);

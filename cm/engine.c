@@ -125,6 +125,18 @@ struct cm_conn *cm_conn_new(struct cm_engine *e)
 	return c;
 }
 
+struct cm_conn *cm_conn_new_active(struct cm_engine *e, uint64_t user, uint64_t service_id)
+{
+	struct cm_conn *c = cm_conn_new(e);
+
+	if (!c)
+		return NULL;
+	c->active = 1;
+	c->user = user;
+	c->service_id = service_id;
+	return c;
+}
+
 void cm_conn_free(struct cm_engine *e, struct cm_conn *c)
 {
 	mad_timer_cancel(e->cfg.timers, &c->timer);
@@ -470,6 +482,16 @@ const struct cm_transition *cm_cmd_allowed(const struct cm_conn *c, enum cm_inpu
 	const struct cm_transition *tr = cm_transition(c ? c->state : CM_ST_IDLE, cmd);
 
 	return tr->action == CM_A_GO ? tr : NULL;
+}
+
+int cm_cmd_check(struct cm_engine *e, uint32_t id, enum cm_input cmd, struct cm_conn **c,
+		 const struct cm_transition **tr)
+{
+	*c = cm_ids_by_local(e, id);
+	if (!*c)
+		return -ENOENT;
+	*tr = cm_cmd_allowed(*c, cmd);
+	return *tr ? 0 : -EINVAL;
 }
 
 /* ---- listeners ---- */

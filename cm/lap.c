@@ -29,11 +29,10 @@ int cm_engine_lap(struct cm_engine *e, uint32_t id, const struct cm_path *alt,
 	if (!e || !alt || !lap_path_ok(alt) || (len && !private_data) ||
 	    len > CM_LAP_PRIVATE_DATA_SIZE)
 		return -EINVAL;
-	c = cm_ids_by_local(e, id);
-	if (!c)
-		return -ENOENT;
-	tr = cm_cmd_allowed(c, CM_CMD_LAP);
-	if (!tr || c->qp_type != CM_QPT_RC)
+	err = cm_cmd_check(e, id, CM_CMD_LAP, &c, &tr);
+	if (err)
+		return err;
+	if (c->qp_type != CM_QPT_RC)
 		return -EINVAL;
 	msg = cm_msg_start(e, c, &cm_lap_layout);
 	err |= mad_set(msg, cm_lap_fields, CM_LAP_REMOTE_QPN_EECN, c->remote_qpn);
@@ -107,18 +106,16 @@ int cm_engine_apr(struct cm_engine *e, uint32_t id, uint8_t status, const void *
 		  uint8_t info_len, const void *private_data, uint8_t len)
 {
 	const struct cm_transition *tr;
+	int rc;
 	struct cm_conn *c;
 	uint8_t *msg;
 
 	if (!e || info_len > CM_APR_INFO_SIZE || (info_len && !info) || (len && !private_data) ||
 	    len > CM_APR_PRIVATE_DATA_SIZE)
 		return -EINVAL;
-	c = cm_ids_by_local(e, id);
-	if (!c)
-		return -ENOENT;
-	tr = cm_cmd_allowed(c, CM_CMD_APR);
-	if (!tr)
-		return -EINVAL;
+	rc = cm_cmd_check(e, id, CM_CMD_APR, &c, &tr);
+	if (rc)
+		return rc;
 	msg = cm_msg_start(e, c, &cm_apr_layout);
 	mad_set(msg, cm_apr_fields, CM_APR_AP_STATUS, status);
 	mad_set(msg, cm_apr_fields, CM_APR_ADDITIONAL_INFO_LENGTH, info_len);

@@ -36,12 +36,9 @@ int cm_engine_sidr_req(struct cm_engine *e, const struct cm_sidr_req_cmd *cmd, u
 	if (!e || !cmd || !id || cmd->private_data_len > CM_SIDR_REQ_PRIVATE_DATA_SIZE ||
 	    cmd->timeout > CM_TIMEOUT_MAX || cmd->max_cm_retries > 15)
 		return -EINVAL;
-	c = cm_conn_new(e);
+	c = cm_conn_new_active(e, cmd->user, cmd->service_id);
 	if (!c)
 		return -ENOMEM;
-	c->active = 1;
-	c->user = cmd->user;
-	c->service_id = cmd->service_id;
 	c->pkey_index = cmd->pkey_index;
 	c->primary.pkey = cmd->pkey;
 	c->max_cm_retries = cmd->max_cm_retries;
@@ -127,6 +124,7 @@ int cm_on_sidr_req(struct cm_engine *e, const struct cm_rx *rx)
 int cm_engine_sidr_rep(struct cm_engine *e, uint32_t id, const struct cm_sidr_rep_cmd *cmd)
 {
 	const struct cm_transition *tr;
+	int rc;
 	struct cm_conn *c;
 	uint8_t *msg;
 	int err = 0;
@@ -134,12 +132,9 @@ int cm_engine_sidr_rep(struct cm_engine *e, uint32_t id, const struct cm_sidr_re
 	if (!e || !cmd || cmd->info_len > CM_SIDR_REP_INFO_SIZE ||
 	    cmd->private_data_len > CM_SIDR_REP_PRIVATE_DATA_SIZE)
 		return -EINVAL;
-	c = cm_ids_by_local(e, id);
-	if (!c)
-		return -ENOENT;
-	tr = cm_cmd_allowed(c, CM_CMD_SIDR_REP);
-	if (!tr)
-		return -EINVAL;
+	rc = cm_cmd_check(e, id, CM_CMD_SIDR_REP, &c, &tr);
+	if (rc)
+		return rc;
 	msg = cm_msg_start(e, c, &cm_sidr_rep_layout);
 	err |= mad_set(msg, cm_sidr_rep_fields, CM_SIDR_REP_REQUEST_ID, c->remote_id);
 	err |= mad_set(msg, cm_sidr_rep_fields, CM_SIDR_REP_STATUS, cmd->status);

@@ -32,6 +32,7 @@ static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
  * itself (verbs_rx_pending); the HCA thread then stays off the socket, or
  * every packet would wake two threads for one piece of work. */
 #define SPIN_GRACE_NS 500000ull
+#define WATCH_RECHECK_NS 2000000ull
 
 static void *hca_thread(void *arg)
 {
@@ -57,6 +58,13 @@ static void *hca_thread(void *arg)
 			nfds = 1;
 			if (!until || until > spun + SPIN_GRACE_NS)
 				until = spun + SPIN_GRACE_NS;
+		} else if (__atomic_load_n(&verbs_hca.watchers, __ATOMIC_RELAXED)) {
+			/* An application thread blocked in ibv_get_cq_event
+			 * serves the wire; look again in a while in case it
+			 * stops waiting. */
+			nfds = 1;
+			if (!until || until > now + WATCH_RECHECK_NS)
+				until = now + WATCH_RECHECK_NS;
 		}
 		__atomic_store_n(&verbs_hca.off_wire, nfds == 1, __ATOMIC_RELAXED);
 		if (until) {
@@ -805,10 +813,11 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 	 * itself: the event it waits for is then one wakeup away, not two
 	 * (HCA thread, then this thread). */
 	if (!(fcntl(ch->fd, F_GETFL) & O_NONBLOCK) && verbs_transport_fd() >= 0) {
+		__atomic_add_fetch(&verbs_hca.watchers, 1, __ATOMIC_RELAXED);
 		for (;;) {
 			struct pollfd pfd[2] = {
-				{.fd = ch->fd, .events = POLLIN},
-				{.fd = verbs_transport_fd(), .events = POLLIN},
+			    {.fd = ch->fd, .events = POLLIN},
+			    {.fd = verbs_transport_fd(), .events = POLLIN},
 			};
 
 			if (poll(pfd, 2, -1) < 0) {
@@ -823,6 +832,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 			if (pfd[1].revents & POLLIN)
 				verbs_rx_pending(16);
 		}
+		__atomic_sub_fetch(&verbs_hca.watchers, 1, __ATOMIC_RELAXED);
 	}
 	n = read(ch->fd, &p, sizeof(p));
 	if (n != sizeof(p))

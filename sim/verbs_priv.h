@@ -192,11 +192,12 @@ struct vhca {
 	struct vmr **mrs; /* by key >> 8 */
 	uint32_t nmrs;
 	uint32_t mr_gen;
-	uint64_t sleep_until;  /* when the HCA thread wakes up; 0 = never */
-	uint64_t last_poll_ns; /* an application thread polled a CQ then */
+	uint64_t sleep_until;			 /* when the HCA thread wakes up; 0 = never */
+	uint64_t last_poll_ns;			 /* an application thread polled a CQ then */
 	enum ibv_mtu fabric_mtu, fabric_max_mtu; /* from FSP_VERBS_PORT_EVENT */
-	uint64_t empty_polls;  /* how many times it found its CQ empty */
-	bool off_wire;	       /* the HCA thread leaves the socket to it */
+	uint64_t empty_polls;			 /* how many times it found its CQ empty */
+	bool off_wire;				 /* the HCA thread leaves the socket to it */
+	int watchers; /* application threads serving the wire in ibv_get_cq_event */
 	/* counters, for tests and fabsim status */
 	uint64_t rx_pkts, tx_pkts, drop_pkey, drop_qkey, drop_state, drop_qpn;
 };

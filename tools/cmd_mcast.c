@@ -81,16 +81,8 @@ int cmd_mcast(int argc, char **argv)
 	memset(&m, 0, sizeof(m));
 	m.join_state = SA_JOIN_FULL_MEMBER;
 	m.qkey = DEFAULT_QKEY;
-	while ((opt = getopt_long(argc, argv, SA_CLI_SHORT_OPTS, longopts, NULL)) != -1) {
-		rc = sa_cli_opt(&o, opt, optarg, "mcast");
-		if (rc < 0)
-			return 2;
-		if (rc)
-			continue;
+	while ((opt = sa_cli_getopt(&o, argc, argv, longopts, "mcast", usage)) >= 0) {
 		switch (opt) {
-		case 'h':
-			usage(stdout);
-			return 0;
 		case OPT_STATE:
 			if (parse_state(optarg, &m.join_state))
 				goto bad;
@@ -121,11 +113,10 @@ int cmd_mcast(int argc, char **argv)
 				goto bad;
 			m.flow_label = (uint32_t)v;
 			break;
-		default:
-			usage(stderr);
-			return 2;
 		}
 	}
+	if (opt != SA_CLI_END)
+		return sa_cli_exit(opt);
 	if (argc - optind < 1 || argc - optind > 2) {
 		usage(stderr);
 		return 2;
@@ -146,12 +137,11 @@ int cmd_mcast(int argc, char **argv)
 		fprintf(stderr, "madcm mcast: unknown action '%s'\n", verb);
 		return 2;
 	}
-	if (sa_cli_open(&o, &c, "mcast"))
+	if (sa_cli_open(&o, &c, &pa, "mcast"))
 		return 1;
-	sa_client_port(c, &pa);
 	memcpy(m.port_gid, pa.gid, 16);
 	if (!have_pkey)
-		m.pkey = pa.pkey0 ? pa.pkey0 : 0xffff;
+		m.pkey = sa_cli_port_pkey(&pa);
 
 	if (!strcmp(verb, "join")) {
 		struct sa_mcmember *cur;
@@ -191,6 +181,5 @@ int cmd_mcast(int argc, char **argv)
 	sa_client_close(c);
 	return rc ? 1 : 0;
 bad:
-	fprintf(stderr, "madcm mcast: bad value '%s'\n", optarg);
-	return 2;
+	return sa_cli_bad_value("mcast", optarg);
 }

@@ -147,6 +147,7 @@ int cmd_path(int argc, char **argv)
 	struct sa_cli_opts o;
 	struct sa_path_query q;
 	struct sa_cli_addr src, dst;
+	struct mad_port_attr pa;
 	struct sa_client *c;
 	struct sa_path *paths;
 	uint16_t st = 0;
@@ -158,16 +159,8 @@ int cmd_path(int argc, char **argv)
 	memset(&q, 0, sizeof(q));
 	q.table = true;
 	q.no_cache = true;
-	while ((opt = getopt_long(argc, argv, SA_CLI_SHORT_OPTS, longopts, NULL)) != -1) {
-		rc = sa_cli_opt(&o, opt, optarg, "path");
-		if (rc < 0)
-			return 2;
-		if (rc)
-			continue;
+	while ((opt = sa_cli_getopt(&o, argc, argv, longopts, "path", usage)) >= 0) {
 		switch (opt) {
-		case 'h':
-			usage(stdout);
-			return 0;
 		case OPT_PKEY:
 			if (!sa_cli_number(optarg, 0xffff, &v))
 				goto bad;
@@ -240,11 +233,10 @@ int cmd_path(int argc, char **argv)
 		case OPT_GET:
 			q.table = false;
 			break;
-		default:
-			usage(stderr);
-			return 2;
 		}
 	}
+	if (opt != SA_CLI_END)
+		return sa_cli_exit(opt);
 	if (argc - optind < 1 || argc - optind > 2) {
 		usage(stderr);
 		return 2;
@@ -253,12 +245,9 @@ int cmd_path(int argc, char **argv)
 		return 2;
 	if (argc - optind == 2 && sa_cli_addr(&o, argv[optind], &src, "path"))
 		return 2;
-	if (sa_cli_open(&o, &c, "path"))
+	if (sa_cli_open(&o, &c, &pa, "path"))
 		return 1;
 	if (argc - optind == 1) {
-		struct mad_port_attr pa;
-
-		sa_client_port(c, &pa);
 		memset(&src, 0, sizeof(src));
 		src.is_gid = dst.is_gid;
 		memcpy(src.gid, pa.gid, 16);
@@ -296,6 +285,5 @@ int cmd_path(int argc, char **argv)
 	}
 	return rc ? 1 : 0;
 bad:
-	fprintf(stderr, "madcm path: bad value '%s'\n", optarg);
-	return 2;
+	return sa_cli_bad_value("path", optarg);
 }

@@ -85,16 +85,8 @@ int cmd_service(int argc, char **argv)
 	sa_cli_opts_init(&o);
 	memset(&s, 0, sizeof(s));
 	s.lease = SA_SR_LEASE_INFINITE;
-	while ((opt = getopt_long(argc, argv, SA_CLI_SHORT_OPTS, longopts, NULL)) != -1) {
-		rc = sa_cli_opt(&o, opt, optarg, "service");
-		if (rc < 0)
-			return 2;
-		if (rc)
-			continue;
+	while ((opt = sa_cli_getopt(&o, argc, argv, longopts, "service", usage)) >= 0) {
 		switch (opt) {
-		case 'h':
-			usage(stdout);
-			return 0;
 		case OPT_ID:
 			if (!sa_cli_number(optarg, UINT64_MAX, &v))
 				goto bad;
@@ -135,11 +127,10 @@ int cmd_service(int argc, char **argv)
 			s.data64[idx] = v;
 			mask |= SA_SR_COMP_SERVICE_DATA64(idx);
 			break;
-		default:
-			usage(stderr);
-			return 2;
 		}
 	}
+	if (opt != SA_CLI_END)
+		return sa_cli_exit(opt);
 	if (argc - optind != 1) {
 		usage(stderr);
 		return 2;
@@ -153,13 +144,12 @@ int cmd_service(int argc, char **argv)
 		fprintf(stderr, "madcm service %s: --id is required\n", verb);
 		return 2;
 	}
-	if (sa_cli_open(&o, &c, "service"))
+	if (sa_cli_open(&o, &c, &pa, "service"))
 		return 1;
-	sa_client_port(c, &pa);
 	if (!have_gid && strcmp(verb, "query"))
 		memcpy(s.gid, pa.gid, 16);
 	if (!have_pkey)
-		s.pkey = pa.pkey0 ? pa.pkey0 : 0xffff;
+		s.pkey = sa_cli_port_pkey(&pa);
 	if (have_gid || strcmp(verb, "query"))
 		mask |= SA_SR_COMP_SERVICE_GID;
 	if (have_pkey || strcmp(verb, "query"))
@@ -185,6 +175,5 @@ int cmd_service(int argc, char **argv)
 	sa_client_close(c);
 	return rc ? 1 : 0;
 bad:
-	fprintf(stderr, "madcm service: bad value '%s'\n", optarg);
-	return 2;
+	return sa_cli_bad_value("service", optarg);
 }

@@ -74,10 +74,17 @@ static void plan_sa(const uint8_t *mad, size_t len, struct mad_plan *p)
 		p->rmpp = &mad_rmpp_layout;
 	p->data_offset = SA_DATA_OFFSET;
 
-	/* A middle or last RMPP segment carries no SA header: just bytes. */
+	/*
+	 * Every RMPP DATA segment repeats the SA header (the kernel's
+	 * mad_rmpp.c sends hdr_len = 56 bytes of headers in each), and its
+	 * 200 data bytes from 56 on continue the record stream where the
+	 * previous segment stopped: records need not start at a segment's
+	 * data, so after the first segment they are shown as bytes.
+	 */
 	if (active && rmpp_type == MAD_RMPP_TYPE_DATA &&
 	    mad_get(mad + MAD_RMPP_HDR_OFFSET, mad_rmpp_fields, MAD_RMPP_SEGMENT_NUMBER) > 1) {
-		p->data_offset = MAD_RMPP_HDR_OFFSET + MAD_RMPP_HDR_SIZE;
+		p->class_hdr = &sa_hdr_layout;
+		p->class_hdr_offset = SA_HDR_OFFSET;
 		p->attr = NULL;
 		return;
 	}

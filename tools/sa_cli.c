@@ -32,7 +32,14 @@ bool sa_cli_number(const char *s, uint64_t max, uint64_t *v)
 	return true;
 }
 
-int sa_cli_opt(struct sa_cli_opts *o, int c, const char *arg, const char *cmd)
+int sa_cli_bad_value(const char *cmd, const char *arg)
+{
+	fprintf(stderr, "madcm %s: bad value '%s'\n", cmd, arg ? arg : "");
+	return 2;
+}
+
+/* One common option: 1 when handled, 0 when not ours, -1 on a bad value. */
+static int common_opt(struct sa_cli_opts *o, int c, const char *arg, const char *cmd)
 {
 	uint64_t v;
 
@@ -65,11 +72,37 @@ int sa_cli_opt(struct sa_cli_opts *o, int c, const char *arg, const char *cmd)
 		return 0;
 	}
 bad:
-	fprintf(stderr, "madcm %s: bad value '%s'\n", cmd, arg);
+	sa_cli_bad_value(cmd, arg);
 	return -1;
 }
 
-int sa_cli_open(const struct sa_cli_opts *o, struct sa_client **c, const char *cmd)
+int sa_cli_getopt(struct sa_cli_opts *o, int argc, char **argv, const struct option *longopts,
+		  const char *cmd, void (*usage)(FILE *out))
+{
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, SA_CLI_SHORT_OPTS, longopts, NULL)) != -1) {
+		switch (common_opt(o, opt, optarg, cmd)) {
+		case 1:
+			continue;
+		case -1:
+			return SA_CLI_USAGE;
+		}
+		if (opt == 'h') {
+			usage(stdout);
+			return SA_CLI_HELP;
+		}
+		if (opt == '?' || opt == ':') {
+			usage(stderr);
+			return SA_CLI_USAGE;
+		}
+		return opt;
+	}
+	return SA_CLI_END;
+}
+
+int sa_cli_open(const struct sa_cli_opts *o, struct sa_client **c, struct mad_port_attr *port,
+		const char *cmd)
 {
 	struct sa_client_params p = {0};
 	int rc;
@@ -79,10 +112,14 @@ int sa_cli_open(const struct sa_cli_opts *o, struct sa_client **c, const char *c
 	p.timeout_ms = o->timeout_ms;
 	p.retries = o->retries;
 	rc = sa_client_open(c, &p);
-	if (rc)
+	if (rc) {
 		fprintf(stderr, "madcm %s: cannot open %s port %d: %s\n", cmd,
 			o->ca ? o->ca : "(first active)", o->port, strerror(-rc));
-	return rc;
+		return rc;
+	}
+	if (port)
+		sa_client_port(*c, port);
+	return 0;
 }
 
 bool sa_cli_gid(const char *s, uint8_t gid[16])

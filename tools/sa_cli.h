@@ -50,10 +50,37 @@ enum { SA_CLI_OPT_JSON = 0x100, SA_CLI_OPT_HOSTS, SA_CLI_OPT_TIMEOUT, SA_CLI_OPT
 	"      --hosts FILE   address file (default $MADCM_HOSTS or " SA_CLI_DEFAULT_HOSTS ")\n"
 
 void sa_cli_opts_init(struct sa_cli_opts *o);
-/* Handle one common option; 1 when handled, 0 when not ours, -1 on a bad value. */
-int sa_cli_opt(struct sa_cli_opts *o, int c, const char *arg, const char *cmd);
 
-int sa_cli_open(const struct sa_cli_opts *o, struct sa_client **c, const char *cmd);
+/* What sa_cli_getopt returns when it is not one of the caller's options. */
+enum { SA_CLI_END = -1, SA_CLI_HELP = -2, SA_CLI_USAGE = -3 };
+/*
+ * getopt_long over `longopts` (SA_CLI_LONG_OPTS first, then the command's
+ * own): handles the common options and -h (usage to stdout) itself and
+ * returns the next option of the command's own, its argument in optarg;
+ * SA_CLI_END after the last; SA_CLI_HELP after -h; SA_CLI_USAGE after a
+ * bad value or an unknown option (said on stderr).  sa_cli_exit() turns
+ * the last two into the command's exit status.
+ */
+int sa_cli_getopt(struct sa_cli_opts *o, int argc, char **argv, const struct option *longopts,
+		  const char *cmd, void (*usage)(FILE *out));
+static inline int sa_cli_exit(int getopt_result)
+{
+	return getopt_result == SA_CLI_HELP ? 0 : 2;
+}
+/* Say that `arg` is a bad value for a `cmd` option; returns 2 (usage error). */
+int sa_cli_bad_value(const char *cmd, const char *arg);
+
+/*
+ * Open an SA client on the port the options name, or say why not; *port
+ * (when given) gets the port's attributes.
+ */
+int sa_cli_open(const struct sa_cli_opts *o, struct sa_client **c, struct mad_port_attr *port,
+		const char *cmd);
+/* The P_Key requests default to: the port's at index 0, else the default one. */
+static inline uint16_t sa_cli_port_pkey(const struct mad_port_attr *port)
+{
+	return port->pkey0 ? port->pkey0 : 0xffff;
+}
 
 /* Parse an unsigned number (decimal or 0x hex) into *v, at most max. */
 bool sa_cli_number(const char *s, uint64_t max, uint64_t *v);

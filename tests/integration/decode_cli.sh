@@ -143,6 +143,22 @@ expect 0 "vendor class" -- "$MADCM" decode --json --hex "$unk"
 has '"message":null' "unknown attribute has no message"
 has '"data":"' "unknown attribute shown as data"
 
+# RMPP: every DATA segment repeats the 56 bytes of MAD, RMPP and SA
+# headers (kernel mad_rmpp.c); after the first, the data from byte 56 on
+# continues the record stream.  Segment 2 made from the first one (flags
+# 0xfd: resp time 31, ACTIVE|LAST; segment number 2), data marked deadbeef.
+SEED=$top_srcdir/tests/data/sa_seed_pr_rmpp.mad
+head -c 256 "$SEED" >"$tmp/seg2.mad"
+printf '\375' | dd of="$tmp/seg2.mad" bs=1 seek=26 conv=notrunc 2>/dev/null
+printf '\000\000\000\002\000\000\000\050' | dd of="$tmp/seg2.mad" bs=1 seek=28 conv=notrunc 2>/dev/null
+printf '\336\255\276\357' | dd of="$tmp/seg2.mad" bs=1 seek=56 conv=notrunc 2>/dev/null
+expect 0 "decode RMPP segment 2" -- "$MADCM" decode --json "$tmp/seg2.mad"
+has '"segment_number":2' "segment 2 is decoded as such"
+has '"sa":{"sm_key":"0x0000000000000000","attribute_offset":8' "segment 2 shows its SA header"
+has '"data":"deadbeef010604d2' "segment 2 data starts at byte 56"
+expect 0 "decode RMPP segment 2 (text)" -- "$MADCM" decode "$tmp/seg2.mad"
+has "data (200 bytes from byte 56)" "text: 200 data bytes from byte 56"
+
 # tshark, an independent decoder, reads the capture without complaint.
 if command -v tshark >/dev/null 2>&1; then
 	tshark -r "$PCAP" -V >"$tmp/out" 2>/dev/null

@@ -289,3 +289,28 @@ uint8_t *cmh_mad(uint8_t *mad, uint16_t attr, uint32_t local_id, uint32_t remote
 	}
 	return msg;
 }
+
+struct cmh H;
+
+int cmh_setup(void **state)
+{
+	(void)state;
+	cmh_init(&H);
+	return 0;
+}
+
+int cmh_teardown(void **state)
+{
+	(void)state;
+	cmh_fini(&H);
+	cmh_max_conns[0] = cmh_max_conns[1] = 0;
+	return 0;
+}
+
+struct cm_stat_counters cmh_stats(int i)
+{
+	struct cm_stat_counters s;
+
+	cm_stat_get(H.n[i].e, &s);
+	return s;
+}

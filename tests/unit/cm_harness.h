@@ -66,6 +66,21 @@ struct cmh {
 /* Table bound of each node's engine for the next cmh_init (0 = default). */
 extern uint32_t cmh_max_conns[2];
 
+/*
+ * The harness of a test program, as its tests name it: H with node A
+ * (active) and B (passive), time in ns.  cmh_setup / cmh_teardown are
+ * CMocka setup and teardown functions: cmh_init(&H) / cmh_fini(&H), the
+ * table bounds back to their default.
+ */
+#define A 0
+#define B 1
+#define SEC 1000000000ull
+extern struct cmh H;
+int cmh_setup(void **state);
+int cmh_teardown(void **state);
+/* Node i's counters. */
+struct cm_stat_counters cmh_stats(int i);
+
 void cmh_init(struct cmh *h);
 void cmh_fini(struct cmh *h);
 /* Deliver queued MADs (and what they cause) until the network is quiet. */

@@ -13,37 +13,17 @@
 #include "cm/cm_wire.h"
 #include "tests/unit/cm_harness.h"
 
-#define A 0
-#define B 1
-#define SEC 1000000000ull
-
-static struct cmh H;
 static uint32_t a, b;
 
-static int setup(void **state)
+/* Every test starts from one established connection. */
+static int setup_connected(void **state)
 {
-	(void)state;
-	cmh_init(&H);
+	cmh_setup(state);
 	a = cmh_connect(&H, 0x1001);
 	b = cmh_passive_id(&H);
 	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
 	assert_int_equal(cmh_state(&H, B, b), CM_ST_ESTABLISHED);
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	cmh_fini(&H);
-	return 0;
-}
-
-static struct cm_stat_counters stats(int i)
-{
-	struct cm_stat_counters s;
-
-	cm_stat_get(H.n[i].e, &s);
-	return s;
 }
 
 static void test_disconnect_active(void **state)
@@ -89,7 +69,7 @@ static void test_drep_by_user(void **state)
 	/* a duplicate DREQ while the user thinks is dropped */
 	cmh_advance(&H, 5 * SEC);
 	assert_int_equal(cmh_count(&H, B, CM_EV_DREQ_RCVD), 1);
-	assert_true(stats(B).dropped[CM_STAT_DREQ] >= 1);
+	assert_true(cmh_stats(B).dropped[CM_STAT_DREQ] >= 1);
 	assert_int_equal(cm_engine_disconnect(H.n[B].e, b, "ok", 2), 0);
 	cmh_deliver(&H);
 	assert_int_equal(cmh_state(&H, A, a), CM_ST_TIMEWAIT);
@@ -147,7 +127,7 @@ static void test_dreq_lost(void **state)
 	cmh_advance(&H, 5 * SEC);
 	assert_int_equal(cmh_state(&H, A, a), CM_ST_TIMEWAIT);
 	assert_int_equal(cmh_state(&H, B, b), CM_ST_TIMEWAIT);
-	assert_int_equal(stats(A).retried[CM_STAT_DREQ], 1);
+	assert_int_equal(cmh_stats(A).retried[CM_STAT_DREQ], 1);
 }
 
 /* DREP lost: the retransmitted DREQ meets TimeWait, which answers DREP again. */
@@ -163,7 +143,7 @@ static void test_drep_lost(void **state)
 	assert_int_equal(cmh_inject(&H, B, cmh_last_mad(&H, A, CM_ATTR_DREQ)), 0);
 	assert_int_equal(cmh_state(&H, B, b), CM_ST_TIMEWAIT);
 	assert_int_equal(cmh_sent(&H, B, CM_ATTR_DREP), 2);
-	assert_int_equal(stats(B).duplicates[CM_STAT_DREQ], 1);
+	assert_int_equal(cmh_stats(B).duplicates[CM_STAT_DREQ], 1);
 	cmh_deliver(&H);
 	assert_int_equal(cmh_state(&H, A, a), CM_ST_TIMEWAIT);
 	/* And A's own retransmission timer is stopped. */
@@ -216,7 +196,7 @@ static void test_dreq_wrong_qpn(void **state)
 	mad_set(cmh_mad(mad, CM_ATTR_DREQ, a, b), cm_dreq_fields, CM_DREQ_REMOTE_QPN_EECN, 0x999);
 	assert_int_equal(cmh_inject(&H, B, mad), 0);
 	assert_int_equal(cmh_state(&H, B, b), CM_ST_ESTABLISHED);
-	assert_int_equal(stats(B).dropped[CM_STAT_DREQ], 1);
+	assert_int_equal(cmh_stats(B).dropped[CM_STAT_DREQ], 1);
 }
 
 static void test_timewait_qpn_reuse(void **state)
@@ -284,7 +264,7 @@ static void test_release(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup_connected, cmh_teardown)
 		T(test_disconnect_active),
 		T(test_disconnect_passive),
 		T(test_drep_by_user),

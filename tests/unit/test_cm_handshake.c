@@ -13,34 +13,6 @@
 #include "cm/cm_wire.h"
 #include "tests/unit/cm_harness.h"
 
-#define A 0
-#define B 1
-#define SEC 1000000000ull
-
-static struct cmh H;
-
-static int setup(void **state)
-{
-	(void)state;
-	cmh_init(&H);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	cmh_fini(&H);
-	return 0;
-}
-
-static struct cm_stat_counters stats(int i)
-{
-	struct cm_stat_counters s;
-
-	cm_stat_get(H.n[i].e, &s);
-	return s;
-}
-
 /* The whole handshake, and what each side learnt. */
 static void test_handshake(void **state)
 {
@@ -104,11 +76,11 @@ static void test_handshake(void **state)
 	assert_int_equal(cm_msg_check(cmh_last_mad(&H, B, CM_ATTR_REP), 256, NULL), 0);
 	assert_int_equal(cm_msg_check(cmh_last_mad(&H, A, CM_ATTR_RTU), 256, NULL), 0);
 
-	assert_int_equal(stats(A).sent[CM_STAT_REQ], 1);
-	assert_int_equal(stats(A).rcvd[CM_STAT_REP], 1);
-	assert_int_equal(stats(A).sent[CM_STAT_RTU], 1);
-	assert_int_equal(stats(B).sent[CM_STAT_REP], 1);
-	assert_int_equal(stats(B).conns_live, 1);
+	assert_int_equal(cmh_stats(A).sent[CM_STAT_REQ], 1);
+	assert_int_equal(cmh_stats(A).rcvd[CM_STAT_REP], 1);
+	assert_int_equal(cmh_stats(A).sent[CM_STAT_RTU], 1);
+	assert_int_equal(cmh_stats(B).sent[CM_STAT_REP], 1);
+	assert_int_equal(cmh_stats(B).conns_live, 1);
 
 	/* Nothing left armed but nothing fires either: no retransmissions. */
 	cmh_advance(&H, 100 * SEC);
@@ -235,7 +207,7 @@ static void test_req_lost(void **state)
 	cmh_advance(&H, 5 * SEC);    /* 2 * 67 ms + 4.3 s */
 	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
 	assert_int_equal(cmh_sent(&H, A, CM_ATTR_REQ), 2);
-	assert_int_equal(stats(A).retried[CM_STAT_REQ], 1);
+	assert_int_equal(cmh_stats(A).retried[CM_STAT_REQ], 1);
 }
 
 static void test_rep_lost(void **state)
@@ -287,7 +259,7 @@ static void test_rtu_lost_rep_retry(void **state)
 	cmh_advance(&H, 5 * SEC);
 	assert_int_equal(cmh_state(&H, B, b), CM_ST_ESTABLISHED);
 	assert_int_equal(cmh_sent(&H, A, CM_ATTR_RTU), 2);
-	assert_int_equal(stats(A).duplicates[CM_STAT_REP], 1);
+	assert_int_equal(cmh_stats(A).duplicates[CM_STAT_REP], 1);
 }
 
 static void test_mra_extends_timeout(void **state)
@@ -364,7 +336,7 @@ static void test_req_timeout(void **state)
 	rej = cmh_last_mad(&H, A, CM_ATTR_REJ);
 	assert_non_null(rej);
 	assert_int_equal(mad_get(rej + 24, cm_rej_fields, CM_REJ_REASON), CM_REJ_TIMEOUT);
-	assert_int_equal(stats(A).timeouts, 1);
+	assert_int_equal(cmh_stats(A).timeouts, 1);
 }
 
 static void test_rep_timeout(void **state)
@@ -621,7 +593,7 @@ static void test_dup_req_before_rep(void **state)
 	assert_int_equal(cmh_inject(&H, B, req), 0);
 	assert_int_equal(cmh_count(&H, B, CM_EV_REQ_RCVD), 1);
 	assert_int_equal(cm_engine_conn_count(H.n[B].e), 1);
-	assert_int_equal(stats(B).dropped[CM_STAT_REQ], 1);
+	assert_int_equal(cmh_stats(B).dropped[CM_STAT_REQ], 1);
 	/* MRA_REQ_SENT: the duplicate gets the MRA again. */
 	cm_engine_mra(H.n[B].e, b, 20, NULL, 0);
 	assert_int_equal(cmh_inject(&H, B, req), 0);
@@ -704,10 +676,10 @@ static void test_ignored_in_state(void **state)
 		CM_MSG_REF_REP);
 	assert_int_equal(cmh_inject(&H, A, mad), 0);
 	assert_int_equal(cmh_state(&H, A, a), CM_ST_REQ_SENT);
-	assert_int_equal(stats(A).dropped[CM_STAT_RTU], 1);
-	assert_int_equal(stats(A).dropped[CM_STAT_DREP], 1);
-	assert_int_equal(stats(A).dropped[CM_STAT_APR], 1);
-	assert_int_equal(stats(A).dropped[CM_STAT_MRA], 1);
+	assert_int_equal(cmh_stats(A).dropped[CM_STAT_RTU], 1);
+	assert_int_equal(cmh_stats(A).dropped[CM_STAT_DREP], 1);
+	assert_int_equal(cmh_stats(A).dropped[CM_STAT_APR], 1);
+	assert_int_equal(cmh_stats(A).dropped[CM_STAT_MRA], 1);
 	assert_int_equal(H.n[A].nev, 0);
 
 	/* In ESTABLISHED: a second RTU, a DREP, an APR without LAP. */
@@ -739,8 +711,8 @@ static void test_unknown_comm_id(void **state)
 	assert_int_equal(cmh_inject(&H, B, mad), 0);
 	cmh_mad(mad, CM_ATTR_REJ, 1, 0xdeadbeef);
 	assert_int_equal(cmh_inject(&H, B, mad), 0);
-	assert_int_equal(stats(B).dropped[CM_STAT_RTU], 1);
-	assert_int_equal(stats(B).dropped[CM_STAT_REJ], 1);
+	assert_int_equal(cmh_stats(B).dropped[CM_STAT_RTU], 1);
+	assert_int_equal(cmh_stats(B).dropped[CM_STAT_REJ], 1);
 	cmh_mad(mad, CM_ATTR_REP, 1, 0xdeadbeef);
 	assert_int_equal(cmh_inject(&H, B, mad), 0);
 	rej = cmh_last_mad(&H, B, CM_ATTR_REJ);
@@ -859,7 +831,7 @@ static void test_command_messages(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, cmh_setup, cmh_teardown)
 		T(test_handshake),
 		T(test_qp_attr),
 		T(test_qp_attr_states),

@@ -17,27 +17,6 @@
 #include "cm/cm_wire.h"
 #include "tests/unit/cm_harness.h"
 
-#define A 0
-#define B 1
-#define SEC 1000000000ull
-
-static struct cmh H;
-
-static int teardown(void **state)
-{
-	(void)state;
-	cmh_fini(&H);
-	cmh_max_conns[0] = cmh_max_conns[1] = 0;
-	return 0;
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	cmh_init(&H);
-	return 0;
-}
-
 static void test_table_full(void **state)
 {
 	struct cm_connect_cmd cmd;
@@ -258,12 +237,12 @@ static void test_tables_grow(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_table_full, teardown),
-		cmocka_unit_test_setup_teardown(test_unique_ids, setup, teardown),
-		cmocka_unit_test_teardown(test_tables_grow, teardown),
-		cmocka_unit_test_setup_teardown(test_many_lossy, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stats_dump, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_random_input, setup, teardown),
+		cmocka_unit_test_teardown(test_table_full, cmh_teardown),
+		cmocka_unit_test_setup_teardown(test_unique_ids, cmh_setup, cmh_teardown),
+		cmocka_unit_test_teardown(test_tables_grow, cmh_teardown),
+		cmocka_unit_test_setup_teardown(test_many_lossy, cmh_setup, cmh_teardown),
+		cmocka_unit_test_setup_teardown(test_stats_dump, cmh_setup, cmh_teardown),
+		cmocka_unit_test_setup_teardown(test_random_input, cmh_setup, cmh_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

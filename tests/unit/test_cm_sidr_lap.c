@@ -13,26 +13,6 @@
 #include "cm/cm_wire.h"
 #include "tests/unit/cm_harness.h"
 
-#define A 0
-#define B 1
-#define SEC 1000000000ull
-
-static struct cmh H;
-
-static int setup(void **state)
-{
-	(void)state;
-	cmh_init(&H);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	cmh_fini(&H);
-	return 0;
-}
-
 static void sidr_cmd(struct cm_sidr_req_cmd *c, uint64_t sid)
 {
 	memset(c, 0, sizeof(*c));
@@ -89,7 +69,7 @@ static void test_sidr_success(void **state)
 /* B listens on UDP port space 0x0111 << 16 too, for these tests. */
 static int setup_udp(void **state)
 {
-	setup(state);
+	cmh_setup(state);
 	return cm_engine_listen(H.n[B].e, 0x0000000001110000ull, ~0xffffull, 0x0d) < 0;
 }
 
@@ -302,7 +282,7 @@ static void test_lap_then_dreq(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup_udp, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup_udp, cmh_teardown)
 		T(test_sidr_success),
 		T(test_sidr_each_status),
 		T(test_sidr_unsupported),

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cm/cm_wire.h"
+#include "tests/unit/layout_check.h"
 
 #define M CM_MSG_OFFSET /* where the CM message starts in the MAD */
 
@@ -88,47 +89,12 @@ static void test_attr_ids(void **state)
 
 /* ---- round trip of every field of every message ---- */
 
-/* A non-zero value that fits `width` bits and differs from field to field. */
-static uint64_t value_for(unsigned i, unsigned width)
-{
-	uint64_t v = (i + 1) * 0x9E3779B97F4A7C15ull;
-
-	if (width < 64)
-		v &= (1ull << width) - 1;
-	return v ? v : 1;
-}
-
 static void test_round_trip_every_field(void **state)
 {
 	(void)state;
 	for (const struct mad_layout *const *l = cm_wire_layouts; *l; l++) {
-		uint8_t msg[CM_MSG_SIZE], bytes[CM_MSG_SIZE], out[CM_MSG_SIZE];
-
-		memset(msg, 0, sizeof(msg));
-		/* Write them all first, so a field that overlaps another shows. */
-		for (unsigned i = 0; i < (*l)->nfields; i++) {
-			const struct mad_field *f = &(*l)->fields[i];
-
-			if (f->width > 64) {
-				for (size_t k = 0; k < mad_field_len(f); k++)
-					bytes[k] = (uint8_t)(i * 7 + k + 1);
-				mad_field_set_bytes(msg, f, bytes);
-			} else {
-				assert_int_equal(mad_field_set(msg, f, value_for(i, f->width)), 0);
-			}
-		}
-		for (unsigned i = 0; i < (*l)->nfields; i++) {
-			const struct mad_field *f = &(*l)->fields[i];
-
-			if (f->width > 64) {
-				for (size_t k = 0; k < mad_field_len(f); k++)
-					bytes[k] = (uint8_t)(i * 7 + k + 1);
-				mad_field_get_bytes(msg, f, out);
-				assert_memory_equal(out, bytes, mad_field_len(f));
-			} else if (mad_field_get(msg, f) != value_for(i, f->width)) {
-				fail_msg("%s.%s read back wrong", (*l)->name, f->name);
-			}
-		}
+		layout_round_trip(*l, 0x00);
+		layout_round_trip(*l, 0xff);
 	}
 }
 
@@ -160,25 +126,8 @@ static void test_all_ones(void **state)
 static void test_field_limits(void **state)
 {
 	(void)state;
-	for (const struct mad_layout *const *l = cm_wire_layouts; *l; l++) {
-		for (unsigned i = 0; i < (*l)->nfields; i++) {
-			const struct mad_field *f = &(*l)->fields[i];
-			uint8_t msg[CM_MSG_SIZE], copy[CM_MSG_SIZE];
-			uint64_t max;
-
-			if (f->width > 64)
-				continue;
-			max = f->width == 64 ? UINT64_MAX : (1ull << f->width) - 1;
-			memset(msg, 0, sizeof(msg));
-			assert_int_equal(mad_field_set(msg, f, max), 0);
-			assert_true(mad_field_get(msg, f) == max);
-			if (f->width == 64)
-				continue;
-			memcpy(copy, msg, sizeof(msg));
-			assert_int_equal(mad_field_set(msg, f, max + 1), -ERANGE);
-			assert_memory_equal(msg, copy, sizeof(msg));
-		}
-	}
+	for (const struct mad_layout *const *l = cm_wire_layouts; *l; l++)
+		layout_boundaries(*l);
 }
 
 /* ---- private data ---- */

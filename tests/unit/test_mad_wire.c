@@ -15,84 +15,7 @@
 #include <infiniband/mad.h>
 
 #include "mad/mad_wire.h"
-
-/* A value per field index, non-zero, fitting `width`, spread over all bits. */
-static uint64_t field_value(unsigned i, unsigned width)
-{
-	uint64_t v = (i + 1) * 0x9e3779b97f4a7c15ull;
-
-	v ^= v >> 29;
-	if (width < 64)
-		v &= (1ull << width) - 1;
-	return v ? v : 1;
-}
-
-/*
- * Set every non-reserved field of `l` to a distinct value in a buffer
- * pre-filled with `fill`, read them all back, and check reserved fields
- * still hold the fill pattern (nothing spilled into them).
- */
-static void round_trip(const struct mad_layout *l, uint8_t fill)
-{
-	uint8_t buf[512], in[64], out[64];
-
-	assert_true(l->size <= sizeof(buf));
-	memset(buf, fill, sizeof(buf));
-	for (unsigned i = 0; i < l->nfields; i++) {
-		const struct mad_field *f = &l->fields[i];
-
-		if (f->fmt == MF_RSVD)
-			continue;
-		if (f->width <= 64) {
-			assert_int_equal(mad_field_set(buf, f, field_value(i, f->width)), 0);
-		} else {
-			assert_true(mad_field_len(f) <= sizeof(in));
-			for (size_t k = 0; k < mad_field_len(f); k++)
-				in[k] = (uint8_t)(i * 16 + k + 1);
-			mad_field_set_bytes(buf, f, in);
-		}
-	}
-	for (unsigned i = 0; i < l->nfields; i++) {
-		const struct mad_field *f = &l->fields[i];
-
-		if (f->width > 64) {
-			mad_field_get_bytes(buf, f, out);
-			for (size_t k = 0; k < mad_field_len(f); k++)
-				assert_int_equal(
-				    out[k], f->fmt == MF_RSVD ? fill : (uint8_t)(i * 16 + k + 1));
-		} else if (f->fmt == MF_RSVD) {
-			uint64_t ones = f->width < 64 ? (1ull << f->width) - 1 : ~0ull;
-
-			assert_true(mad_field_get(buf, f) == (fill ? ones : 0));
-		} else {
-			assert_true(mad_field_get(buf, f) == field_value(i, f->width));
-		}
-	}
-	/* Nothing written past the layout. */
-	for (size_t k = l->size; k < sizeof(buf); k++)
-		assert_int_equal(buf[k], fill);
-}
-
-/* Largest value fits; one past it is -ERANGE and leaves the buffer alone. */
-static void boundaries(const struct mad_layout *l)
-{
-	uint8_t buf[512], copy[512];
-
-	for (unsigned i = 0; i < l->nfields; i++) {
-		const struct mad_field *f = &l->fields[i];
-		uint64_t max;
-
-		if (f->width >= 64)
-			continue;
-		max = (1ull << f->width) - 1;
-		memset(buf, 0, sizeof(buf));
-		assert_int_equal(mad_field_set(buf, f, max), 0);
-		assert_true(mad_field_get(buf, f) == max);
-		memcpy(copy, buf, sizeof(buf));
-		assert_int_equal(mad_field_set(buf, f, max + 1), -ERANGE);
-		assert_memory_equal(buf, copy, sizeof(buf));
-	}
-}
+#include "tests/unit/layout_check.h"
 
 static void test_layouts_validate(void **state)
 {
@@ -115,8 +38,8 @@ static void test_round_trip(void **state)
 {
 	(void)state;
 	for (const struct mad_layout *const *l = mad_wire_layouts; *l; l++) {
-		round_trip(*l, 0x00);
-		round_trip(*l, 0xff);
+		layout_round_trip(*l, 0x00);
+		layout_round_trip(*l, 0xff);
 	}
 }
 
@@ -124,7 +47,7 @@ static void test_boundaries(void **state)
 {
 	(void)state;
 	for (const struct mad_layout *const *l = mad_wire_layouts; *l; l++)
-		boundaries(*l);
+		layout_boundaries(*l);
 	/* Spot checks with names: a 7-bit method, a 24-bit QP. */
 	uint8_t buf[MAD_CPI_SIZE] = {0};
 	assert_int_equal(mad_set(buf, mad_hdr_fields, MAD_HDR_METHOD, 0x7f), 0);
@@ -470,7 +393,7 @@ static void test_libibmad_cpi(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cpi_map) / sizeof(cpi_map[0]); i++) {
 		const struct mad_field *f = &mad_cpi_fields[cpi_map[i].mine];
-		uint32_t v = (uint32_t)field_value((unsigned)i, f->width);
+		uint32_t v = (uint32_t)layout_field_value((unsigned)i, f->width);
 
 		assert_int_equal(mad_field_set(mine + at, f, v), 0);
 		mad_set_field(theirs, (int)at, cpi_map[i].theirs, v);
