@@ -135,8 +135,8 @@ static struct ibv_qp *qp_new(struct dev *d)
  * receive PSN, for the passive side before its accept (the PSN its REP
  * will announce).
  */
-static int qp_move_psn(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp,
-		       enum ibv_qp_state s, int64_t rq_psn)
+static int qp_move_psn(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp, enum ibv_qp_state s,
+		       int64_t rq_psn)
 {
 	struct ibv_qp_attr a;
 	int mask, rc = cm_runtime_init_qp_attr(rt, id, s, &a, &mask);
@@ -446,6 +446,40 @@ static void disconnect_all(struct cm_runtime *rt, const uint32_t *ids, unsigned 
 	}
 }
 
+/* Wait for the REP of connection `id`: 0, -ECONNREFUSED (REJ, timeout), -errno. */
+static int wait_rep(struct cm_runtime *rt, uint32_t id)
+{
+	struct cm_event ev;
+	int rc;
+
+	for (;;) {
+		rc = cm_runtime_wait_event(rt, &ev, 10000);
+		if (rc)
+			return rc;
+		if (ev.id != id)
+			continue;
+		if (ev.type == CM_EV_REP_RCVD)
+			return 0;
+		if (ev.type == CM_EV_REQ_ERROR || ev.type == CM_EV_REJ_RCVD)
+			return -ECONNREFUSED;
+	}
+}
+
+/* Medians (and p99) of one-at-a-time connects next to the floor; rep may be NULL. */
+static void print_latency(uint64_t *rep, uint64_t *lat, unsigned ok, double floor_med)
+{
+	double lat_med = pct_us(lat, ok, 50);
+
+	if (rep) {
+		double rep_med = pct_us(rep, ok, 50);
+
+		printf("  REQ sent -> REP received: median %.1f us (%.2fx the floor)\n", rep_med,
+		       floor_med > 0 ? rep_med / floor_med : 0);
+	}
+	printf("  REQ sent -> ESTABLISHED : median %.1f us, p99 %.1f us (%.2fx the floor)\n",
+	       lat_med, pct_us(lat, ok, 99), floor_med > 0 ? lat_med / floor_med : 0);
+}
+
 static int client(void)
 {
 	struct cm_runtime *rt;
@@ -482,7 +516,6 @@ static int client(void)
 	/* One at a time: REQ sent -> ESTABLISHED. */
 	for (unsigned i = 0; i < n_seq; i++) {
 		struct cm_connect_cmd c = tmpl;
-		struct cm_event ev;
 		uint64_t t;
 		int rc;
 
@@ -493,14 +526,8 @@ static int client(void)
 		rc = cm_runtime_connect(rt, &c, &ids[i]);
 		if (!rc)
 			rc = qp_move(rt, ids[i], qp[i], IBV_QPS_INIT);
-		while (!rc) {
-			rc = cm_runtime_wait_event(rt, &ev, 10000);
-			if (!rc && ev.id == ids[i] && ev.type == CM_EV_REP_RCVD)
-				break;
-			if (!rc && ev.id == ids[i] &&
-			    (ev.type == CM_EV_REQ_ERROR || ev.type == CM_EV_REJ_RCVD))
-				rc = -ECONNREFUSED;
-		}
+		if (!rc)
+			rc = wait_rep(rt, ids[i]);
 		if (!rc) {
 			rep[ok] = now_ns() - t;
 			rc = finish(rt, ids[i], qp[i]);
@@ -512,19 +539,13 @@ static int client(void)
 		lat[ok++] = now_ns() - t;
 	}
 	printf("connect one at a time (%u of %u), active side\n", ok, n_seq);
-	double rep_med = pct_us(rep, ok, 50), lat_med = pct_us(lat, ok, 50);
-
-	printf("  REQ sent -> REP received: median %.1f us (%.2fx the floor)\n", rep_med,
-	       floor_med > 0 ? rep_med / floor_med : 0);
-	printf("  REQ sent -> ESTABLISHED : median %.1f us, p99 %.1f us (%.2fx the floor)\n",
-	       lat_med, pct_us(lat, ok, 99), floor_med > 0 ? lat_med / floor_med : 0);
+	print_latency(rep, lat, ok, floor_med);
 	disconnect_all(rt, ids, n_seq);
 
 	/* The same without verbs on either side: the CM handshake alone. */
 	ok = 0;
 	for (unsigned i = 0; i < n_seq; i++) {
 		struct cm_connect_cmd c = tmpl;
-		struct cm_event ev;
 		uint64_t t;
 		int rc;
 
@@ -534,14 +555,8 @@ static int client(void)
 		c.user = i;
 		t = now_ns();
 		rc = cm_runtime_connect(rt, &c, &ids[i]);
-		while (!rc) {
-			rc = cm_runtime_wait_event(rt, &ev, 10000);
-			if (!rc && ev.id == ids[i] && ev.type == CM_EV_REP_RCVD)
-				break;
-			if (!rc && ev.id == ids[i] &&
-			    (ev.type == CM_EV_REQ_ERROR || ev.type == CM_EV_REJ_RCVD))
-				rc = -ECONNREFUSED;
-		}
+		if (!rc)
+			rc = wait_rep(rt, ids[i]);
 		if (!rc) {
 			rep[ok] = now_ns() - t;
 			rc = cm_runtime_rtu(rt, ids[i]);
@@ -549,20 +564,14 @@ static int client(void)
 		if (!rc)
 			lat[ok++] = now_ns() - t;
 	}
-	rep_med = pct_us(rep, ok, 50);
-	lat_med = pct_us(lat, ok, 50);
 	printf("connect one at a time, CM only (no QP transitions on either side, %u)\n", ok);
-	printf("  REQ sent -> REP received: median %.1f us (%.2fx the floor)\n", rep_med,
-	       floor_med > 0 ? rep_med / floor_med : 0);
-	printf("  REQ sent -> ESTABLISHED : median %.1f us, p99 %.1f us (%.2fx the floor)\n",
-	       lat_med, pct_us(lat, ok, 99), floor_med > 0 ? lat_med / floor_med : 0);
+	print_latency(rep, lat, ok, floor_med);
 	disconnect_all(rt, ids, n_seq);
 
 	/* CM only, and both sides answer on their loop threads (on_loop_event). */
 	ok = 0;
 	for (unsigned i = 0; i < n_seq; i++) {
 		struct cm_connect_cmd c = tmpl;
-		struct cm_event ev;
 		uint64_t t;
 		int rc;
 
@@ -573,21 +582,13 @@ static int client(void)
 		est_at[i] = 0;
 		t = now_ns();
 		rc = cm_runtime_connect(rt, &c, &ids[i]);
-		while (!rc) {
-			rc = cm_runtime_wait_event(rt, &ev, 10000);
-			if (!rc && ev.id == ids[i] && ev.type == CM_EV_REP_RCVD)
-				break;
-			if (!rc && ev.id == ids[i] &&
-			    (ev.type == CM_EV_REQ_ERROR || ev.type == CM_EV_REJ_RCVD))
-				rc = -ECONNREFUSED;
-		}
+		if (!rc)
+			rc = wait_rep(rt, ids[i]);
 		if (!rc && est_at[i])
 			lat[ok++] = est_at[i] - t;
 	}
-	lat_med = pct_us(lat, ok, 50);
 	printf("connect one at a time, CM only, answered on the loop threads (%u)\n", ok);
-	printf("  REQ sent -> ESTABLISHED : median %.1f us, p99 %.1f us (%.2fx the floor)\n",
-	       lat_med, pct_us(lat, ok, 99), floor_med > 0 ? lat_med / floor_med : 0);
+	print_latency(NULL, lat, ok, floor_med);
 	disconnect_all(rt, ids, n_seq);
 
 	/* Many in flight: all REQs out in batches, RTU as each REP comes. */

@@ -59,6 +59,7 @@ static uint8_t ack_timeout(const struct cm_conn *c, const struct cm_path *p)
 #define QP_RTS (1u << IBV_QPS_RTS)
 #define QP_ALL (QP_INIT | QP_RTR | QP_RTS)
 
+/* clang-format off */
 static const uint8_t qp_transitions[CM_ST__COUNT] = {
 	[CM_ST_REQ_SENT] = QP_INIT,
 	[CM_ST_MRA_REQ_RCVD] = QP_INIT,
@@ -74,6 +75,7 @@ static const uint8_t qp_transitions[CM_ST__COUNT] = {
 	[CM_ST_MRA_LAP_SENT] = QP_ALL,
 	[CM_ST_MRA_LAP_RCVD] = QP_ALL,
 };
+/* clang-format on */
 
 int cm_engine_init_qp_attr(struct cm_engine *e, uint32_t id, enum ibv_qp_state target,
 			   struct ibv_qp_attr *attr, int *mask)
@@ -108,7 +110,8 @@ int cm_engine_init_qp_attr(struct cm_engine *e, uint32_t id, enum ibv_qp_state t
 		 * accepted); before accept it is not known yet and the caller
 		 * sets the one it will accept with, as the kernel's cma does.
 		 */
-		*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+		*mask =
+		    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 		ah_from_path(&attr->ah_attr, &c->primary, e->cfg.port_num);
 		attr->path_mtu = (enum ibv_mtu)c->mtu;
 		attr->dest_qp_num = c->remote_qpn;

@@ -39,7 +39,7 @@ struct cm_runtime {
 	struct mad_loop *loop;
 	bool own_loop;
 	struct mad_transport *t;
-	struct cm_umad *cmu;      /* the CM agent and the engine on it */
+	struct cm_umad *cmu;	  /* the CM agent and the engine on it */
 	struct cm_engine *engine; /* cm_umad_engine(cmu), NULL once closed */
 	struct mad_port_attr port;
 	struct sa_client *sa;

@@ -19,6 +19,7 @@ struct rec_member {
 	uint16_t offset;
 };
 
+/* clang-format off */
 #define MEMBER(type, id, m) {(id), sizeof(((struct type *)0)->m), offsetof(struct type, m)}
 
 static const struct rec_member path_members[] = {
@@ -74,6 +75,7 @@ static const struct rec_member service_members[] = {
 	MEMBER(sa_service, SA_SR_SERVICE_LEASE, lease),
 	MEMBER(sa_service, SA_SR_SERVICE_KEY, key),
 };
+/* clang-format on */
 
 #define NMEMBERS(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -56,8 +56,8 @@ void layout_round_trip(const struct mad_layout *l, uint8_t fill)
 			mad_field_get_bytes(buf, f, out);
 			for (size_t k = 0; k < mad_field_len(f); k++)
 				if (out[k] != (f->fmt == MF_RSVD ? fill : wide_byte(i, k)))
-					fail_msg("%s.%s byte %zu read back wrong", l->name,
-						 f->name, k);
+					fail_msg("%s.%s byte %zu read back wrong", l->name, f->name,
+						 k);
 		} else if (f->fmt == MF_RSVD) {
 			uint64_t ones = f->width < 64 ? (1ull << f->width) - 1 : ~0ull;
 
