@@ -247,7 +247,7 @@ int mad_pcap_parse_packet(const uint8_t *pkt, size_t len, struct mad_pcap_hdr *h
 	if (opcode != MAD_PCAP_BTH_OPCODE_UD_SEND_ONLY &&
 	    opcode != MAD_PCAP_BTH_OPCODE_UD_SEND_ONLY_IMM) {
 		*why = "not a UD SEND only packet";
-		return -EBADMSG;
+		return -ENOMSG; /* a well-formed packet that carries no MAD */
 	}
 	pad = (pkt[pos + 1] >> 4) & 3;
 	h->pkey = get_be16(pkt + pos + 2);

@@ -85,8 +85,9 @@ long mad_pcap_build_packet(const struct mad_pcap_hdr *h, const void *payload, si
  * Parse a packet from the LRH on.  On success fills *h (when not NULL) and
  * points *payload at the DETH payload inside `pkt` (the MAD), whose length
  * is taken from the LRH packet length and clipped to what was captured.
- * Returns 0, or -EBADMSG when the packet is not a UD send that could carry
- * a MAD, with a static reason in *why (when not NULL).
+ * Returns 0; -ENOMSG for a well-formed packet of another transport
+ * opcode (RC/UC/UD data, ACKs: no MAD in it); -EBADMSG for a malformed
+ * one; with a static reason in *why (when not NULL).
  */
 int mad_pcap_parse_packet(const uint8_t *pkt, size_t len, struct mad_pcap_hdr *h,
 			  const uint8_t **payload, size_t *payload_len, const char **why);

@@ -510,6 +510,7 @@ static void decode_pcap(struct decode_state *st, const char *name, const uint8_t
 	struct mad_pcap_reader r;
 	struct mad_pcap_record rec;
 	struct decode_src src = {.name = name, .from_pcap = true};
+	unsigned data_packets = 0;
 	int ret = mad_pcap_reader_init(&r, buf, len);
 
 	if (ret) {
@@ -534,7 +535,14 @@ static void decode_pcap(struct decode_state *st, const char *name, const uint8_t
 			st->skipped++;
 			continue;
 		}
-		if (mad_pcap_parse_packet(rec.pkt, rec.pkt_len, &src.pkt, &mad, &mad_len, &why)) {
+		ret = mad_pcap_parse_packet(rec.pkt, rec.pkt_len, &src.pkt, &mad, &mad_len, &why);
+		if (ret == -ENOMSG) {
+			/* Data traffic next to the CM exchange: counted, not noise. */
+			st->skipped++;
+			data_packets++;
+			continue;
+		}
+		if (ret) {
 			fprintf(st->err, "madcm decode: %s: frame %u: %s, skipped\n", name,
 				rec.index, why);
 			st->skipped++;
@@ -551,6 +559,10 @@ static void decode_pcap(struct decode_state *st, const char *name, const uint8_t
 		src.index++;
 		decode_mad(st, &src, mad, mad_len);
 	}
+	if (data_packets)
+		fprintf(st->err, "madcm decode: %s: %u data packets (no MAD) skipped\n", name,
+			data_packets);
+	st->data_packets += data_packets;
 	if (ret < 0) {
 		fprintf(st->err, "madcm decode: %s: after frame %u: %s\n", name, r.index,
 			ret == -EMSGSIZE ? "record larger than 65535 bytes" : "truncated record");

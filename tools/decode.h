@@ -21,6 +21,7 @@ struct decode_state {
 	unsigned mads;	    /* MADs seen */
 	unsigned malformed; /* MADs or inputs that were malformed */
 	unsigned skipped;   /* capture records that carry no MAD */
+	unsigned data_packets; /* of those, well-formed non-MAD IB packets */
 };
 
 /* Where a MAD came from, for the heading / the JSON "source" members. */

@@ -182,7 +182,7 @@ static void test_truncated(void **state)
 	/* Record header cut. */
 	assert_int_equal(mad_pcap_reader_init(&r, buf, 24 + 10), 0);
 	assert_int_equal(mad_pcap_next(&r, &rec), -EBADMSG);
-	/* Whole record: fine, but its packet is not a UD send. */
+	/* Whole record: fine, but its packet (all zero) has no IBA LRH. */
 	assert_int_equal(mad_pcap_reader_init(&r, buf, n), 0);
 	assert_int_equal(mad_pcap_next(&r, &rec), 1);
 	{
