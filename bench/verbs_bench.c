@@ -12,7 +12,9 @@
  *   - RDMA WRITE latency: post to completion (the target's HCA answers,
  *     its application does nothing)
  *   - QP create -> RTS time (median and p99)
- * Numbers only; nothing is asserted.
+ * Numbers only; nothing is asserted.  VERBS_BENCH_ONLY=unix,events,poll,
+ * write,churn (a comma-separated subset) runs only those parts, for
+ * profiling one of them.
  */
 #include <endian.h>
 #include <errno.h>
@@ -40,6 +42,20 @@ static struct ibv_qp *qp;
 static struct ibv_mr *mr;
 static uint8_t *buf;
 static struct ibv_port_attr port;
+
+/* Whether a part of the benchmark runs (VERBS_BENCH_ONLY, all if unset). */
+static bool part(const char *name)
+{
+	const char *only = getenv("VERBS_BENCH_ONLY");
+	size_t n = strlen(name);
+
+	if (!only || !*only)
+		return true;
+	for (const char *p = only; (p = strstr(p, name)); p += n)
+		if ((p == only || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
 
 static double now_us(void)
 {
@@ -221,7 +237,7 @@ static int serve(int fd, int iters)
 	connect_to(&peer, me.psn);
 	xfer(fd, &me, sizeof(me), true);
 	/* UNIX socket ping-pong */
-	for (int i = 0; i < iters; i++) {
+	for (int i = 0; part("unix") && i < iters; i++) {
 		uint64_t v;
 
 		xfer(fd, &v, sizeof(v), false);
@@ -229,7 +245,7 @@ static int serve(int fd, int iters)
 	}
 	/* SEND ping-pong: events, then spinning */
 	for (int mode = 0; mode < 2; mode++)
-		for (int i = 0; i < iters; i++) {
+		for (int i = 0; part(mode ? "poll" : "events") && i < iters; i++) {
 			wait_op(IBV_WC_RECV, mode == 0);
 			post_recv();
 			post_send(IBV_WR_SEND, NULL);
@@ -334,47 +350,58 @@ int main(int argc, char **argv)
 	printf("verbs_bench: LID %u -> LID %u (%s), %d iterations\n", port.lid, peer.lid, peer_host,
 	       iters);
 
-	t0 = now_us();
-	for (int i = 0; i < iters; i++) {
-		uint64_t v = (uint64_t)i;
+	unix_rt = ev_rt = spin_rt = 0;
+	if (part("unix")) {
+		t0 = now_us();
+		for (int i = 0; i < iters; i++) {
+			uint64_t v = (uint64_t)i;
 
-		xfer(sv[0], &v, sizeof(v), true);
-		xfer(sv[0], &v, sizeof(v), false);
+			xfer(sv[0], &v, sizeof(v), true);
+			xfer(sv[0], &v, sizeof(v), false);
+		}
+		unix_rt = now_us() - t0;
+		report("UNIX socket ping-pong (blocking):", unix_rt, iters);
 	}
-	unix_rt = now_us() - t0;
-	report("UNIX socket ping-pong (blocking):", unix_rt, iters);
 
-	t0 = now_us();
-	for (int i = 0; i < iters; i++) {
-		post_send(IBV_WR_SEND, NULL);
-		wait_op(IBV_WC_RECV, true);
-		post_recv();
+	if (part("events")) {
+		t0 = now_us();
+		for (int i = 0; i < iters; i++) {
+			post_send(IBV_WR_SEND, NULL);
+			wait_op(IBV_WC_RECV, true);
+			post_recv();
+		}
+		ev_rt = now_us() - t0;
+		report("RC SEND ping-pong (completion events):", ev_rt, iters);
 	}
-	ev_rt = now_us() - t0;
-	report("RC SEND ping-pong (completion events):", ev_rt, iters);
 
-	t0 = now_us();
-	for (int i = 0; i < iters; i++) {
-		post_send(IBV_WR_SEND, NULL);
-		wait_op(IBV_WC_RECV, false);
-		post_recv();
+	if (part("poll")) {
+		t0 = now_us();
+		for (int i = 0; i < iters; i++) {
+			post_send(IBV_WR_SEND, NULL);
+			wait_op(IBV_WC_RECV, false);
+			post_recv();
+		}
+		spin_rt = now_us() - t0;
+		report("RC SEND ping-pong (busy polling):", spin_rt, iters);
 	}
-	spin_rt = now_us() - t0;
-	report("RC SEND ping-pong (busy polling):", spin_rt, iters);
 
-	t0 = now_us();
-	for (int i = 0; i < iters; i++) {
-		post_send(IBV_WR_RDMA_WRITE, &peer);
-		wait_op(IBV_WC_RDMA_WRITE, false);
+	if (part("write")) {
+		t0 = now_us();
+		for (int i = 0; i < iters; i++) {
+			post_send(IBV_WR_RDMA_WRITE, &peer);
+			wait_op(IBV_WC_RDMA_WRITE, false);
+		}
+		wr_rt = now_us() - t0;
+		printf("%-44s %8.2f us post to completion (target idle)\n",
+		       "RDMA WRITE 8 bytes:", wr_rt / iters);
 	}
-	wr_rt = now_us() - t0;
-	printf("%-44s %8.2f us post to completion (target idle)\n",
-	       "RDMA WRITE 8 bytes:", wr_rt / iters);
 	xfer(sv[0], "x", 1, true);
 	waitpid(pid, &status, 0);
 
-	printf("%-44s %8.2fx (events)  %8.2fx (polling)\n",
-	       "RC SEND ping-pong / UNIX ping-pong:", ev_rt / unix_rt, spin_rt / unix_rt);
-	qp_churn(2000);
+	if (unix_rt > 0 && ev_rt > 0 && spin_rt > 0)
+		printf("%-44s %8.2fx (events)  %8.2fx (polling)\n",
+		       "RC SEND ping-pong / UNIX ping-pong:", ev_rt / unix_rt, spin_rt / unix_rt);
+	if (part("churn"))
+		qp_churn(2000);
 	return 0;
 }

@@ -115,7 +115,10 @@ int cm_stat_publish(const struct cm_engine *e, const char *path)
 		if (!path || !*path)
 			return 0;
 	}
-	if (snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof(tmp))
+	/* One temporary name per process and engine: engines that publish to
+	 * the same path from several threads never write into one file. */
+	if (snprintf(tmp, sizeof(tmp), "%s.%ld.%lx.tmp", path, (long)getpid(),
+		     (unsigned long)(uintptr_t)e) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	f = fopen(tmp, "w");
 	if (!f)

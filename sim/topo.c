@@ -269,14 +269,14 @@ static int load_file(const char *file, FILE *err, int depth)
 					TERR("bad remote port GUID");
 				s++;
 			}
-			/* optional w=N (ibsim) or NxSPEED in the comment */
+			/* optional w=N (ibsim); widths in the comment are not read */
 			const char *wp = strstr(s, "w=");
 			const char *hash = strchr(s, '#');
 
 			if (wp && (!hash || wp < hash)) {
 				w = width_enc(atoi(wp + 2));
 				if (w < 0)
-					TERR("bad link width \"%s\"", wp);
+					TERR("bad link width \"%.*s\"", (int)strcspn(wp, " \t\r\n#"), wp);
 			}
 			if (add_link(cur, port, remote, rport, w, file, lineno))
 				TERR("out of memory");

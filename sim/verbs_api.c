@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <time.h>
 #include <stdio.h>
@@ -28,15 +29,30 @@ static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- the HCA thread ---------------------------------------------------- */
 
-/* While an application thread spins on ibv_poll_cq it drains the wire
- * itself (verbs_rx_pending); the HCA thread then stays off the socket, or
- * every packet would wake two threads for one piece of work. */
-#define SPIN_GRACE_NS 500000ull
-#define WATCH_RECHECK_NS 2000000ull
+/*
+ * Who reads the wire.  Every packet costs a wakeup of whoever reads it,
+ * and on a machine with fewer cores than busy threads wakeups are what
+ * latency is made of, so exactly one thread should be waiting on the
+ * socket: the application thread when it waits for a completion anyway
+ * (blocked in ibv_get_cq_event, or spinning on ibv_poll_cq), the HCA
+ * thread otherwise.
+ *
+ * An application thread that serves the wire holds a lease: "I will look
+ * at the socket again before lease_until" (while blocked in
+ * ibv_get_cq_event, for as long as it stays: watchers > 0).  While a lease
+ * runs the HCA thread leaves the socket alone and only wakes to check the
+ * lease, so an application that stops calling verbs has its packets served
+ * again at most VERBS_LEASE_NS later: far below the smallest ACK timeout
+ * (1 ms, MIN_TIMEOUT_NS), so no requester ever notices.  Nobody kicks the
+ * HCA thread on the fast path; a watcher that was blocked for long (the
+ * HCA thread backed off meanwhile) kicks it once when it leaves.
+ */
+#define IDLE_WATCH_MAX_NS 64000000ull
 
 static void *hca_thread(void *arg)
 {
-	uint64_t next = 0, seen_polls = 0;
+	uint64_t backoff = VERBS_LEASE_NS;
+	uint32_t seen_gen = 0;
 
 	(void)arg;
 	for (;;) {
@@ -44,29 +60,49 @@ static void *hca_thread(void *arg)
 		    {.fd = verbs_hca.wake[0], .events = POLLIN},
 		    {.fd = verbs_transport_fd(), .events = POLLIN},
 		};
-		uint64_t now = verbs_now_ns(), until = next;
-		uint64_t spun = __atomic_load_n(&verbs_hca.last_poll_ns, __ATOMIC_RELAXED);
-		uint64_t polls = __atomic_load_n(&verbs_hca.empty_polls, __ATOMIC_RELAXED);
+		uint64_t now = verbs_now_ns(), until, look;
 		struct timespec ts, *tsp = NULL;
-		nfds_t nfds = 2;
-		/* Spinning: many empty polls since we last looked, not the
-		 * one or two of an application about to wait for an event. */
-		bool spinning = polls - seen_polls >= 32;
+		nfds_t nfds;
+		int w;
 
-		seen_polls = polls;
-		if (spinning && spun && now < spun + SPIN_GRACE_NS) {
-			nfds = 1;
-			if (!until || until > spun + SPIN_GRACE_NS)
-				until = spun + SPIN_GRACE_NS;
-		} else if (__atomic_load_n(&verbs_hca.watchers, __ATOMIC_RELAXED)) {
-			/* An application thread blocked in ibv_get_cq_event
-			 * serves the wire; look again in a while in case it
-			 * stops waiting. */
-			nfds = 1;
-			if (!until || until > now + WATCH_RECHECK_NS)
-				until = now + WATCH_RECHECK_NS;
+		for (;;) {
+			w = __atomic_load_n(&verbs_hca.watchers, __ATOMIC_SEQ_CST);
+			look = 0;
+			if (w) {
+				uint32_t g = __atomic_load_n(&verbs_hca.watch_gen, __ATOMIC_RELAXED);
+
+				/* The same watcher blocked all along: look less
+				 * often (it kicks us when it leaves). */
+				if (g == seen_gen && backoff < IDLE_WATCH_MAX_NS)
+					backoff *= 2;
+				else if (g != seen_gen)
+					backoff = VERBS_LEASE_NS;
+				seen_gen = g;
+				look = now + backoff;
+			} else {
+				uint64_t lease =
+				    __atomic_load_n(&verbs_hca.lease_until, __ATOMIC_SEQ_CST);
+
+				backoff = VERBS_LEASE_NS;
+				if (lease > now)
+					look = lease;
+			}
+			__atomic_store_n(&verbs_hca.hca_look_at, look, __ATOMIC_SEQ_CST);
+			/* A watcher that left after we counted it read the
+			 * old hca_look_at: count again (Dekker, both sides
+			 * sequentially consistent). */
+			if (!w || __atomic_load_n(&verbs_hca.watchers, __ATOMIC_SEQ_CST))
+				break;
 		}
-		__atomic_store_n(&verbs_hca.off_wire, nfds == 1, __ATOMIC_RELAXED);
+		nfds = look ? 1 : 2;
+		/* Timers, and the time we sleep until, under one lock hold:
+		 * arm_timer() kicks us if it needs us earlier than that. */
+		VERBS_LOCK();
+		until = verbs_run_timers(verbs_now_ns());
+		if (look && (!until || look < until))
+			until = look;
+		verbs_hca.sleep_until = until;
+		VERBS_UNLOCK();
 		if (until) {
 			uint64_t d = until > now ? until - now : 0;
 
@@ -89,23 +125,35 @@ static void *hca_thread(void *arg)
 			break; /* the fabric is gone */
 		if (nfds == 2 && (pfd[1].revents & POLLIN))
 			verbs_rx_pending(64);
-		VERBS_LOCK();
-		next = verbs_run_timers(verbs_now_ns());
-		verbs_hca.sleep_until = next;
-		VERBS_UNLOCK();
 	}
 	return NULL;
 }
 
-/* An application thread is about to block (armed a CQ, waits for an
- * event): the HCA thread must serve the wire again now. */
-void verbs_hca_unspin(void)
+/* An application thread will look at the wire until `until`. */
+void verbs_wire_lease(uint64_t until)
 {
-	__atomic_store_n(&verbs_hca.last_poll_ns, 0, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&verbs_hca.off_wire, __ATOMIC_RELAXED)) {
-		__atomic_store_n(&verbs_hca.off_wire, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&verbs_hca.lease_until, until, __ATOMIC_SEQ_CST);
+}
+
+/* An application thread starts blocking on the wire in ibv_get_cq_event. */
+void verbs_wire_watch(void)
+{
+	__atomic_add_fetch(&verbs_hca.watch_gen, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&verbs_hca.watchers, 1, __ATOMIC_SEQ_CST);
+}
+
+/* It stops: it leaves a lease behind (it will most likely be back soon),
+ * and wakes the HCA thread only if that would look later than the lease
+ * ends, i.e. after a long idle wait. */
+void verbs_wire_unwatch(void)
+{
+	uint64_t end = verbs_now_ns() + VERBS_LEASE_NS, look;
+
+	verbs_wire_lease(end);
+	__atomic_sub_fetch(&verbs_hca.watchers, 1, __ATOMIC_SEQ_CST);
+	look = __atomic_load_n(&verbs_hca.hca_look_at, __ATOMIC_SEQ_CST);
+	if (look > end + VERBS_LEASE_NS / 2)
 		verbs_hca_kick();
-	}
 }
 
 /* Wake the HCA thread so it recomputes its next timer. */
@@ -650,37 +698,50 @@ int ibv_dereg_mr(struct ibv_mr *ibmr)
 
 /* ---- CQ and completion channels ---------------------------------------- */
 
+/*
+ * A completion channel: a pipe whose read end is the channel's fd, as
+ * applications poll it.  When the thread that will return the event is the
+ * one that produced it (an application thread processing packets inside
+ * ibv_get_cq_event), the event skips the pipe: `local` holds it, saving a
+ * write, a poll and a read per event.
+ */
+#define CHANNEL_LOCAL 8
+
+struct vchannel {
+	struct ibv_comp_channel ch;
+	int wr;				    /* write end of the pipe */
+	struct ibv_cq *local[CHANNEL_LOCAL]; /* events for the watching thread */
+	unsigned int nlocal;
+};
+
+#define to_vchannel(p) ((struct vchannel *)(p))
+
+/* The channel this thread waits on in ibv_get_cq_event, while it processes
+ * packets itself. */
+static __thread struct vchannel *watching;
+
 struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
 {
-	struct ibv_comp_channel *ch;
+	struct vchannel *vch;
 	int p[2];
 
 	if (!ctx) {
 		errno = EINVAL;
 		return NULL;
 	}
-	ch = calloc(1, sizeof(*ch) + sizeof(int));
-	if (!ch) {
+	vch = calloc(1, sizeof(*vch));
+	if (!vch) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	if (pipe2(p, O_CLOEXEC)) {
-		free(ch);
+		free(vch);
 		return NULL;
 	}
-	ch->context = ctx;
-	ch->fd = p[0];
-	/* The write end lives right after the public struct. */
-	memcpy(ch + 1, &p[1], sizeof(int));
-	return ch;
-}
-
-static int channel_wr(struct ibv_comp_channel *ch)
-{
-	int fd;
-
-	memcpy(&fd, ch + 1, sizeof(fd));
-	return fd;
+	vch->ch.context = ctx;
+	vch->ch.fd = p[0];
+	vch->wr = p[1];
+	return &vch->ch;
 }
 
 int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
@@ -690,8 +751,8 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 	if (ch->refcnt)
 		return EBUSY;
 	close(ch->fd);
-	close(channel_wr(ch));
-	free(ch);
+	close(to_vchannel(ch)->wr);
+	free(to_vchannel(ch));
 	return 0;
 }
 
@@ -768,6 +829,7 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 	}
 	if (ibcq->channel)
 		ibcq->channel->refcnt--;
+	__atomic_store_n(&verbs_hca.cqes, verbs_hca.cqes - cq->count, __ATOMIC_RELAXED);
 	VERBS_UNLOCK();
 	free(cq->ring);
 	free(cq);
@@ -788,39 +850,78 @@ int verbs_cq_push(struct vcq *cq, const struct ibv_wc *wc, bool solicited)
 		return -ENOSPC;
 	}
 	cq->ring[(cq->head + cq->count) % cq->size] = *wc;
-	cq->count++;
+	__atomic_store_n(&cq->count, cq->count + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&verbs_hca.cqes, verbs_hca.cqes + 1, __ATOMIC_RELAXED);
 	if (cq->armed && cq->cq.channel &&
 	    (!cq->solicited_only || solicited || wc->status != IBV_WC_SUCCESS)) {
+		struct vchannel *vch = to_vchannel(cq->cq.channel);
 		struct ibv_cq *p = &cq->cq;
 
 		cq->armed = false;
-		(void)!write(channel_wr(cq->cq.channel), &p, sizeof(p));
+		if (vch == watching && vch->nlocal < CHANNEL_LOCAL)
+			vch->local[vch->nlocal++] = p;
+		else
+			(void)!write(vch->wr, &p, sizeof(p));
 	}
 	return 0;
 }
 
+/* The first event the watching thread produced itself, if any; the others
+ * go to the pipe, where any thread waiting on the channel sees them. */
+static struct ibv_cq *local_event(struct vchannel *vch)
+{
+	struct ibv_cq *p = NULL;
+
+	VERBS_LOCK();
+	if (vch->nlocal) {
+		p = vch->local[0];
+		for (unsigned int i = 1; i < vch->nlocal; i++)
+			(void)!write(vch->wr, &vch->local[i], sizeof(vch->local[i]));
+		vch->nlocal = 0;
+	}
+	VERBS_UNLOCK();
+	return p;
+}
+
+static uint64_t wait_spin_ns(void)
+{
+	static int64_t v = -1;
+
+	if (v < 0) {
+		const char *e = getenv("FABSIM_WAIT_SPIN_US");
+
+		v = e ? atoll(e) * 1000 : 0;
+	}
+	return (uint64_t)v;
+}
+
 int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context)
 {
-	struct ibv_cq *p;
+	struct vchannel *vch = to_vchannel(ch);
+	struct ibv_cq *p = NULL;
 	ssize_t n;
 
 	if (!ch || !cq || !cq_context) {
 		errno = EINVAL;
 		return -1;
 	}
-	verbs_hca_unspin();
 	/* A blocking wait also watches the wire and processes what comes
 	 * itself: the event it waits for is then one wakeup away, not two
-	 * (HCA thread, then this thread). */
+	 * (HCA thread, then this thread), and skips the pipe. */
 	if (!(fcntl(ch->fd, F_GETFL) & O_NONBLOCK) && verbs_transport_fd() >= 0) {
-		__atomic_add_fetch(&verbs_hca.watchers, 1, __ATOMIC_RELAXED);
+		uint64_t spin_end = verbs_now_ns() + wait_spin_ns();
+
+		verbs_wire_watch();
 		for (;;) {
 			struct pollfd pfd[2] = {
 			    {.fd = ch->fd, .events = POLLIN},
 			    {.fd = verbs_transport_fd(), .events = POLLIN},
 			};
+			bool spin = verbs_now_ns() < spin_end;
 
-			if (poll(pfd, 2, -1) < 0) {
+			if (spin)
+				sched_yield();
+			if (poll(pfd, 2, spin ? 0 : -1) < 0) {
 				if (errno == EINTR)
 					continue;
 				break;
@@ -829,14 +930,22 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 				break;
 			if (pfd[1].revents & (POLLERR | POLLHUP | POLLNVAL))
 				break; /* the fabric is gone: just wait */
-			if (pfd[1].revents & POLLIN)
+			if (pfd[1].revents & POLLIN) {
+				watching = vch;
 				verbs_rx_pending(16);
+				watching = NULL;
+				p = local_event(vch);
+				if (p)
+					break;
+			}
 		}
-		__atomic_sub_fetch(&verbs_hca.watchers, 1, __ATOMIC_RELAXED);
+		verbs_wire_unwatch();
 	}
-	n = read(ch->fd, &p, sizeof(p));
-	if (n != sizeof(p))
-		return -1;
+	if (!p) {
+		n = read(ch->fd, &p, sizeof(p));
+		if (n != sizeof(p))
+			return -1;
+	}
 	*cq = p;
 	*cq_context = p->cq_context;
 	return 0;

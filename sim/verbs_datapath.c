@@ -23,6 +23,7 @@
 #endif
 #include <endian.h>
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1354,7 +1355,46 @@ int verbs_rx_pending(int max)
 	return done;
 }
 
-static __thread unsigned int empty_run; /* empty polls in a row */
+/*
+ * A thread spinning on ibv_poll_cq plays the HCA itself: it takes what the
+ * wire brought without waiting for the HCA thread to be scheduled, and
+ * holds the wire lease meanwhile (verbs_api.c).  Spinning is recognised by
+ * empty polls in quick succession, not by one or two polls of an
+ * application about to wait for an event or busy elsewhere between polls.
+ * A spinner yields the CPU after every empty poll, so that on this machine
+ * (fewer cores than spinners) the daemon and the peer still run, but keeps
+ * its core awake: in a virtual machine, waking a halted vCPU costs more
+ * than the whole packet's trip.  One that has found nothing for a long
+ * time (SPIN_IDLE_NS) is not waiting for a reply any more: it sleeps on the
+ * socket, a packet wakes it, and it never sleeps longer than SPIN_SLEEP_NS
+ * nor while any CQ holds a completion the application may be about to poll.
+ */
+#define SPIN_GAP_NS 50000ull	/* empty polls closer than this: spinning */
+#define SPIN_IDLE_NS 1000000ull /* spinning with nothing coming in */
+#define SPIN_SLEEP_NS 100000ull /* longest sleep of an idle spinner */
+
+static __thread unsigned int empty_run; /* quick empty polls in a row */
+static __thread uint64_t last_empty_ns, spin_since_ns;
+
+static void spin_wait(uint64_t now)
+{
+	int fd = verbs_transport_fd();
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	struct timespec ts = {.tv_nsec = (long)SPIN_SLEEP_NS};
+
+	verbs_wire_lease(now + VERBS_LEASE_NS);
+	if (verbs_rx_pending(16)) {
+		spin_since_ns = now;
+		return;
+	}
+	if (fd < 0 || now - spin_since_ns < SPIN_IDLE_NS ||
+	    __atomic_load_n(&verbs_hca.cqes, __ATOMIC_RELAXED)) {
+		sched_yield();
+		return;
+	}
+	if (ppoll(&pfd, 1, &ts, NULL) == 1 && (pfd.revents & POLLIN))
+		verbs_rx_pending(16);
+}
 
 int verbs_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
@@ -1365,25 +1405,28 @@ int verbs_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		return -1;
 	/* Unlocked peek: an empty CQ is the common case when spinning. */
 	if (!__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&verbs_hca.last_poll_ns, verbs_now_ns(), __ATOMIC_RELAXED);
-		__atomic_add_fetch(&verbs_hca.empty_polls, 1, __ATOMIC_RELAXED);
-		/* A spinning poller plays the HCA itself: it takes what the
-		 * wire brought without waiting for the HCA thread to be
-		 * scheduled.  Once it has spun a while it also yields, so
-		 * that on a machine with fewer cores than spinners the daemon
-		 * and the peer still run; one that polls once before waiting
-		 * for an event never yields. */
-		if (!verbs_rx_pending(16) && ++empty_run > 8)
-			sched_yield();
+		uint64_t now = verbs_now_ns();
+
+		if (now - last_empty_ns > SPIN_GAP_NS) {
+			empty_run = 0;
+			spin_since_ns = now;
+		}
+		last_empty_ns = now;
+		/* The first empty poll after a completion or an arming
+		 * finds the wire empty too, almost always: save the recv. */
+		if (empty_run++)
+			spin_wait(now);
 		if (!__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE))
 			return 0;
 	}
 	empty_run = 0;
+	spin_since_ns = last_empty_ns;
 	VERBS_LOCK();
 	for (i = 0; i < n && cq->count; i++) {
 		wc[i] = cq->ring[cq->head];
 		cq->head = (cq->head + 1) % cq->size;
-		cq->count--;
+		__atomic_store_n(&cq->count, cq->count - 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&verbs_hca.cqes, verbs_hca.cqes - 1, __ATOMIC_RELAXED);
 	}
 	VERBS_UNLOCK();
 	return i;
@@ -1394,7 +1437,6 @@ int verbs_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	struct vcq *cq = to_vcq(ibcq);
 
 	empty_run = 0;
-	verbs_hca_unspin();
 	VERBS_LOCK();
 	cq->armed = true;
 	cq->solicited_only = solicited_only;

@@ -193,11 +193,13 @@ struct vhca {
 	uint32_t nmrs;
 	uint32_t mr_gen;
 	uint64_t sleep_until;			 /* when the HCA thread wakes up; 0 = never */
-	uint64_t last_poll_ns;			 /* an application thread polled a CQ then */
 	enum ibv_mtu fabric_mtu, fabric_max_mtu; /* from FSP_VERBS_PORT_EVENT */
-	uint64_t empty_polls;			 /* how many times it found its CQ empty */
-	bool off_wire;				 /* the HCA thread leaves the socket to it */
-	int watchers; /* application threads serving the wire in ibv_get_cq_event */
+	/* Who reads the wire (see verbs_api.c); atomics, not under the lock. */
+	uint64_t lease_until; /* an application thread looks again before this */
+	uint64_t hca_look_at; /* the HCA thread, off the wire, looks then; 0 = on it */
+	int watchers;	      /* application threads blocked on it in ibv_get_cq_event */
+	uint32_t watch_gen;   /* bumped by each one that starts */
+	uint32_t cqes;	      /* completions waiting in all CQs */
 	/* counters, for tests and fabsim status */
 	uint64_t rx_pkts, tx_pkts, drop_pkey, drop_qkey, drop_state, drop_qpn;
 };
@@ -206,9 +208,15 @@ extern struct vhca verbs_hca;
 
 #define VERBS_PKT_MAX 8192
 
+/* An application thread serving the wire promises to look at it again
+ * within this; the HCA thread stays off it meanwhile (verbs_api.c). */
+#define VERBS_LEASE_NS 500000ull
+
 /* verbs_api.c */
 void verbs_hca_kick(void);
-void verbs_hca_unspin(void);
+void verbs_wire_lease(uint64_t until);
+void verbs_wire_watch(void);
+void verbs_wire_unwatch(void);
 uint16_t verbs_pkey_at(unsigned int index);
 struct vmr *verbs_mr_lookup(uint32_t key);
 int verbs_cq_push(struct vcq *cq, const struct ibv_wc *wc, bool solicited);
