@@ -5,12 +5,16 @@
  *     0x09 Get / GetResp) between the two hosts;
  *   - connect latency one connection at a time, REQ sent -> ESTABLISHED on
  *     the active side (REP received, QP to RTR and RTS, RTU sent), median
- *     and p99, and REQ sent -> REP received alone, next to the floor;
+ *     and p99, and REQ sent -> REP received alone, next to the floor:
+ *     with the application moving its QPs (cm_runtime_init_qp_attr), with
+ *     the runtime's loop thread moving them (auto QP, as the kernel's
+ *     rdma_cm does: what a librdmacm user will see), and without verbs;
  *   - connections per second with N handshakes in flight at once;
  *   - engine memory per connection.
  * It asserts nothing.
  *
- *   cm_fabric_bench [--n N] [--seq S] [--pings P]    # all by itself: starts a
+ *   cm_fabric_bench [--n N] [--seq S] [--pings P] [--only ROW]
+ *                                                    # all by itself: starts a
  *        fabric with `fabsim up --gen b2b` in a temporary directory ($FABSIM,
  *        else ../sim/fabsim next to this program), runs both sides, stops it
  *   cm_fabric_bench server                            # on one fabric host
@@ -45,7 +49,10 @@
 #define SERVICE (0x0000000001060000ull + 18516)
 #define SERVICE_CM_ONLY (SERVICE + 1)
 #define SERVICE_ON_LOOP (SERVICE + 2) /* CM only, answered on the loop thread */
+#define SERVICE_LOOP_QP (SERVICE + 3) /* verbs, QPs moved by the loop threads */
 #define ON_LOOP_USER 2
+#define LOOP_QP_USER 3
+#define FIRST_SLOT 16 /* server QP slots: above the listeners' cookies */
 
 /* Active side, on-loop run: when each connection reached ESTABLISHED. */
 static uint64_t *est_at;
@@ -297,7 +304,7 @@ static int server(void)
 	struct dev d;
 	pthread_t th;
 	struct ibv_qp **qps = calloc(1u << 17, sizeof(*qps));
-	uint64_t next = 1;
+	uint64_t next = FIRST_SLOT;
 	int rc;
 
 	if (!qps)
@@ -312,6 +319,8 @@ static int server(void)
 		rc = cm_runtime_listen(rt, SERVICE_CM_ONLY, ~0ull, 1);
 	if (rc >= 0)
 		rc = cm_runtime_listen(rt, SERVICE_ON_LOOP, ~0ull, ON_LOOP_USER);
+	if (rc >= 0)
+		rc = cm_runtime_listen(rt, SERVICE_LOOP_QP, ~0ull, LOOP_QP_USER);
 	if (rc < 0)
 		die("listen", rc);
 	printf("server listening\n");
@@ -335,9 +344,25 @@ static int server(void)
 				break;
 			}
 			slot = next++ % (1u << 17);
-			if (!slot)
-				slot = next++ % (1u << 17);
+			if (slot < FIRST_SLOT)
+				slot = next = FIRST_SLOT, next++;
 			qp = qp_new(&d);
+			if (qp && ev.user == LOOP_QP_USER) {
+				/* As rdma_accept in the kernel: the loop moves the QP, then REPs.
+				 */
+				ac.starting_psn = rand24();
+				ac.responder_resources = ev.req.initiator_depth;
+				ac.initiator_depth = ev.req.responder_resources;
+				ac.rnr_retry_count = 7;
+				if (cm_runtime_accept_qp(rt, ev.id, slot, &ac, qp, CM_RT_QP_INIT)) {
+					ibv_destroy_qp(qp);
+					break;
+				}
+				if (qps[slot])
+					ibv_destroy_qp(qps[slot]);
+				qps[slot] = qp;
+				break;
+			}
 			ac.starting_psn = rand24();
 			/* As rdma_accept: RTR and RTS, then the REP. */
 			if (!qp || qp_move(rt, ev.id, qp, IBV_QPS_INIT) ||
@@ -363,7 +388,7 @@ static int server(void)
 		case CM_EV_TIMEWAIT_EXIT:
 		case CM_EV_REP_ERROR:
 		case CM_EV_REJ_RCVD:
-			if (ev.user && ev.user < (1u << 17) && qps[ev.user]) {
+			if (ev.user >= FIRST_SLOT && ev.user < (1u << 17) && qps[ev.user]) {
 				ibv_destroy_qp(qps[ev.user]);
 				qps[ev.user] = NULL;
 			}
@@ -390,14 +415,27 @@ static bool client_hook(void *arg, struct cm_runtime *rt, const struct cm_event 
 	return false; /* the application still hears of it */
 }
 
+/* The path (rdma_resolve_route's work): from the SA, then from the cache. */
 static void connect_tmpl(struct cm_runtime *rt, struct cm_connect_cmd *c)
 {
+	uint64_t t = now_ns(), hit[100];
 	int rc;
 
 	memset(c, 0, sizeof(*c));
 	rc = cm_runtime_resolve_path(rt, dgid, 0, &c->primary);
 	if (rc)
 		die("path from the SA", rc);
+	t = now_ns() - t;
+	for (unsigned i = 0; i < 100; i++) {
+		struct cm_path p;
+
+		hit[i] = now_ns();
+		if (cm_runtime_resolve_path(rt, dgid, 0, &p))
+			die("path from the cache", EIO);
+		hit[i] = now_ns() - hit[i];
+	}
+	printf("path lookup: from the SA %.1f us, cached: median %.2f us\n", t / 1000.0,
+	       pct_us(hit, 100, 50));
 	c->service_id = SERVICE;
 	c->qp_type = CM_QPT_RC;
 	c->responder_resources = 1;
@@ -446,8 +484,11 @@ static void disconnect_all(struct cm_runtime *rt, const uint32_t *ids, unsigned 
 	}
 }
 
-/* Wait for the REP of connection `id`: 0, -ECONNREFUSED (REJ, timeout), -errno. */
-static int wait_rep(struct cm_runtime *rt, uint32_t id)
+/*
+ * Wait for event `want` (REP_RCVD, or ESTABLISHED with auto QP) of
+ * connection `id`: 0, -ECONNREFUSED (REJ, timeout, QP error), -errno.
+ */
+static int wait_for(struct cm_runtime *rt, uint32_t id, enum cm_event_type want)
 {
 	struct cm_event ev;
 	int rc;
@@ -458,11 +499,17 @@ static int wait_rep(struct cm_runtime *rt, uint32_t id)
 			return rc;
 		if (ev.id != id)
 			continue;
-		if (ev.type == CM_EV_REP_RCVD)
+		if (ev.type == want)
 			return 0;
-		if (ev.type == CM_EV_REQ_ERROR || ev.type == CM_EV_REJ_RCVD)
+		if (ev.type == CM_EV_REQ_ERROR || ev.type == CM_EV_REJ_RCVD ||
+		    ev.type == CM_EV_CONNECT_ERROR)
 			return -ECONNREFUSED;
 	}
+}
+
+static int wait_rep(struct cm_runtime *rt, uint32_t id)
+{
+	return wait_for(rt, id, CM_EV_REP_RCVD);
 }
 
 /* Medians (and p99) of one-at-a-time connects next to the floor; rep may be NULL. */
@@ -480,72 +527,88 @@ static void print_latency(uint64_t *rep, uint64_t *lat, unsigned ok, double floo
 	       lat_med, pct_us(lat, ok, 99), floor_med > 0 ? lat_med / floor_med : 0);
 }
 
-static int client(void)
-{
+/* What every client row works with. */
+struct run {
 	struct cm_runtime *rt;
 	struct cm_connect_cmd tmpl;
-	struct dev d;
-	struct ibv_qp **qp;
+	struct ibv_qp **qp; /* [0, seq): app moves; [seq, 2 seq): loop moves; then in flight */
 	uint32_t *ids;
 	uint64_t *lat, *rep;
-	unsigned nq = n_seq + n_flight, ok = 0, est = 0, next = 0, fails = 0;
-	double floor_med, floor_p99;
-	uint64_t t0, t1;
+	unsigned nq;
+	double floor_med;
+};
 
-	printf("umad round trip (plain libibumad ping-pong between the hosts)\n");
-	floor_med = ping_floor(&floor_p99);
-	printf("  floor: median %.1f us, p99 %.1f us (%u pings)\n", floor_med, floor_p99, n_pings);
+/* One at a time, the application moves its QPs: REQ sent -> ESTABLISHED. */
+static void row_verbs(struct run *r)
+{
+	unsigned ok = 0;
 
-	est_n = n_seq;
-	est_at = calloc(n_seq, sizeof(*est_at));
-	if (!est_at)
-		die("client", ENOMEM);
-	rt = rt_open(true, 4 * nq + 64, client_hook);
-	dev_open(&d);
-	connect_tmpl(rt, &tmpl);
-	qp = calloc(nq, sizeof(*qp));
-	ids = calloc(nq, sizeof(*ids));
-	lat = calloc(nq, sizeof(*lat));
-	rep = calloc(nq, sizeof(*rep));
-	if (!qp || !ids || !lat || !rep)
-		die("client", ENOMEM);
-	for (unsigned i = 0; i < nq; i++)
-		if (!(qp[i] = qp_new(&d)))
-			die("ibv_create_qp", errno);
-
-	/* One at a time: REQ sent -> ESTABLISHED. */
 	for (unsigned i = 0; i < n_seq; i++) {
-		struct cm_connect_cmd c = tmpl;
+		struct cm_connect_cmd c = r->tmpl;
 		uint64_t t;
 		int rc;
 
-		c.qpn = qp[i]->qp_num;
+		c.qpn = r->qp[i]->qp_num;
 		c.starting_psn = rand24();
 		c.user = i;
 		t = now_ns();
-		rc = cm_runtime_connect(rt, &c, &ids[i]);
+		rc = cm_runtime_connect(r->rt, &c, &r->ids[i]);
 		if (!rc)
-			rc = qp_move(rt, ids[i], qp[i], IBV_QPS_INIT);
+			rc = qp_move(r->rt, r->ids[i], r->qp[i], IBV_QPS_INIT);
 		if (!rc)
-			rc = wait_rep(rt, ids[i]);
+			rc = wait_rep(r->rt, r->ids[i]);
 		if (!rc) {
-			rep[ok] = now_ns() - t;
-			rc = finish(rt, ids[i], qp[i]);
+			r->rep[ok] = now_ns() - t;
+			rc = finish(r->rt, r->ids[i], r->qp[i]);
 		}
-		if (rc) {
-			fails++;
-			continue;
-		}
-		lat[ok++] = now_ns() - t;
+		if (!rc)
+			r->lat[ok++] = now_ns() - t;
 	}
 	printf("connect one at a time (%u of %u), active side\n", ok, n_seq);
-	print_latency(rep, lat, ok, floor_med);
-	disconnect_all(rt, ids, n_seq);
+	print_latency(r->rep, r->lat, ok, r->floor_med);
+	disconnect_all(r->rt, r->ids, n_seq);
+}
 
-	/* The same without verbs on either side: the CM handshake alone. */
-	ok = 0;
+/*
+ * rdma_cm style: both loop threads move the QPs (auto QP), the
+ * applications only connect, accept (on their own threads) and take
+ * ESTABLISHED.  QPs of their own: row_verbs' are in TimeWait.
+ */
+static void row_loop_qp(struct run *r)
+{
+	unsigned ok = 0;
+
 	for (unsigned i = 0; i < n_seq; i++) {
-		struct cm_connect_cmd c = tmpl;
+		struct cm_connect_cmd c = r->tmpl;
+		struct ibv_qp *q = r->qp[n_seq + i];
+		uint64_t t;
+		int rc;
+
+		c.service_id = SERVICE_LOOP_QP;
+		c.qpn = q->qp_num;
+		c.starting_psn = rand24();
+		c.user = i;
+		t = now_ns();
+		rc = cm_runtime_connect_qp(r->rt, &c, q, CM_RT_QP_INIT, &r->ids[i]);
+		if (!rc)
+			rc = wait_for(r->rt, r->ids[i], CM_EV_ESTABLISHED);
+		if (!rc)
+			r->lat[ok++] = now_ns() - t;
+	}
+	printf("connect one at a time, with verbs, QP transitions on the loop thread "
+	       "(rdma_cm style, %u)\n",
+	       ok);
+	print_latency(NULL, r->lat, ok, r->floor_med);
+	disconnect_all(r->rt, r->ids, n_seq);
+}
+
+/* The same without verbs on either side: the CM handshake alone. */
+static void row_cm_only(struct run *r)
+{
+	unsigned ok = 0;
+
+	for (unsigned i = 0; i < n_seq; i++) {
+		struct cm_connect_cmd c = r->tmpl;
 		uint64_t t;
 		int rc;
 
@@ -554,24 +617,28 @@ static int client(void)
 		c.starting_psn = rand24();
 		c.user = i;
 		t = now_ns();
-		rc = cm_runtime_connect(rt, &c, &ids[i]);
+		rc = cm_runtime_connect(r->rt, &c, &r->ids[i]);
 		if (!rc)
-			rc = wait_rep(rt, ids[i]);
+			rc = wait_rep(r->rt, r->ids[i]);
 		if (!rc) {
-			rep[ok] = now_ns() - t;
-			rc = cm_runtime_rtu(rt, ids[i]);
+			r->rep[ok] = now_ns() - t;
+			rc = cm_runtime_rtu(r->rt, r->ids[i]);
 		}
 		if (!rc)
-			lat[ok++] = now_ns() - t;
+			r->lat[ok++] = now_ns() - t;
 	}
 	printf("connect one at a time, CM only (no QP transitions on either side, %u)\n", ok);
-	print_latency(rep, lat, ok, floor_med);
-	disconnect_all(rt, ids, n_seq);
+	print_latency(r->rep, r->lat, ok, r->floor_med);
+	disconnect_all(r->rt, r->ids, n_seq);
+}
 
-	/* CM only, and both sides answer on their loop threads (on_loop_event). */
-	ok = 0;
+/* CM only, and both sides answer on their loop threads (on_loop_event). */
+static void row_on_loop(struct run *r)
+{
+	unsigned ok = 0;
+
 	for (unsigned i = 0; i < n_seq; i++) {
-		struct cm_connect_cmd c = tmpl;
+		struct cm_connect_cmd c = r->tmpl;
 		uint64_t t;
 		int rc;
 
@@ -581,51 +648,57 @@ static int client(void)
 		c.user = EST_BASE + i;
 		est_at[i] = 0;
 		t = now_ns();
-		rc = cm_runtime_connect(rt, &c, &ids[i]);
+		rc = cm_runtime_connect(r->rt, &c, &r->ids[i]);
 		if (!rc)
-			rc = wait_rep(rt, ids[i]);
+			rc = wait_rep(r->rt, r->ids[i]);
 		if (!rc && est_at[i])
-			lat[ok++] = est_at[i] - t;
+			r->lat[ok++] = est_at[i] - t;
 	}
 	printf("connect one at a time, CM only, answered on the loop threads (%u)\n", ok);
-	print_latency(NULL, lat, ok, floor_med);
-	disconnect_all(rt, ids, n_seq);
+	print_latency(NULL, r->lat, ok, r->floor_med);
+	disconnect_all(r->rt, r->ids, n_seq);
+}
 
-	/* Many in flight: all REQs out in batches, RTU as each REP comes. */
-	t0 = now_ns();
+/* Many in flight: all REQs out in batches, RTU as each REP comes. */
+static void row_flight(struct run *r)
+{
+	unsigned est = 0, next = 0, fails = 0, base = 2 * n_seq;
+	uint64_t t0 = now_ns(), t1;
+
 	while (est + fails < n_flight && now_ns() - t0 < 60000000000ull) {
 		struct cm_rt_cmd cmds[64];
 		struct cm_event ev;
 		unsigned k = 0;
 
 		while (next < n_flight && k < 64) {
-			unsigned i = n_seq + next++;
+			unsigned i = base + next++;
 
 			memset(&cmds[k], 0, sizeof(cmds[k]));
 			cmds[k].op = CM_RT_CONNECT;
-			cmds[k].connect = tmpl;
-			cmds[k].connect.qpn = qp[i]->qp_num;
+			cmds[k].connect = r->tmpl;
+			cmds[k].connect.qpn = r->qp[i]->qp_num;
 			cmds[k].connect.starting_psn = rand24();
 			cmds[k].connect.user = i;
 			k++;
 		}
 		if (k) {
-			cm_runtime_exec_batch(rt, cmds, k);
+			cm_runtime_exec_batch(r->rt, cmds, k);
 			for (unsigned j = 0; j < k; j++) {
 				unsigned i = (unsigned)cmds[j].connect.user;
 
-				ids[i] = cmds[j].id;
-				if (cmds[j].result || qp_move(rt, ids[i], qp[i], IBV_QPS_INIT))
+				r->ids[i] = cmds[j].id;
+				if (cmds[j].result ||
+				    qp_move(r->rt, r->ids[i], r->qp[i], IBV_QPS_INIT))
 					fails++;
 			}
 			continue;
 		}
-		if (cm_runtime_wait_event(rt, &ev, 100))
+		if (cm_runtime_wait_event(r->rt, &ev, 100))
 			continue;
-		if (ev.user < n_seq || ev.user >= nq)
+		if (ev.user < base || ev.user >= r->nq)
 			continue;
 		if (ev.type == CM_EV_REP_RCVD) {
-			if (finish(rt, ev.id, qp[ev.user]))
+			if (finish(r->rt, ev.id, r->qp[ev.user]))
 				fails++;
 			else
 				est++;
@@ -636,15 +709,58 @@ static int client(void)
 	t1 = now_ns();
 	printf("connect %u in flight at once: %u established, %u failed in %.3f s: %.0f conn/s\n",
 	       n_flight, est, fails, (t1 - t0) / 1e9, est / ((t1 - t0) / 1e9));
-	disconnect_all(rt, ids + n_seq, n_flight);
+	disconnect_all(r->rt, r->ids + base, n_flight);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(struct run *r);
+} rows[] = {
+    {"verbs", row_verbs},    {"loopqp", row_loop_qp}, {"cm", row_cm_only},
+    {"onloop", row_on_loop}, {"flight", row_flight},
+};
+
+static const char *only; /* --only ROW: that row alone (profiling) */
+
+static int client(void)
+{
+	struct run r = {0};
+	struct dev d;
+	double floor_p99;
+
+	r.nq = 2 * n_seq + n_flight;
+	printf("umad round trip (plain libibumad ping-pong between the hosts)\n");
+	r.floor_med = ping_floor(&floor_p99);
+	printf("  floor: median %.1f us, p99 %.1f us (%u pings)\n", r.floor_med, floor_p99,
+	       n_pings);
+
+	est_n = n_seq;
+	est_at = calloc(n_seq, sizeof(*est_at));
+	if (!est_at)
+		die("client", ENOMEM);
+	r.rt = rt_open(true, 4 * r.nq + 64, client_hook);
+	dev_open(&d);
+	connect_tmpl(r.rt, &r.tmpl);
+	r.qp = calloc(r.nq, sizeof(*r.qp));
+	r.ids = calloc(r.nq, sizeof(*r.ids));
+	r.lat = calloc(r.nq, sizeof(*r.lat));
+	r.rep = calloc(r.nq, sizeof(*r.rep));
+	if (!r.qp || !r.ids || !r.lat || !r.rep)
+		die("client", ENOMEM);
+	for (unsigned i = 0; i < r.nq; i++)
+		if (!(r.qp[i] = qp_new(&d)))
+			die("ibv_create_qp", errno);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if (!only || !strcmp(only, rows[i].name))
+			rows[i].fn(&r);
 	printf("engine memory per connection: %zu bytes\n", cm_engine_conn_size());
-	cm_runtime_close(rt);
-	for (unsigned i = 0; i < nq; i++)
-		ibv_destroy_qp(qp[i]);
-	free(qp);
-	free(ids);
-	free(lat);
-	free(rep);
+	cm_runtime_close(r.rt);
+	for (unsigned i = 0; i < r.nq; i++)
+		ibv_destroy_qp(r.qp[i]);
+	free(r.qp);
+	free(r.ids);
+	free(r.lat);
+	free(r.rep);
 	free(est_at);
 	return 0;
 }
@@ -763,9 +879,13 @@ out:
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    {"n", required_argument, NULL, 'n'},     {"seq", required_argument, NULL, 's'},
-	    {"pings", required_argument, NULL, 'p'}, {"dgid", required_argument, NULL, 'g'},
-	    {"dlid", required_argument, NULL, 'l'},  {NULL, 0, NULL, 0},
+	    {"n", required_argument, NULL, 'n'},
+	    {"seq", required_argument, NULL, 's'},
+	    {"pings", required_argument, NULL, 'p'},
+	    {"dgid", required_argument, NULL, 'g'},
+	    {"dlid", required_argument, NULL, 'l'},
+	    {"only", required_argument, NULL, 'o'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *mode = argc > 1 && argv[1][0] != '-' ? argv[1] : "auto";
 	char **opts_start = argv + (strcmp(mode, "auto") ? 2 : 1);
@@ -793,10 +913,14 @@ int main(int argc, char **argv)
 		case 'l':
 			dlid = (int)strtol(optarg, NULL, 0);
 			break;
+		case 'o':
+			only = optarg;
+			break;
 		default:
 			fprintf(stderr,
 				"usage: cm_fabric_bench [server | client --dgid GID --dlid LID]"
-				" [--n N] [--seq S] [--pings P]\n");
+				" [--n N] [--seq S] [--pings P]\n"
+				"       [--only verbs|loopqp|cm|onloop|flight]\n");
 			return 2;
 		}
 	}

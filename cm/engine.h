@@ -176,6 +176,14 @@ enum cm_event_type {
 	CM_EV_SIDR_REQ_RCVD,      /* .sidr_req: answer with cm_engine_sidr_rep */
 	CM_EV_SIDR_REQ_ERROR,     /* no SIDR_REP after max CM retries */
 	CM_EV_SIDR_REP_RCVD,      /* .sidr_rep */
+	/*
+	 * Made by a host that moves QPs itself (cm/runtime.h, auto QP
+	 * option), never by the engine: in place of REP_RCVD, once the QP
+	 * is at RTS and the RTU sent (.rep as in REP_RCVD), or when the QP
+	 * could not follow the REP (.status -errno, a REJ was sent).
+	 */
+	CM_EV_ESTABLISHED,        /* active: QP at RTS, RTU sent; .rep */
+	CM_EV_CONNECT_ERROR,      /* active: QP transition failed, REJ sent; .status */
 	CM_EV__COUNT
 };
 

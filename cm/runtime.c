@@ -35,6 +35,21 @@ struct ev_queue {
 	uint64_t queued, dropped;
 };
 
+/*
+ * Auto QP: the QPs of connects waiting for their REP, by local comm ID.
+ * Loop-side only.  Chained, doubled when as full as it has buckets.
+ */
+struct qp_link {
+	struct qp_link *next;
+	uint32_t id;
+	struct ibv_qp *qp;
+};
+
+struct qp_map {
+	struct qp_link **b;
+	uint32_t nb, n;
+};
+
 struct cm_runtime {
 	struct mad_loop *loop;
 	bool own_loop;
@@ -47,6 +62,9 @@ struct cm_runtime {
 	int tfd; /* transport fd we watch, or -1 */
 	bool (*hook)(void *arg, struct cm_runtime *rt, const struct cm_event *ev);
 	void *hook_arg;
+	int (*modify_qp)(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+	void *modify_qp_ctx;
+	struct qp_map qps;
 };
 
 /* ---- event queue ---- */
@@ -130,16 +148,248 @@ static int evq_pop(struct ev_queue *q, struct cm_event *ev)
 	return 0;
 }
 
+/* ---- auto QP (runs on the loop) ---- */
+
+static uint32_t qp_map_slot(const struct qp_map *m, uint32_t id)
+{
+	return (id * 2654435761u) & (m->nb - 1);
+}
+
+static bool qp_map_grow(struct qp_map *m)
+{
+	uint32_t nb = m->nb ? m->nb * 2 : 64;
+	struct qp_link **b = calloc(nb, sizeof(*b));
+	struct qp_map n = {b, nb, m->n};
+
+	if (!b)
+		return false;
+	for (uint32_t i = 0; i < m->nb; i++)
+		while (m->b[i]) {
+			struct qp_link *l = m->b[i];
+
+			m->b[i] = l->next;
+			l->next = b[qp_map_slot(&n, l->id)];
+			b[qp_map_slot(&n, l->id)] = l;
+		}
+	free(m->b);
+	*m = n;
+	return true;
+}
+
+/* Take the QP linked to `id` out of the map; NULL when there is none. */
+static struct ibv_qp *qp_map_take(struct qp_map *m, uint32_t id)
+{
+	struct qp_link **pp, *l;
+	struct ibv_qp *qp;
+
+	if (!m->n)
+		return NULL;
+	for (pp = &m->b[qp_map_slot(m, id)]; (l = *pp); pp = &l->next)
+		if (l->id == id) {
+			*pp = l->next;
+			qp = l->qp;
+			free(l);
+			m->n--;
+			return qp;
+		}
+	return NULL;
+}
+
+static int qp_map_put(struct qp_map *m, uint32_t id, struct ibv_qp *qp)
+{
+	struct qp_link *l;
+
+	/* A comm ID is unique among live connections: an old link is stale. */
+	qp_map_take(m, id);
+	if (m->n >= m->nb && !qp_map_grow(m) && !m->nb)
+		return -ENOMEM;
+	l = malloc(sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->id = id;
+	l->qp = qp;
+	l->next = m->b[qp_map_slot(m, id)];
+	m->b[qp_map_slot(m, id)] = l;
+	m->n++;
+	return 0;
+}
+
+static void qp_map_destroy(struct qp_map *m)
+{
+	for (uint32_t i = 0; i < m->nb; i++)
+		while (m->b[i]) {
+			struct qp_link *l = m->b[i];
+
+			m->b[i] = l->next;
+			free(l);
+		}
+	free(m->b);
+	memset(m, 0, sizeof(*m));
+}
+
+static int default_modify_qp(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	(void)ctx;
+	return ibv_modify_qp(qp, attr, mask);
+}
+
+/* rt->modify_qp as 0 / -errno, whatever sign the provider used. */
+static int modify(struct cm_runtime *rt, struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+{
+	int rc = rt->modify_qp(rt->modify_qp_ctx, qp, a, mask);
+
+	return rc > 0 ? -rc : rc;
+}
+
+/*
+ * Move `qp` to `to` with the engine's attributes.  `acc` (passive side
+ * before its REP) supplies what rdma_accept overrides: the receive PSN the
+ * REP will announce and the accepted RDMA read depths.
+ */
+static int qp_step(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp, enum ibv_qp_state to,
+		   const struct cm_accept_cmd *acc)
+{
+	struct ibv_qp_attr a;
+	int mask, rc = cm_engine_init_qp_attr(rt->engine, id, to, &a, &mask);
+
+	if (rc)
+		return rc;
+	if (acc && to == IBV_QPS_RTR) {
+		a.rq_psn = acc->starting_psn;
+		if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+			a.max_dest_rd_atomic = acc->responder_resources;
+	}
+	if (acc && to == IBV_QPS_RTS && (mask & IBV_QP_MAX_QP_RD_ATOMIC))
+		a.max_rd_atomic = acc->initiator_depth;
+	return modify(rt, qp, &a, mask);
+}
+
+static void qp_to_error(struct cm_runtime *rt, struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+
+	modify(rt, qp, &a, IBV_QP_STATE);
+}
+
+/* The kernel's answer when its own QP transition fails (cma.c): REJ 28. */
+static void reject_consumer(struct cm_runtime *rt, uint32_t id)
+{
+	struct cm_reject_cmd rj = {.reason = CM_REJ_CONSUMER_DEFINED};
+
+	cm_engine_reject(rt->engine, id, &rj);
+}
+
+static int auto_connect(struct cm_runtime *rt, struct cm_rt_cmd *c)
+{
+	struct ibv_qp *qp = c->auto_qp.qp;
+	int rc;
+
+	if (qp->qp_num != c->connect.qpn)
+		return -EINVAL;
+	rc = cm_engine_connect(rt->engine, &c->connect, &c->id);
+	if (rc)
+		return rc;
+	/* The REQ is out; its answer cannot be read before this returns. */
+	if (c->auto_qp.flags & CM_RT_QP_INIT)
+		rc = qp_step(rt, c->id, qp, IBV_QPS_INIT, NULL);
+	if (!rc)
+		rc = qp_map_put(&rt->qps, c->id, qp);
+	if (rc) {
+		qp_to_error(rt, qp);
+		cm_engine_release(rt->engine, c->id); /* REJ to the peer */
+	}
+	return rc;
+}
+
+static int auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
+{
+	struct ibv_qp *qp = c->auto_qp.qp;
+	struct cm_accept_cmd *a = &c->accept;
+	enum cm_state st;
+	int rc;
+
+	if (!a->qpn)
+		a->qpn = qp->qp_num;
+	if (a->qpn != qp->qp_num || a->starting_psn >= (1u << 24))
+		return -EINVAL;
+	/* What fails without touching the QP or the peer. */
+	rc = cm_engine_conn_state(rt->engine, c->id, &st);
+	if (rc)
+		return rc;
+	if (st != CM_ST_REQ_RCVD && st != CM_ST_MRA_REQ_SENT)
+		return -EINVAL;
+	if (cm_engine_qpn_in_timewait(rt->engine, a->qpn))
+		return -EBUSY;
+	rc = 0;
+	if (c->auto_qp.flags & CM_RT_QP_INIT)
+		rc = qp_step(rt, c->id, qp, IBV_QPS_INIT, a);
+	if (!rc)
+		rc = qp_step(rt, c->id, qp, IBV_QPS_RTR, a);
+	if (!rc)
+		rc = qp_step(rt, c->id, qp, IBV_QPS_RTS, a);
+	if (!rc)
+		rc = cm_engine_accept(rt->engine, c->id, c->user, a);
+	if (rc) {
+		qp_to_error(rt, qp);
+		reject_consumer(rt, c->id);
+	}
+	return rc;
+}
+
 /* ---- engine glue (runs on the loop) ---- */
 
-/* Engine events: the caller's fast path first, else the queue. */
-static void eng_event(void *ctx, const struct cm_event *ev)
+/* Events: the caller's fast path first, else the queue. */
+static void deliver(struct cm_runtime *rt, const struct cm_event *ev)
 {
-	struct cm_runtime *rt = ctx;
-
 	if (rt->hook && rt->hook(rt->hook_arg, rt, ev))
 		return;
 	evq_push(&rt->q, ev);
+}
+
+/* The active side of auto QP on the REP: RTR, RTS, RTU, then ESTABLISHED. */
+static void auto_rep(struct cm_runtime *rt, const struct cm_event *ev, struct ibv_qp *qp)
+{
+	struct cm_event out = *ev;
+	int rc = qp_step(rt, ev->id, qp, IBV_QPS_RTR, NULL);
+
+	if (!rc)
+		rc = qp_step(rt, ev->id, qp, IBV_QPS_RTS, NULL);
+	if (!rc)
+		rc = cm_engine_rtu(rt->engine, ev->id, NULL, 0);
+	if (rc) {
+		qp_to_error(rt, qp);
+		reject_consumer(rt, ev->id);
+		out.type = CM_EV_CONNECT_ERROR;
+		out.status = rc;
+	} else {
+		out.type = CM_EV_ESTABLISHED;
+	}
+	deliver(rt, &out);
+}
+
+static void eng_event(void *ctx, const struct cm_event *ev)
+{
+	struct cm_runtime *rt = ctx;
+	struct ibv_qp *qp;
+
+	switch (ev->type) {
+	case CM_EV_REP_RCVD:
+		qp = qp_map_take(&rt->qps, ev->id);
+		if (qp) {
+			auto_rep(rt, ev, qp);
+			return;
+		}
+		break;
+	case CM_EV_REJ_RCVD:
+	case CM_EV_REQ_ERROR:
+	case CM_EV_TIMEWAIT_EXIT:
+		/* The connect ended before its REP: forget its QP. */
+		qp_map_take(&rt->qps, ev->id);
+		break;
+	default:
+		break;
+	}
+	deliver(rt, ev);
 }
 
 static void on_readable(struct mad_loop *l, int fd, void *arg)
@@ -168,6 +418,7 @@ static void close_port_on_loop(void *arg)
 		mad_loop_unwatch_fd(rt->loop, rt->tfd);
 	rt->tfd = -1;
 	mad_transport_close(rt->t);
+	qp_map_destroy(&rt->qps);
 	rt->t = NULL;
 }
 
@@ -227,6 +478,8 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 	rt->tfd = -1;
 	rt->hook = p->on_loop_event;
 	rt->hook_arg = p->on_loop_event_arg;
+	rt->modify_qp = p->modify_qp ? p->modify_qp : default_modify_qp;
+	rt->modify_qp_ctx = p->modify_qp_ctx;
 	rc = evq_init(&rt->q, p->max_events);
 	if (rc) {
 		free(rt);
@@ -261,6 +514,8 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 		sp.port = rt->port.portnum;
 		sp.timeout_ms = p->sa_timeout_ms;
 		sp.retries = p->sa_retries ? p->sa_retries : 3;
+		if (!p->sa_no_path_cache)
+			sp.cache_lifetime_ms = p->sa_path_cache_ms ? p->sa_path_cache_ms : 60000;
 		rc = sa_client_open(&rt->sa, &sp);
 		if (rc) {
 			mad_loop_call(rt->loop, close_port_on_loop, rt);
@@ -302,8 +557,12 @@ static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
 	case CM_RT_UNLISTEN:
 		return cm_engine_unlisten(e, (int)c->id);
 	case CM_RT_CONNECT:
+		if (c->auto_qp.qp)
+			return auto_connect(rt, c);
 		return cm_engine_connect(e, &c->connect, &c->id);
 	case CM_RT_ACCEPT:
+		if (c->auto_qp.qp)
+			return auto_accept(rt, c);
 		return cm_engine_accept(e, c->id, c->user, &c->accept);
 	case CM_RT_REJECT:
 		return cm_engine_reject(e, c->id, &c->reject);
@@ -317,6 +576,7 @@ static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
 	case CM_RT_DISCONNECT:
 		return cm_engine_disconnect(e, c->id, c->private_data, c->private_data_len);
 	case CM_RT_RELEASE:
+		qp_map_take(&rt->qps, c->id); /* the caller may free its QP now */
 		return cm_engine_release(e, c->id);
 	case CM_RT_INIT_QP_ATTR:
 		return cm_engine_init_qp_attr(e, c->id, c->qp.state, &c->qp.attr, &c->qp.mask);
@@ -366,11 +626,19 @@ int cm_runtime_exec_batch(struct cm_runtime *rt, struct cm_rt_cmd *cmds, unsigne
 		return -EINVAL;
 	for (unsigned i = 0; i < n; i++)
 		if ((unsigned)cmds[i].op >= CM_RT__COUNT ||
-		    cmds[i].private_data_len > CM_PRIVATE_MAX)
+		    cmds[i].private_data_len > CM_PRIVATE_MAX ||
+		    (cmds[i].auto_qp.qp && cmds[i].op != CM_RT_CONNECT &&
+		     cmds[i].op != CM_RT_ACCEPT) ||
+		    (cmds[i].auto_qp.flags & ~CM_RT_QP_INIT))
 			return -EINVAL;
 	if (!n)
 		return 0;
-	return mad_loop_call(rt->loop, batch_on_loop, &b);
+	/*
+	 * On this thread, holding the loop: no hop to the loop thread and
+	 * back, as the kernel's rdma_cm runs a command in the caller's
+	 * syscall (the REQ or REP leaves from here).
+	 */
+	return mad_loop_call_here(rt->loop, batch_on_loop, &b);
 }
 
 int cm_runtime_exec(struct cm_runtime *rt, struct cm_rt_cmd *cmd)
@@ -404,14 +672,37 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+struct drain_args {
+	struct cm_runtime *rt;
+	int n; /* MADs run, or -errno */
+};
+
+/* The loop thread's on_readable, run by a waiting application thread. */
+static void drain_here(void *arg)
+{
+	struct drain_args *d = arg;
+
+	d->n = d->rt->t ? mad_transport_poll(d->rt->t, 0) : -ENODEV;
+}
+
 int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeout_ms)
 {
 	int64_t end = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
+	struct drain_args dr = {rt, 0};
+	int tfd;
 
 	if (!rt || !ev)
 		return -EINVAL;
+	tfd = rt->tfd;
 	for (;;) {
-		struct pollfd pfd = {.fd = rt->q.fd, .events = POLLIN};
+		/*
+		 * Also watch the CM's umad fd: a MAD that comes while we wait
+		 * is run here (holding the loop), so its event needs no hop
+		 * from the loop thread: the wake-up the kernel's rdma_cm user
+		 * gets is the one from its read(), not one more.
+		 */
+		struct pollfd pfd[2] = {{.fd = rt->q.fd, .events = POLLIN},
+					{.fd = tfd, .events = POLLIN}};
 		int rc = evq_pop(&rt->q, ev), left = -1;
 
 		if (rc != -EAGAIN)
@@ -428,8 +719,18 @@ int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeou
 			mad_loop_run_once(rt->loop, left < 0 || left > 10 ? 10 : left);
 			continue;
 		}
-		if (poll(&pfd, 1, left) < 0 && errno != EINTR)
+		rc = poll(pfd, 2, left);
+		if (rc < 0 && errno != EINTR)
 			return -errno;
+		if (rc <= 0 || !pfd[1].revents)
+			continue;
+		/*
+		 * Nothing to run on a readable fd (another waiter or the loop
+		 * thread took it, or the port is gone): leave the fd to the
+		 * loop thread for this wait rather than spin on it.
+		 */
+		if (mad_loop_call_here(rt->loop, drain_here, &dr) || dr.n <= 0)
+			tfd = -1;
 	}
 }
 
@@ -549,6 +850,36 @@ int cm_runtime_accept(struct cm_runtime *rt, uint32_t id, uint64_t user,
 	if (!a)
 		return -EINVAL;
 	c.accept = *a;
+	return cm_runtime_exec(rt, &c);
+}
+
+int cm_runtime_connect_qp(struct cm_runtime *rt, const struct cm_connect_cmd *cc, struct ibv_qp *qp,
+			  uint32_t flags, uint32_t *id)
+{
+	struct cm_rt_cmd c = {.op = CM_RT_CONNECT};
+	int rc;
+
+	if (!cc || !qp || !id)
+		return -EINVAL;
+	c.connect = *cc;
+	c.auto_qp.qp = qp;
+	c.auto_qp.flags = flags;
+	rc = cm_runtime_exec(rt, &c);
+	if (!rc)
+		*id = c.id;
+	return rc;
+}
+
+int cm_runtime_accept_qp(struct cm_runtime *rt, uint32_t id, uint64_t user,
+			 const struct cm_accept_cmd *a, struct ibv_qp *qp, uint32_t flags)
+{
+	struct cm_rt_cmd c = {.op = CM_RT_ACCEPT, .id = id, .user = user};
+
+	if (!a || !qp)
+		return -EINVAL;
+	c.accept = *a;
+	c.auto_qp.qp = qp;
+	c.auto_qp.flags = flags;
 	return cm_runtime_exec(rt, &c);
 }
 

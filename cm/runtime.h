@@ -10,13 +10,34 @@
  *
  * Application threads talk to it by messages, as DESIGN.md asks:
  *   - commands: a struct cm_rt_cmd (a copy of every argument, a place for
- *     the result) run on the loop by cm_runtime_exec(), which waits for
- *     it; cm_runtime_exec_batch() runs many in one loop round trip;
+ *     the result) run by cm_runtime_exec() on the calling thread while it
+ *     holds the loop (mad_loop_call_here: it waits while the loop thread
+ *     is busy, and needs no hop to that thread and back, as a syscall
+ *     runs in its caller); cm_runtime_exec_batch() runs many at once;
  *   - events: every engine event is copied into a queue; the queue's
  *     eventfd (cm_runtime_event_fd) is readable while it is not empty, so
  *     the librdmacm layer can hand it out as a channel fd.
  * A command may also be made from the loop thread itself (it then runs
  * inline), which is how a future lib/ would answer from a loop callback.
+ * "On the loop" below means by whichever thread holds the loop.
+ *
+ * QPs, rdma_cm style (auto QP): CM_RT_CONNECT and CM_RT_ACCEPT may carry
+ * the QP of the connection (cmd.auto_qp), and then the runtime moves it
+ * itself with cm_engine_init_qp_attr's attributes, as the kernel's rdma_cm
+ * does in its own context (cma.c), on the loop:
+ *   - connect: with CM_RT_QP_INIT, RESET -> INIT right after the REQ is
+ *     sent; on the REP, RTR and RTS, then the RTU, then the event
+ *     CM_EV_ESTABLISHED (carrying the REP, in place of CM_EV_REP_RCVD);
+ *   - accept: with CM_RT_QP_INIT, RESET -> INIT; then RTR (receiving from
+ *     the accept's starting PSN, max_dest_rd_atomic = its responder
+ *     resources), RTS (max_rd_atomic = its initiator depth), then the REP,
+ *     as rdma_accept; accept.qpn may be 0 (the QP's number is used).
+ * A transition that fails moves the QP to ERR and sends REJ "consumer
+ * defined" (as cma.c): accept returns the error; a connect's REP becomes
+ * CM_EV_CONNECT_ERROR (.status = -errno) instead of ESTABLISHED.  The
+ * runtime holds a connect's QP until that event, CM_EV_REJ_RCVD,
+ * CM_EV_REQ_ERROR or CM_RT_RELEASE (after which it never touches it): the
+ * QP must live until then.
  *
  * Paths come from the caller (struct cm_path in the connect command) or
  * from the SA: cm_runtime_resolve_path() asks for a PathRecord from the
@@ -56,8 +77,11 @@ struct cm_runtime_params {
 	uint32_t max_events; /* queued events; 0: 1 << 20 */
 	bool sa;	     /* open an SA client (resolve_path) */
 	/*
-	 * Optional fast path: called on the loop thread for every event
-	 * before it is queued; returning true consumes it.  It may issue
+	 * Optional fast path: called on the loop for every event before it
+	 * is queued (usually by the loop thread; by a command's caller for
+	 * the events its command makes, or by a thread in
+	 * cm_runtime_wait_event for the MADs it runs); returning true
+	 * consumes it.  It may issue
 	 * commands (they run inline) but must not block.  This is how a
 	 * caller answers without a thread handoff (e.g. an automatic DREP).
 	 */
@@ -65,6 +89,28 @@ struct cm_runtime_params {
 	void *on_loop_event_arg;
 	unsigned sa_timeout_ms; /* per try; 0: 1000 */
 	unsigned sa_retries;	/* 0: 3 */
+	/*
+	 * resolve_path answers are cached this long (the SA client's path
+	 * cache, flushed when the SM or the port changes), so a connect per
+	 * second to one peer costs no SA round trip.  0: 60000.
+	 */
+	unsigned sa_path_cache_ms;
+	bool sa_no_path_cache; /* ask the SA every time */
+	/*
+	 * How auto QP moves a QP, called on the loop; returns 0 or an
+	 * errno (either sign).  NULL: ibv_modify_qp (thread safe).  Tests
+	 * give a fake.
+	 */
+	int (*modify_qp)(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+	void *modify_qp_ctx;
+};
+
+/* Auto QP: an option of CM_RT_CONNECT and CM_RT_ACCEPT (see above). */
+#define CM_RT_QP_INIT 0x1u /* also RESET -> INIT (what rdma_create_qp does) */
+
+struct cm_rt_auto_qp {
+	struct ibv_qp *qp; /* NULL: the caller moves its QP (no auto QP) */
+	uint32_t flags;	   /* CM_RT_QP_* */
 };
 
 /* Commands (one per engine command, plus introspection). */
@@ -116,7 +162,8 @@ struct cm_rt_cmd {
 		enum cm_state state;
 		struct cm_rt_stats stats;
 	};
-	uint8_t private_data_len; /* MRA, RTU, DREQ/DREP */
+	struct cm_rt_auto_qp auto_qp; /* CONNECT, ACCEPT; zero: none */
+	uint8_t private_data_len;     /* MRA, RTU, DREQ/DREP */
 	uint8_t private_data[CM_PRIVATE_MAX];
 	int result; /* out: 0 / handle, or -errno */
 };
@@ -134,7 +181,11 @@ int cm_runtime_exec_batch(struct cm_runtime *rt, struct cm_rt_cmd *cmds, unsigne
 int cm_runtime_event_fd(const struct cm_runtime *rt);
 /* Take the oldest event: 0, or -EAGAIN when none is queued. */
 int cm_runtime_get_event(struct cm_runtime *rt, struct cm_event *ev);
-/* Wait up to timeout_ms (-1: forever) for an event: 0, -ETIMEDOUT, -errno. */
+/*
+ * Wait up to timeout_ms (-1: forever) for an event: 0, -ETIMEDOUT, -errno.
+ * While it waits, CM MADs that arrive are run on this thread (holding the
+ * loop), so their events reach it without a hop through the loop thread.
+ */
 int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeout_ms);
 
 /* The port (LID, GID, SM LID ...) as read when the runtime opened. */
@@ -158,6 +209,11 @@ int cm_runtime_listen(struct cm_runtime *rt, uint64_t service_id, uint64_t mask,
 int cm_runtime_connect(struct cm_runtime *rt, const struct cm_connect_cmd *c, uint32_t *id);
 int cm_runtime_accept(struct cm_runtime *rt, uint32_t id, uint64_t user,
 		      const struct cm_accept_cmd *a);
+/* The same with auto QP: `qp` moved on the loop (flags CM_RT_QP_*). */
+int cm_runtime_connect_qp(struct cm_runtime *rt, const struct cm_connect_cmd *c, struct ibv_qp *qp,
+			  uint32_t flags, uint32_t *id);
+int cm_runtime_accept_qp(struct cm_runtime *rt, uint32_t id, uint64_t user,
+			 const struct cm_accept_cmd *a, struct ibv_qp *qp, uint32_t flags);
 int cm_runtime_reject(struct cm_runtime *rt, uint32_t id, uint16_t reason);
 int cm_runtime_rtu(struct cm_runtime *rt, uint32_t id);
 int cm_runtime_establish(struct cm_runtime *rt, uint32_t id);

@@ -264,6 +264,8 @@ const char *cm_event_name(enum cm_event_type t)
 		[CM_EV_SIDR_REQ_RCVD] = "SIDR_REQ_RCVD",
 		[CM_EV_SIDR_REQ_ERROR] = "SIDR_REQ_ERROR",
 		[CM_EV_SIDR_REP_RCVD] = "SIDR_REP_RCVD",
+		[CM_EV_ESTABLISHED] = "ESTABLISHED",
+		[CM_EV_CONNECT_ERROR] = "CONNECT_ERROR",
 	};
 
 	if ((unsigned)t >= CM_EV__COUNT)

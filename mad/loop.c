@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 
 #include "mad/loop.h"
 
@@ -31,7 +32,46 @@ struct mad_loop {
 	pthread_t thread;
 	struct watch w[MAX_WATCH];
 	unsigned nw;
+	/*
+	 * The loop's state (timers, watches, what hangs from them) is run by
+	 * whoever holds `own`: the loop thread, except while it sleeps in
+	 * poll(), or a caller of mad_loop_call_here() meanwhile.  What the
+	 * sleeping thread was told, to know when such a caller must wake it:
+	 */
+	pthread_mutex_t own;
+	uint64_t poll_deadline; /* timer deadline poll() sleeps towards */
+	unsigned watch_gen, poll_watch_gen;
+	/*
+	 * With the real clock, an earlier timer armed by such a caller sets
+	 * this timerfd (which poll() watches) instead of waking the thread
+	 * now: one syscall, no context switch.  -1 with an injected clock.
+	 */
+	int tfd;
 };
+
+/* The loop this thread holds (own), if any. */
+static __thread const struct mad_loop *held_loop;
+
+/* Returns what to give own_unlock(); `l` itself when already held (a
+ * threadless loop run again from one of its callbacks). */
+static const struct mad_loop *own_lock(struct mad_loop *l)
+{
+	const struct mad_loop *prev = held_loop;
+
+	if (prev == l)
+		return l;
+	pthread_mutex_lock(&l->own);
+	held_loop = l;
+	return prev;
+}
+
+static void own_unlock(struct mad_loop *l, const struct mad_loop *prev)
+{
+	if (prev == l)
+		return;
+	held_loop = prev;
+	pthread_mutex_unlock(&l->own);
+}
 
 int mad_loop_create(struct mad_loop **out, uint64_t (*now_ns)(void *), void *clock_ctx)
 {
@@ -50,6 +90,8 @@ int mad_loop_create(struct mad_loop **out, uint64_t (*now_ns)(void *), void *clo
 		return -e;
 	}
 	pthread_mutex_init(&l->lock, NULL);
+	pthread_mutex_init(&l->own, NULL);
+	l->tfd = now_ns ? -1 : timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	mad_timer_heap_init(&l->timers, now_ns, clock_ctx);
 	*out = l;
 	return 0;
@@ -86,8 +128,9 @@ static int run_cmds(struct mad_loop *l)
 
 static int iterate(struct mad_loop *l, int timeout_ms)
 {
-	struct pollfd p[MAX_WATCH + 1];
+	struct pollfd p[MAX_WATCH + 2];
 	struct watch snap[MAX_WATCH];
+	const struct mad_loop *prev = own_lock(l);
 	uint64_t next = mad_timer_next_deadline(&l->timers);
 	unsigned nw = l->nw;
 	int n = 0, rc;
@@ -107,7 +150,20 @@ static int iterate(struct mad_loop *l, int timeout_ms)
 		p[i + 1].events = POLLIN;
 		p[i + 1].revents = 0;
 	}
-	rc = poll(p, nw + 1, timeout_ms);
+	p[nw + 1].fd = l->tfd; /* ignored by poll() when -1 */
+	p[nw + 1].events = POLLIN;
+	p[nw + 1].revents = 0;
+	l->poll_deadline = next;
+	l->poll_watch_gen = l->watch_gen;
+	own_unlock(l, prev);
+	rc = poll(p, nw + 2, timeout_ms);
+	prev = own_lock(l);
+	if (rc > 0 && (p[nw + 1].revents & POLLIN)) {
+		uint64_t v;
+
+		if (read(l->tfd, &v, sizeof(v)) < 0)
+			(void)0; /* EAGAIN: already read */
+	}
 	if (rc > 0) {
 		for (unsigned i = 0; i < nw; i++) {
 			if (!(p[i + 1].revents & (POLLIN | POLLERR | POLLHUP)))
@@ -123,6 +179,7 @@ static int iterate(struct mad_loop *l, int timeout_ms)
 	}
 	n += (int)mad_timer_run(&l->timers);
 	n += run_cmds(l);
+	own_unlock(l, prev);
 	return n;
 }
 
@@ -205,7 +262,47 @@ bool mad_loop_started(const struct mad_loop *l)
 
 bool mad_loop_owns(const struct mad_loop *l)
 {
-	return l && (!l->started || pthread_equal(pthread_self(), l->thread));
+	return l && (!l->started || held_loop == l || pthread_equal(pthread_self(), l->thread));
+}
+
+int mad_loop_call_here(struct mad_loop *l, void (*fn)(void *arg), void *arg)
+{
+	const struct mad_loop *prev;
+	uint64_t next;
+	bool stopping;
+
+	if (!l || !fn)
+		return -EINVAL;
+	if (mad_loop_owns(l)) {
+		fn(arg);
+		return 0;
+	}
+	pthread_mutex_lock(&l->lock);
+	stopping = l->stopping;
+	pthread_mutex_unlock(&l->lock);
+	if (stopping)
+		return -ESHUTDOWN;
+	prev = own_lock(l);
+	fn(arg);
+	/* The sleeping thread must see a new fd set, and an earlier timer. */
+	next = mad_timer_next_deadline(&l->timers);
+	if (l->watch_gen != l->poll_watch_gen) {
+		wake(l);
+	} else if (next < l->poll_deadline) {
+		struct itimerspec its = {0};
+
+		/* Absolute CLOCK_MONOTONIC, the heap's clock; 0 would disarm. */
+		its.it_value.tv_sec = (time_t)(next / 1000000000u);
+		its.it_value.tv_nsec = (long)(next % 1000000000u);
+		if (!next)
+			its.it_value.tv_nsec = 1;
+		if (l->tfd >= 0 && !timerfd_settime(l->tfd, TFD_TIMER_ABSTIME, &its, NULL))
+			l->poll_deadline = next;
+		else
+			wake(l);
+	}
+	own_unlock(l, prev);
+	return 0;
 }
 
 struct call_cmd {
@@ -268,6 +365,7 @@ int mad_loop_watch_fd(struct mad_loop *l, int fd, mad_loop_fd_fn fn, void *arg)
 	l->w[l->nw].fn = fn;
 	l->w[l->nw].arg = arg;
 	l->nw++;
+	l->watch_gen++;
 	return 0;
 }
 
@@ -278,6 +376,7 @@ void mad_loop_unwatch_fd(struct mad_loop *l, int fd)
 	for (unsigned i = 0; i < l->nw; i++)
 		if (l->w[i].fd == fd) {
 			l->w[i] = l->w[--l->nw];
+			l->watch_gen++;
 			return;
 		}
 }
@@ -302,6 +401,9 @@ void mad_loop_destroy(struct mad_loop *l)
 	run_cmds(l);
 	mad_timer_heap_destroy(&l->timers);
 	close(l->evfd);
+	if (l->tfd >= 0)
+		close(l->tfd);
+	pthread_mutex_destroy(&l->own);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 }

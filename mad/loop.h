@@ -56,10 +56,21 @@ int mad_loop_post(struct mad_loop *l, struct mad_loop_cmd *cmd);
  */
 int mad_loop_call(struct mad_loop *l, void (*fn)(void *arg), void *arg);
 
+/*
+ * Run fn(arg) on the calling thread, holding the loop as its own thread
+ * does, without a thread hop (what a syscall is to the kernel): it waits
+ * while the loop thread is busy, runs while that thread sleeps in poll(),
+ * and wakes it afterwards if fn armed an earlier timer or changed the
+ * watched fds.  fn must not wait for the loop (it holds it).  From the
+ * loop's thread, or with no thread, it runs inline.  0, -EINVAL,
+ * -ESHUTDOWN.
+ */
+int mad_loop_call_here(struct mad_loop *l, void (*fn)(void *arg), void *arg);
+
 /* True once mad_loop_start() ran: a thread drives the loop. */
 bool mad_loop_started(const struct mad_loop *l);
 
-/* True on the loop's own thread (or always when it has no thread). */
+/* True on the loop's own thread, in mad_loop_call_here(), or always when it has no thread. */
 bool mad_loop_owns(const struct mad_loop *l);
 
 /* Loop-side only: call fn when fd is readable. */

@@ -126,6 +126,10 @@ void fsd_topo_dump(FILE *f);
 void fsd_port_link_event(struct fsd_port *p); /* recompute link state of p and its peer */
 void fsd_port_link_update(struct fsd_port *p); /* same, without traps (start-up) */
 bool fsd_port_phys_up(const struct fsd_port *p);
+/* Free every node and host and zero fab, so another topology can be
+ * loaded in the same process (the fuzz targets do).  Connections and
+ * their agents must be gone first. */
+void fsd_topo_reset(void);
 
 /* ---- SMA (sim/sma.c) ---- */
 void fsd_sma_init_port(struct fsd_port *p);

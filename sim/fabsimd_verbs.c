@@ -50,6 +50,11 @@ struct fv_conn {
 	uint32_t *blocks;
 	uint32_t nblocks, cap;
 	struct fv_member *groups; /* this connection's memberships */
+	/* packets routed to it while handling one message (FSP_VERBS_PKTS) */
+	uint8_t *obuf;
+	uint32_t olen, ocount;
+	bool oqueued;
+	struct fv_conn *onext;
 };
 
 static struct fv_port *ports;
@@ -208,6 +213,82 @@ static int v_mcast(struct fsd_conn *c, const struct fsp_hdr *h, const void *body
 	return fsd_reply(c, h, 0, NULL, 0);
 }
 
+/*
+ * Output batching: while one message from a process is handled, what is
+ * routed to a connection is collected and handed over in one message when
+ * the handling ends (out_flush_all), so that a process gets one wakeup for
+ * an ACK and the reply behind it.  Routing, faults, captures and counters
+ * stay per packet.
+ */
+static bool batching;
+static struct fv_conn *out_list;
+
+static void out_flush(struct fv_conn *vc)
+{
+	int ret;
+
+	if (!vc->ocount)
+		return;
+	if (vc->ocount == 1) { /* the plain form, for a lone packet */
+		struct fsp_verbs_rec r;
+
+		memcpy(&r, vc->obuf, sizeof(r));
+		ret = fsd_conn_send(vc->c, FSP_VERBS_PKT, 0, 0, 0, vc->obuf + sizeof(r), r.len);
+	} else
+		ret = fsd_conn_send(vc->c, FSP_VERBS_PKTS, 0, 0, 0, vc->obuf, vc->olen);
+	if (ret)
+		st.drop_noqp += vc->ocount;
+	vc->olen = vc->ocount = 0;
+}
+
+static void out_flush_all(void)
+{
+	while (out_list) {
+		struct fv_conn *vc = out_list;
+
+		out_list = vc->onext;
+		vc->oqueued = false;
+		out_flush(vc);
+	}
+}
+
+static void out_unqueue(struct fv_conn *vc)
+{
+	struct fv_conn **pp;
+
+	for (pp = &out_list; *pp; pp = &(*pp)->onext)
+		if (*pp == vc) {
+			*pp = vc->onext;
+			break;
+		}
+	vc->oqueued = false;
+}
+
+/* Queue a packet for vc; false if it must go on its own. */
+static bool out_add(struct fv_conn *vc, const uint8_t *pkt, size_t len)
+{
+	struct fsp_verbs_rec r = {.len = (uint16_t)len};
+	size_t space = FSP_VERBS_REC_SPACE(len);
+
+	if (!batching || space > FSP_VERBS_BATCH_MAX)
+		return false;
+	if (!vc->obuf && !(vc->obuf = malloc(FSP_VERBS_BATCH_MAX)))
+		return false;
+	if (vc->olen + space > FSP_VERBS_BATCH_MAX)
+		out_flush(vc);
+	memcpy(vc->obuf + vc->olen, &r, sizeof(r));
+	memcpy(vc->obuf + vc->olen + sizeof(r), pkt, len);
+	memset(vc->obuf + vc->olen + sizeof(r) + len, 0, space - sizeof(r) - len);
+	vc->olen += (uint32_t)space;
+	vc->ocount++;
+	if (!vc->oqueued) {
+		vc->oqueued = true;
+		vc->onext = out_list;
+		out_list = vc;
+	}
+	return true;
+}
+
 static void deliver(struct fsd_conn *c, const uint8_t *pkt, size_t len)
 {
 	struct fv_conn *vc = c->verbs;
@@ -215,6 +296,8 @@ static void deliver(struct fsd_conn *c, const uint8_t *pkt, size_t len)
 	/* `fabsim capture` on the receiving port shows what arrives. */
 	if (vc && vc->vp->port->capture && vc->vp->port != cur_src)
 		fsd_capture_raw(vc->vp->port, pkt, len);
+	if (vc && out_add(vc, pkt, len))
+		return;
 	if (fsd_conn_send(c, FSP_VERBS_PKT, 0, 0, 0, pkt, len))
 		st.drop_noqp++;
 }
@@ -430,6 +513,30 @@ static int v_pkt(struct fsd_conn *c, const uint8_t *pkt, size_t len)
 	return 0;
 }
 
+/* Several packets sent at once: each routed as if it came alone. */
+static int v_pkts(struct fsd_conn *c, const uint8_t *body, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		struct fsp_verbs_rec r;
+
+		if (len - off < sizeof(r)) {
+			st.drop_bad++;
+			break;
+		}
+		memcpy(&r, body + off, sizeof(r));
+		if (!r.len || r.len > len - off - sizeof(r)) {
+			st.drop_bad++;
+			break;
+		}
+		v_pkt(c, body + off + sizeof(r), r.len);
+		off += sizeof(r) + r.len;
+		off = off + 3 < len ? (off + 3) & ~(size_t)3 : len;
+	}
+	return 0;
+}
+
 int fsd_verbs_init(void)
 {
 	return 0;
@@ -445,7 +552,15 @@ int fsd_verbs_msg(struct fsd_conn *c, const struct fsp_hdr *h, const void *body,
 	case FSP_VERBS_MCAST:
 		return v_mcast(c, h, body, len);
 	case FSP_VERBS_PKT:
-		return v_pkt(c, body, len);
+	case FSP_VERBS_PKTS: {
+		int ret;
+
+		batching = true;
+		ret = h->type == FSP_VERBS_PKT ? v_pkt(c, body, len) : v_pkts(c, body, len);
+		batching = false;
+		out_flush_all();
+		return ret;
+	}
 	case FSP_VERBS_STATS: {
 		struct fsp_verbs_stats s = {
 		    .pkts = st.pkts,
@@ -496,6 +611,9 @@ void fsd_verbs_conn_closed(struct fsd_conn *c)
 		vc->groups = g->next;
 		free(g);
 	}
+	if (vc->oqueued)
+		out_unqueue(vc);
+	free(vc->obuf);
 	free(vc->blocks);
 	free(vc);
 	c->verbs = NULL;

@@ -177,14 +177,14 @@ static int load_file(const char *file, FILE *err, int depth)
 	uint64_t next_guid = 0, next_sysguid = 0;
 	uint32_t vendid = 0x2c9, devid = 0;
 
-	if (depth > 8) {
-		fprintf(err, "%s: include nesting too deep\n", file);
-		return -ELOOP;
-	}
 	f = fopen(file, "r");
 	if (!f) {
-		fprintf(err, "%s: %s\n", file, strerror(errno));
-		return -errno;
+		int e = errno;
+
+		/* an include's failure is told by the includer, with its line */
+		if (!depth)
+			fprintf(err, "%s: %s\n", file, strerror(e));
+		return -e;
 	}
 	while (fgets(line, sizeof(line), f)) {
 		const char *s = line;
@@ -225,9 +225,13 @@ static int load_file(const char *file, FILE *err, int depth)
 					 inc);
 			else
 				snprintf(path, sizeof(path), "%s", inc);
+			if (depth >= 8)
+				TERR("include \"%s\": nesting too deep", inc);
 			ret = load_file(path, err, depth + 1);
+			if (ret == -EINVAL)
+				goto out; /* already reported with file:line */
 			if (ret)
-				goto out;
+				TERR("include \"%s\": %s", inc, strerror(-ret));
 			continue;
 		}
 		if (!strncmp(s, "do", 2) && isspace((unsigned char)s[2]))
@@ -336,12 +340,21 @@ out:
 	return ret;
 }
 
+static void plinks_free(void)
+{
+	free(plinks);
+	plinks = NULL;
+	nplinks = plinks_cap = 0;
+}
+
 int fsd_topo_load(const char *path, FILE *err)
 {
 	int ret = load_file(path, err, 0);
 
-	if (ret)
+	if (ret) {
+		plinks_free();
 		return ret;
+	}
 	/* resolve links now that every node is known */
 	for (size_t i = 0; i < nplinks; i++) {
 		struct pending_link *pl = &plinks[i];
@@ -354,15 +367,18 @@ int fsd_topo_load(const char *path, FILE *err)
 		if (!r) {
 			fprintf(err, "%s:%d: unknown node \"%s\"\n", pl->file, pl->line,
 				pl->remote);
+			plinks_free();
 			return -EINVAL;
 		}
 		if (pl->rport > r->nports) {
 			fprintf(err, "%s:%d: \"%s\" has no port %d (it has %d)\n", pl->file,
 				pl->line, r->id, pl->rport, r->nports);
+			plinks_free();
 			return -EINVAL;
 		}
 		if (r == pl->node && pl->rport == pl->port) {
 			fprintf(err, "%s:%d: port linked to itself\n", pl->file, pl->line);
+			plinks_free();
 			return -EINVAL;
 		}
 		a = &pl->node->ports[pl->port];
@@ -371,6 +387,7 @@ int fsd_topo_load(const char *path, FILE *err)
 			fprintf(err,
 				"%s:%d: \"%s\"[%d] <-> \"%s\"[%d] conflicts with an earlier link\n",
 				pl->file, pl->line, pl->node->id, pl->port, r->id, pl->rport);
+			plinks_free();
 			return -EINVAL;
 		}
 		a->peer = b;
@@ -378,10 +395,26 @@ int fsd_topo_load(const char *path, FILE *err)
 		if (pl->width)
 			a->link_width = b->link_width = (uint8_t)pl->width;
 	}
-	free(plinks);
-	plinks = NULL;
-	nplinks = plinks_cap = 0;
+	plinks_free();
 	return 0;
+}
+
+void fsd_topo_reset(void)
+{
+	for (int i = 0; i < fab.num_nodes; i++) {
+		struct fsd_node *n = fab.nodes[i];
+
+		for (int p = 0; p <= n->nports; p++)
+			fsd_capture_stop(&n->ports[p]);
+		free(n->ports);
+		free(n->lft);
+		free(n->mft);
+		free(n);
+	}
+	free(fab.nodes);
+	free(fab.hosts);
+	plinks_free();
+	memset(&fab, 0, sizeof(fab));
 }
 
 static void connect_ports(struct fsd_node *a, int pa, struct fsd_node *b, int pb)

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <time.h>
 #include <stdio.h>
@@ -69,7 +68,8 @@ static void *hca_thread(void *arg)
 			w = __atomic_load_n(&verbs_hca.watchers, __ATOMIC_SEQ_CST);
 			look = 0;
 			if (w) {
-				uint32_t g = __atomic_load_n(&verbs_hca.watch_gen, __ATOMIC_RELAXED);
+				uint32_t g =
+				    __atomic_load_n(&verbs_hca.watch_gen, __ATOMIC_RELAXED);
 
 				/* The same watcher blocked all along: look less
 				 * often (it kicks us when it leaves). */
@@ -98,7 +98,9 @@ static void *hca_thread(void *arg)
 		/* Timers, and the time we sleep until, under one lock hold:
 		 * arm_timer() kicks us if it needs us earlier than that. */
 		VERBS_LOCK();
+		verbs_transport_batch_begin();
 		until = verbs_run_timers(verbs_now_ns());
+		verbs_transport_batch_end();
 		if (look && (!until || look < until))
 			until = look;
 		verbs_hca.sleep_until = until;
@@ -124,7 +126,12 @@ static void *hca_thread(void *arg)
 		    !(pfd[1].revents & POLLIN))
 			break; /* the fabric is gone */
 		if (nfds == 2 && (pfd[1].revents & POLLIN))
-			verbs_rx_pending(64);
+			verbs_rx_pending(64, false);
+		/* ACKs an application thread held and did not send: it has
+		 * not come back within its lease. */
+		VERBS_LOCK();
+		verbs_ack_flush();
+		VERBS_UNLOCK();
 	}
 	return NULL;
 }
@@ -709,7 +716,7 @@ int ibv_dereg_mr(struct ibv_mr *ibmr)
 
 struct vchannel {
 	struct ibv_comp_channel ch;
-	int wr;				    /* write end of the pipe */
+	int wr;				     /* write end of the pipe */
 	struct ibv_cq *local[CHANNEL_LOCAL]; /* events for the watching thread */
 	unsigned int nlocal;
 };
@@ -883,18 +890,6 @@ static struct ibv_cq *local_event(struct vchannel *vch)
 	return p;
 }
 
-static uint64_t wait_spin_ns(void)
-{
-	static int64_t v = -1;
-
-	if (v < 0) {
-		const char *e = getenv("FABSIM_WAIT_SPIN_US");
-
-		v = e ? atoll(e) * 1000 : 0;
-	}
-	return (uint64_t)v;
-}
-
 int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context)
 {
 	struct vchannel *vch = to_vchannel(ch);
@@ -909,19 +904,18 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 	 * itself: the event it waits for is then one wakeup away, not two
 	 * (HCA thread, then this thread), and skips the pipe. */
 	if (!(fcntl(ch->fd, F_GETFL) & O_NONBLOCK) && verbs_transport_fd() >= 0) {
-		uint64_t spin_end = verbs_now_ns() + wait_spin_ns();
-
 		verbs_wire_watch();
 		for (;;) {
 			struct pollfd pfd[2] = {
 			    {.fd = ch->fd, .events = POLLIN},
 			    {.fd = verbs_transport_fd(), .events = POLLIN},
 			};
-			bool spin = verbs_now_ns() < spin_end;
 
-			if (spin)
-				sched_yield();
-			if (poll(pfd, 2, spin ? 0 : -1) < 0) {
+			/* About to wait: held ACKs leave now. */
+			VERBS_LOCK();
+			verbs_ack_flush();
+			VERBS_UNLOCK();
+			if (poll(pfd, 2, -1) < 0) {
 				if (errno == EINTR)
 					continue;
 				break;
@@ -932,7 +926,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 				break; /* the fabric is gone: just wait */
 			if (pfd[1].revents & POLLIN) {
 				watching = vch;
-				verbs_rx_pending(16);
+				verbs_rx_pending(16, true);
 				watching = NULL;
 				p = local_event(vch);
 				if (p)

@@ -218,7 +218,7 @@ static void pkt_init(struct vqp *qp, struct vpkt *p, const struct ibv_ah_attr *a
 	}
 }
 
-static void xmit(struct vpkt *p)
+static void xmit_now(struct vpkt *p)
 {
 	uint8_t buf[VERBS_PKT_MAX];
 	int n = vpkt_encode(p, buf, sizeof(buf));
@@ -229,11 +229,87 @@ static void xmit(struct vpkt *p)
 	}
 }
 
+static void xmit(struct vpkt *p)
+{
+	verbs_ack_flush(); /* coalesced ACKs leave first, in order */
+	xmit_now(p);
+}
+
+static bool state_receives(struct vqp *qp);
+
+/* ---- coalesced ACKs ------------------------------------------------------
+ *
+ * A responder may acknowledge several requests with one ACK, the one for
+ * the latest PSN (IBA 9.7.5.1.2, coalesced acknowledges).  The HCA thread
+ * sends the ACKs a message it received calls for once it has processed
+ * that message.  An application thread that processed it (spinning in
+ * ibv_poll_cq, waiting in ibv_get_cq_event) holds them while it hands the
+ * completion to the application: they leave with the next packet this
+ * process sends (the reply of a ping-pong, typically), so that both cross
+ * the daemon in one message and wake the peer once, not twice; or when
+ * that thread goes back to waiting; or when the QP is modified or
+ * destroyed; or at the latest when the HCA thread next looks, within the
+ * lease (VERBS_LEASE_NS, verbs_api.c), below the 1 ms floor of any ACK
+ * timeout, so a requester never retries for it.  NAKs never wait, and
+ * anything sent sends the held ACKs first, so the wire order is kept.
+ */
+static struct vqp *ack_list; /* QPs with ack_pending, under VERBS_LOCK */
+
+static void ack_defer(struct vqp *qp, const struct vpkt *in, uint32_t psn)
+{
+	qp->ack_dlid = in->slid;
+	qp->ack_psn = psn;
+	if (qp->ack_pending)
+		return;
+	qp->ack_pending = true;
+	qp->ack_next = ack_list;
+	ack_list = qp;
+}
+
+void verbs_ack_cancel(struct vqp *qp)
+{
+	struct vqp **pp;
+
+	if (!qp->ack_pending)
+		return;
+	for (pp = &ack_list; *pp; pp = &(*pp)->ack_next)
+		if (*pp == qp) {
+			*pp = qp->ack_next;
+			break;
+		}
+	qp->ack_pending = false;
+}
+
+void verbs_ack_flush(void)
+{
+	while (ack_list) {
+		struct vqp *qp = ack_list;
+		struct vpkt p;
+
+		ack_list = qp->ack_next;
+		qp->ack_pending = false;
+		if (!state_receives(qp))
+			continue;
+		pkt_init(qp, &p, &qp->attr.ah_attr);
+		p.dlid = qp->ack_dlid;
+		p.opcode = VOP_RC | VOP_ACK;
+		p.dqpn = qp->attr.dest_qp_num;
+		p.psn = qp->ack_psn;
+		p.syndrome = VAETH_ACK;
+		p.msn = qp->msn & VPSN_MASK;
+		xmit_now(&p);
+	}
+}
+
 /* Responder -> requester: ACK / NAK / RNR NAK (9.7.5). */
 static void send_aeth(struct vqp *qp, const struct vpkt *in, uint32_t psn, uint8_t syndrome)
 {
 	struct vpkt p;
 
+	if (syndrome == VAETH_ACK) {
+		ack_defer(qp, in, psn);
+		return;
+	}
 	/* After an RNR NAK the packets already in flight behind the refused
 	 * one are dropped silently, as after a sequence NAK: the requester
 	 * resends from the refused PSN when its RNR timer expires. */
@@ -1183,6 +1259,8 @@ int verbs_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 	int ret = 0;
 
 	VERBS_LOCK();
+	/* Everything this call sends (all packets of a message): one message. */
+	verbs_transport_batch_begin();
 	for (; wr; wr = wr->next) {
 		struct vwqe *w;
 		enum ibv_qp_state s = qp->attr.qp_state;
@@ -1264,6 +1342,7 @@ int verbs_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 	if (ret && bad)
 		*bad = wr;
 	sq_progress(qp);
+	verbs_transport_batch_end();
 	VERBS_UNLOCK();
 	return ret;
 }
@@ -1333,20 +1412,28 @@ int verbs_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ib
 
 /* Receive and process what is waiting on the transport, from any thread.
  * Returns the number of packets processed. */
-int verbs_rx_pending(int max)
+int verbs_rx_pending(int max, bool hold_acks)
 {
 	static __thread uint8_t buf[VERBS_PKT_MAX];
 	int done = 0;
 
 	/* Receive under the lock: two threads taking packets in turn must
-	 * not process them out of the order the wire delivered them. */
+	 * not process them out of the order the wire delivered them.  The
+	 * packets that arrived in one message are processed in one go, and
+	 * what they make us send (ACKs, READ responses) leaves in one. */
 	for (int i = 0; i < max; i++) {
 		ssize_t n;
 
 		VERBS_LOCK();
-		n = verbs_transport_recv(buf, sizeof(buf));
-		if (n > 0)
-			verbs_rx_packet(buf, (size_t)n);
+		verbs_transport_batch_begin();
+		do {
+			n = verbs_transport_recv(buf, sizeof(buf));
+			if (n > 0)
+				verbs_rx_packet(buf, (size_t)n);
+		} while (n >= 0 && verbs_transport_buffered());
+		if (!hold_acks)
+			verbs_ack_flush();
+		verbs_transport_batch_end();
 		VERBS_UNLOCK();
 		if (n < 0)
 			break;
@@ -1361,15 +1448,19 @@ int verbs_rx_pending(int max)
  * holds the wire lease meanwhile (verbs_api.c).  Spinning is recognised by
  * empty polls in quick succession, not by one or two polls of an
  * application about to wait for an event or busy elsewhere between polls.
- * A spinner yields the CPU after every empty poll, so that on this machine
- * (fewer cores than spinners) the daemon and the peer still run, but keeps
- * its core awake: in a virtual machine, waking a halted vCPU costs more
- * than the whole packet's trip.  One that has found nothing for a long
+ * After a few quick looks a spinner yields the CPU at every empty poll, so
+ * that on this machine (fewer cores than spinners) the daemon and the peer
+ * still run, but it keeps its core awake: in a virtual machine, waking a
+ * halted vCPU costs more than the packet's whole trip.  (Sleeping on the
+ * socket as soon as the machine looks crowded was measured too: faster
+ * under load, but it reorders the end of ibv_srq_pingpong's racy exchange
+ * enough to make it fail now and then.)  One that has found nothing for a long
  * time (SPIN_IDLE_NS) is not waiting for a reply any more: it sleeps on the
  * socket, a packet wakes it, and it never sleeps longer than SPIN_SLEEP_NS
  * nor while any CQ holds a completion the application may be about to poll.
  */
 #define SPIN_GAP_NS 50000ull	/* empty polls closer than this: spinning */
+#define SPIN_QUICK 8		/* empty polls before yielding */
 #define SPIN_IDLE_NS 1000000ull /* spinning with nothing coming in */
 #define SPIN_SLEEP_NS 100000ull /* longest sleep of an idle spinner */
 
@@ -1381,19 +1472,32 @@ static void spin_wait(uint64_t now)
 	int fd = verbs_transport_fd();
 	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 	struct timespec ts = {.tv_nsec = (long)SPIN_SLEEP_NS};
+	bool spinning = empty_run > 1;
 
-	verbs_wire_lease(now + VERBS_LEASE_NS);
-	if (verbs_rx_pending(16)) {
+	/* Only a spinner holds ACKs: its lease bounds how long they wait. */
+	if (spinning)
+		verbs_wire_lease(now + VERBS_LEASE_NS);
+	if (verbs_rx_pending(16, spinning)) {
 		spin_since_ns = now;
 		return;
 	}
-	if (fd < 0 || now - spin_since_ns < SPIN_IDLE_NS ||
-	    __atomic_load_n(&verbs_hca.cqes, __ATOMIC_RELAXED)) {
+	/* A few quick looks first: the reply may be on its way. */
+	if (empty_run <= SPIN_QUICK)
+		return;
+	/* Nothing came and the application sends nothing: ACKs leave. */
+	VERBS_LOCK();
+	verbs_ack_flush();
+	VERBS_UNLOCK();
+	if (fd < 0 || __atomic_load_n(&verbs_hca.cqes, __ATOMIC_RELAXED)) {
+		sched_yield();
+		return;
+	}
+	if (now - spin_since_ns < SPIN_IDLE_NS) {
 		sched_yield();
 		return;
 	}
 	if (ppoll(&pfd, 1, &ts, NULL) == 1 && (pfd.revents & POLLIN))
-		verbs_rx_pending(16);
+		verbs_rx_pending(16, true);
 }
 
 int verbs_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
@@ -1412,10 +1516,8 @@ int verbs_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 			spin_since_ns = now;
 		}
 		last_empty_ns = now;
-		/* The first empty poll after a completion or an arming
-		 * finds the wire empty too, almost always: save the recv. */
-		if (empty_run++)
-			spin_wait(now);
+		empty_run++;
+		spin_wait(now);
 		if (!__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE))
 			return 0;
 	}

@@ -171,6 +171,11 @@ struct vqp {
 	uint64_t wr_va; /* RDMA WRITE in progress */
 	uint32_t wr_left, wr_total;
 	uint32_t wr_rkey;
+	/* a coalesced ACK not sent yet (verbs_ack_flush) */
+	bool ack_pending;
+	uint16_t ack_dlid;
+	uint32_t ack_psn;
+	struct vqp *ack_next;
 	uint32_t last_atomic_psn;
 	uint64_t last_atomic_orig;
 	bool have_atomic;
@@ -236,7 +241,11 @@ int verbs_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ib
 int verbs_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
 int verbs_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 void verbs_rx_packet(const uint8_t *buf, size_t len);
-int verbs_rx_pending(int max);
+void verbs_ack_flush(void);
+void verbs_ack_cancel(struct vqp *qp);
+/* Process up to max arrived messages; hold_acks: an application thread,
+ * whose ACKs may wait for its next send (see verbs_datapath.c). */
+int verbs_rx_pending(int max, bool hold_acks);
 void verbs_sqd_check(struct vqp *qp);
 void verbs_sq_kick(struct vqp *qp);
 uint64_t verbs_run_timers(uint64_t now);
@@ -252,6 +261,10 @@ int verbs_transport_open(const struct verbs_port_info *pi);
 int verbs_transport_fd(void);
 int verbs_transport_send(const uint8_t *pkt, size_t len);
 ssize_t verbs_transport_recv(uint8_t *buf, size_t len);
+/* Packets of a batch received but not taken by verbs_transport_recv yet. */
+bool verbs_transport_buffered(void);
+void verbs_transport_batch_begin(void);
+void verbs_transport_batch_end(void);
 /* A block of FSP_VERBS_QPN_BLOCK_SIZE QPNs owned by this process; and
  * multicast membership of this process.  Both may block on the daemon:
  * never call them holding VERBS_LOCK. */

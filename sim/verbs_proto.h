@@ -15,6 +15,13 @@
  *    LRH to VCRC.  The daemon routes it from the sender's port along the
  *    LFTs/MFTs the SM programmed, hop by hop, honouring link state and
  *    faults; unroutable packets are dropped and counted.
+ *    FSP_VERBS_PKTS carries several packets a process sent at once (an
+ *    ACK and the reply behind it; the packets of one message): each is
+ *    routed, faulted and captured on its own, exactly as if it had come
+ *    alone; the daemon hands what it routed to one connection while
+ *    handling one message in one FSP_VERBS_PKTS too.  It only saves
+ *    wakeups: a process is woken once for the packets that arrive
+ *    together, as an HCA raises one interrupt for several.
  *  - Multicast: FSP_VERBS_MCAST joins/leaves an MLID for this connection.
  *  - Closing the connection (or dying) releases its blocks and groups.
  */
@@ -41,7 +48,20 @@ enum fsp_verbs_type {
 	 * LID or MTU changed (the SM swept, a link went down); the preload
 	 * turns changes into ibv async events */
 	FSP_VERBS_PORT_EVENT = FSP_VERBS_FIRST + 5,
+	/* one-way, both directions: struct fsp_verbs_rec + packet bytes,
+	 * padded to 4, repeated; in the order they were sent */
+	FSP_VERBS_PKTS = FSP_VERBS_FIRST + 6,
 };
+
+/* One packet of an FSP_VERBS_PKTS message. */
+struct fsp_verbs_rec {
+	uint16_t len; /* packet bytes that follow */
+	uint16_t reserved;
+};
+
+#define FSP_VERBS_REC_SPACE(len) (sizeof(struct fsp_verbs_rec) + (((len) + 3u) & ~3u))
+/* Batches stay in one fragment (FSP_FRAG_MAX, header included). */
+#define FSP_VERBS_BATCH_MAX 16384u
 
 #define FSP_VERBS_QPN_BLOCK_SIZE 256u
 #define FSP_VERBS_PKT_MAX 8192u

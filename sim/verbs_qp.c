@@ -164,6 +164,7 @@ static void qp_reset(struct vqp *qp)
 	qp->have_atomic = false;
 	qp->msn = 0;
 	verbs_active_del(qp);
+	verbs_ack_cancel(qp);
 }
 
 static void wr_api_init(struct vqp *qp);
@@ -350,6 +351,7 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	if (!ibqp || !attr)
 		return EINVAL;
 	VERBS_LOCK();
+	verbs_ack_flush(); /* held ACKs went out when their message came */
 	cur = qp->attr.qp_state;
 	next = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
 	ret = verbs_qp_fsm_check(ibqp->qp_type, cur, next, mask);
@@ -417,13 +419,19 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 
 	if (!ibqp)
 		return EINVAL;
+	/* An HCA handles packets as they arrive, whatever the application
+	 * does: what reached us before the QP goes is handled (and ACKed)
+	 * first, even if no thread was looking at the wire just then. */
+	verbs_rx_pending(64, false);
 	VERBS_LOCK();
+	verbs_ack_flush();
 	for (pp = &verbs_hca.qp_hash[ibqp->qp_num % QP_HASH]; *pp; pp = &(*pp)->hnext)
 		if (*pp == qp) {
 			*pp = qp->hnext;
 			break;
 		}
 	verbs_active_del(qp);
+	verbs_ack_cancel(qp);
 	verbs_hca.nqp--;
 	to_vcq(ibqp->send_cq)->refs--;
 	to_vcq(ibqp->recv_cq)->refs--;

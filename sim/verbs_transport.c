@@ -49,6 +49,13 @@ static struct {
 	bool rep_ready;
 	int32_t rep_status;
 	uint32_t next_seq;
+	/* fabric, under VERBS_LOCK: the FSP_VERBS_PKTS message being taken
+	 * apart, and packets being collected for one (tx_depth > 0) */
+	uint8_t rx[FSP_VERBS_BATCH_MAX + FSP_VERBS_PKT_MAX + sizeof(struct fsp_hdr)];
+	size_t rx_off, rx_len;
+	uint8_t tx[FSP_VERBS_BATCH_MAX];
+	size_t tx_len;
+	unsigned int tx_count, tx_depth;
 } vt = {
     .fd = -1,
     .call_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -204,9 +211,36 @@ static void fabric_gone(void)
 	pthread_mutex_unlock(&vt.rep_lock);
 }
 
+/* The next packet of the FSP_VERBS_PKTS message being taken apart; 0 if
+ * none is left. */
+static ssize_t rx_next(uint8_t *buf, size_t len)
+{
+	while (vt.rx_off + sizeof(struct fsp_verbs_rec) <= vt.rx_len) {
+		struct fsp_verbs_rec r;
+		size_t at = vt.rx_off + sizeof(r);
+
+		memcpy(&r, vt.rx + vt.rx_off, sizeof(r));
+		if (!r.len || r.len > vt.rx_len - at)
+			break; /* malformed: drop the rest */
+		vt.rx_off = at + r.len;
+		vt.rx_off = vt.rx_off + 3 < vt.rx_len ? (vt.rx_off + 3) & ~(size_t)3 : vt.rx_len;
+		if (r.len > len)
+			continue;
+		memcpy(buf, vt.rx + at, r.len);
+		return r.len;
+	}
+	vt.rx_off = vt.rx_len = 0;
+	return 0;
+}
+
+bool verbs_transport_buffered(void)
+{
+	return vt.rx_off < vt.rx_len;
+}
+
 ssize_t verbs_transport_recv(uint8_t *buf, size_t len)
 {
-	uint8_t msg[FSP_VERBS_PKT_MAX + sizeof(struct fsp_hdr)];
+	uint8_t *msg = vt.rx;
 	struct fsp_hdr h;
 	ssize_t n;
 
@@ -216,7 +250,9 @@ ssize_t verbs_transport_recv(uint8_t *buf, size_t len)
 		n = recv(vt.fd, buf, len, MSG_DONTWAIT);
 		return n < 0 ? -errno : n;
 	}
-	n = recv(vt.fd, msg, sizeof(msg), MSG_DONTWAIT);
+	if (vt.rx_off < vt.rx_len)
+		return rx_next(buf, len);
+	n = recv(vt.fd, msg, sizeof(vt.rx), MSG_DONTWAIT);
 	if (n < 0)
 		return -errno;
 	if (n == 0) {
@@ -245,6 +281,11 @@ ssize_t verbs_transport_recv(uint8_t *buf, size_t len)
 		memcpy(&e, msg + sizeof(h), sizeof(e));
 		verbs_port_event(&e);
 		return 0;
+	}
+	if (h.type == FSP_VERBS_PKTS) {
+		vt.rx_off = sizeof(h);
+		vt.rx_len = (size_t)n;
+		return rx_next(buf, len);
 	}
 	if (h.type != FSP_VERBS_PKT)
 		return 0;
@@ -287,15 +328,59 @@ static void standalone_send(const uint8_t *pkt, size_t len)
 	standalone_sendto(name, pkt, len);
 }
 
+static int tx_flush(void)
+{
+	int ret = 0;
+
+	if (vt.tx_count == 1) { /* the plain form, for a lone packet */
+		struct fsp_verbs_rec r;
+
+		memcpy(&r, vt.tx, sizeof(r));
+		ret = verbs_client_send(vt.fd, FSP_VERBS_PKT, 0, vt.tx + sizeof(r), r.len);
+	} else if (vt.tx_count)
+		ret = verbs_client_send(vt.fd, FSP_VERBS_PKTS, 0, vt.tx, vt.tx_len);
+	vt.tx_len = vt.tx_count = 0;
+	return ret;
+}
+
+/* Packets sent between begin and end leave in one message (fabric mode):
+ * one wakeup of the daemon for them all.  Nests; under VERBS_LOCK. */
+void verbs_transport_batch_begin(void)
+{
+	vt.tx_depth++;
+}
+
+void verbs_transport_batch_end(void)
+{
+	if (vt.tx_depth && !--vt.tx_depth && vt.fd >= 0)
+		tx_flush();
+}
+
 int verbs_transport_send(const uint8_t *pkt, size_t len)
 {
+	struct fsp_verbs_rec r = {.len = (uint16_t)len};
+	size_t space = FSP_VERBS_REC_SPACE(len);
+	int ret;
+
 	if (vt.fd < 0)
 		return -EBADF;
 	if (!vt.fabric) {
 		standalone_send(pkt, len);
 		return 0;
 	}
-	return verbs_client_send(vt.fd, FSP_VERBS_PKT, 0, pkt, len);
+	if (!vt.tx_depth || space > sizeof(vt.tx)) {
+		if (vt.tx_count && (ret = tx_flush())) /* keep the order */
+			return ret;
+		return verbs_client_send(vt.fd, FSP_VERBS_PKT, 0, pkt, len);
+	}
+	if (vt.tx_len + space > sizeof(vt.tx) && (ret = tx_flush()))
+		return ret;
+	memcpy(vt.tx + vt.tx_len, &r, sizeof(r));
+	memcpy(vt.tx + vt.tx_len + sizeof(r), pkt, len);
+	memset(vt.tx + vt.tx_len + sizeof(r) + len, 0, space - sizeof(r) - len);
+	vt.tx_len += space;
+	vt.tx_count++;
+	return 0;
 }
 
 static int link_alive(const char *path)

@@ -9,15 +9,19 @@
 #   2. the same with 20% of CM MADs dropped on the client's link: all still
 #      connect and pass TimeWait on both sides, and both sides resent;
 #   3. the server killed mid-handshake: the client reports timeouts and
-#      exits within a bounded time instead of hanging.
+#      exits within a bounded time instead of hanging;
+#   4. --loop-qp: the runtimes' loop threads move the QPs (auto QP, rdma_cm
+#      style) on a smaller N: all connect, carry their SEND, pass TimeWait.
 # Exit 77 (skip) when the simulator, OpenSM or the soft verbs do not work.
-# Environment: CM_FABRIC_N (default 1000), CM_FABRIC_TOPO (default b2b; or
+# Environment: CM_FABRIC_N (default 1000), CM_FABRIC_LOOP_QP_N (default
+# 200, the N of pass 4), CM_FABRIC_TOPO (default b2b; or
 # 2sw4h, or a topology file: server on the first host, client on the
 # last), CM_FABRIC_KEEP=1 keeps the directory with every log.
 set -u
 
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 N=${CM_FABRIC_N:-1000}
+NQ=${CM_FABRIC_LOOP_QP_N:-200}
 FABSIM=$top_builddir/sim/fabsim
 PROG=$top_builddir/tests/integration/cm_fabric_connect
 
@@ -216,6 +220,20 @@ wait_server kill
 grep -Eq "timeouts [1-9]" "$dir/kill.client" || bad "client reported no timeout"
 [ $((t1 - t0)) -le 45 ] || bad "client took $((t1 - t0)) s to give up"
 echo "client gave up after $((t1 - t0)) s"
+
+# ---- 4. auto QP: the loop threads move the QPs ----
+echo "== 4. $NQ connections, QPs moved by the runtimes' loop threads (--loop-qp)"
+start_server loopqp --n "$NQ" --idle 30 --loop-qp || bad "server did not start"
+run_client loopqp --n "$NQ" --loop-qp
+wait_server loopqp
+[ "$crc" = 0 ] || bad "--loop-qp: client exit $crc (want 0)"
+[ "$src" = 0 ] || bad "--loop-qp: server exit $src (want 0)"
+grep -q "established $NQ sent_ok $NQ send_errors 0" "$dir/loopqp.client" ||
+	bad "--loop-qp: not all $NQ connections carried their SEND"
+grep -q "timewait entered $NQ (state checked $NQ, dreq_errors 0) exited $NQ" \
+	"$dir/loopqp.client" || bad "--loop-qp: not every connection passed through TimeWait"
+grep -q "recv_ok $NQ recv_bad 0 timewait $NQ" "$dir/loopqp.server" ||
+	bad "--loop-qp: server did not receive $NQ good payloads / see $NQ TimeWaits"
 
 [ "$fail" = 0 ] && echo "PASS" || echo "FAILED (logs in $dir, CM_FABRIC_KEEP=1 keeps them)"
 exit "$fail"

@@ -18,6 +18,10 @@
  * moves the QP to RTR and RTS and sends RTU, then posts one SEND; when all
  * are done, disconnects every connection and waits until each has left
  * TimeWait.
+ * --loop-qp (both sides): the runtime's loop threads move the QPs (auto QP,
+ * rdma_cm style): the server only makes its QP INIT (as rdma_create_qp)
+ * and posts the receive before cm_runtime_accept_qp; the client connects
+ * with its QP in RESET and posts the SEND on CM_EV_ESTABLISHED.
  *
  * Exit status: 0 all N connected (or all but --tolerate K), exchanged,
  * passed TimeWait; 3 otherwise, e.g. handshakes failed by timeouts or
@@ -65,6 +69,7 @@ struct opts {
 	unsigned tolerate;  /* client: failed handshakes that still pass */
 	const char *req_log;
 	bool verbose;
+	bool loop_qp; /* auto QP: the runtime moves the QPs */
 };
 
 static struct opts o = {
@@ -379,18 +384,32 @@ static int server(void)
 			/*
 			 * As rdma_accept: RTR (receiving from the PSN the REP will
 			 * announce) and RTS (sending from the REQ's PSN) before
-			 * the REP goes out.
+			 * the REP goes out; with --loop-qp the runtime does it.
 			 */
 			ac.starting_psn = rand24();
-			if (!rc)
-				rc = qp_move_psn(rt, ev.id, s->qp, IBV_QPS_RTR, ac.starting_psn);
-			if (!rc)
-				rc = qp_move(rt, ev.id, s->qp, IBV_QPS_RTS);
 			ac.qpn = s->qp->qp_num;
 			ac.responder_resources = ev.req.initiator_depth;
 			ac.initiator_depth = ev.req.responder_resources;
 			ac.rnr_retry_count = 7;
 			ac.target_ack_delay = 0;
+			if (!rc && o.loop_qp) {
+				/* A failed accept has rejected already (consumer defined). */
+				rc = cm_runtime_accept_qp(rt, ev.id, nc, &ac, s->qp, 0);
+				if (rc) {
+					fprintf(stderr, "server: REQ %08x: %s\n", ev.id,
+						strerror(-rc));
+					ibv_destroy_qp(s->qp);
+					s->qp = NULL;
+					fail++;
+					break;
+				}
+				nc++;
+				break;
+			}
+			if (!rc)
+				rc = qp_move_psn(rt, ev.id, s->qp, IBV_QPS_RTR, ac.starting_psn);
+			if (!rc)
+				rc = qp_move(rt, ev.id, s->qp, IBV_QPS_RTS);
 			if (!rc)
 				rc = cm_runtime_accept(rt, ev.id, nc, &ac);
 			if (rc) {
@@ -490,6 +509,10 @@ static void client_connect_some(struct cm_runtime *rt, struct dev *d, struct cco
 		cmd->connect.qpn = cc->qp->qp_num;
 		cc->psn = rand24();
 		cmd->connect.starting_psn = cc->psn;
+		if (o.loop_qp) {
+			cmd->auto_qp.qp = cc->qp;
+			cmd->auto_qp.flags = CM_RT_QP_INIT;
+		}
 		(*next)++;
 		k++;
 	}
@@ -504,7 +527,8 @@ static void client_connect_some(struct cm_runtime *rt, struct dev *d, struct cco
 		cc->t_req = now_ns();
 		if (!rc) {
 			cc->id = cmds[i].id;
-			rc = qp_move(rt, cc->id, cc->qp, IBV_QPS_INIT);
+			if (!o.loop_qp)
+				rc = qp_move(rt, cc->id, cc->qp, IBV_QPS_INIT);
 		}
 		/* The engine refusing a connect is a setup error here. */
 		if (rc)
@@ -644,20 +668,30 @@ static int client(void)
 			fprintf(stderr, "client: %s id %08x conn %" PRIu64 "\n",
 				cm_event_name(ev.type), ev.id, ev.user);
 		switch (ev.type) {
-		case CM_EV_REP_RCVD: {
+		case CM_EV_REP_RCVD:
+		case CM_EV_ESTABLISHED:
+		case CM_EV_CONNECT_ERROR: {
 			struct ibv_sge sge;
 			struct ibv_send_wr wr = {0}, *bad;
 			uint8_t *p = d.buf + ev.user * PAYLOAD;
 
+			if (cc->st != C_REQ)
+				break;
 			cc->sqpn = ev.rep.remote_qpn;
-			rc = qp_move(rt, ev.id, cc->qp, IBV_QPS_RTR);
-			if (!rc)
-				rc = qp_move(rt, ev.id, cc->qp, IBV_QPS_RTS);
-			if (!rc)
-				rc = cm_runtime_rtu(rt, ev.id);
+			/* ESTABLISHED (auto QP): RTR, RTS and RTU are done. */
+			rc = ev.type == CM_EV_CONNECT_ERROR ? ev.status : 0;
+			if (ev.type == CM_EV_REP_RCVD) {
+				rc = qp_move(rt, ev.id, cc->qp, IBV_QPS_RTR);
+				if (!rc)
+					rc = qp_move(rt, ev.id, cc->qp, IBV_QPS_RTS);
+				if (!rc)
+					rc = cm_runtime_rtu(rt, ev.id);
+				if (rc)
+					cm_runtime_reject(rt, ev.id, CM_REJ_CONSUMER_DEFINED);
+			}
 			if (rc) {
+				/* CONNECT_ERROR: the runtime has rejected already. */
 				fprintf(stderr, "client: REP %08x: %s\n", ev.id, strerror(-rc));
-				cm_runtime_reject(rt, ev.id, CM_REJ_CONSUMER_DEFINED);
 				cc->st = C_FAILED;
 				k.other_fail++;
 				inflight--;
@@ -766,11 +800,12 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: cm_fabric_connect server [--n N] [--service ID] [--die-after K]\n"
-		"                                [--idle S] [--linger S] [--deadline S] [-v]\n"
+		"                                [--idle S] [--linger S] [--deadline S]\n"
+		"                                [--loop-qp] [-v]\n"
 		"       cm_fabric_connect client --dgid GID [--dlid LID] [--n N] [--window W]\n"
 		"                                [--service ID] [--cm-timeout T] [--cm-retries R]\n"
 		"                                [--plt T] [--req-log FILE] [--deadline S]\n"
-		"                                [--tolerate K] [-v]\n");
+		"                                [--tolerate K] [--loop-qp] [-v]\n");
 	exit(2);
 }
 
@@ -792,6 +827,7 @@ int main(int argc, char **argv)
 	    {"linger", required_argument, NULL, 'G'},
 	    {"req-log", required_argument, NULL, 'L'},
 	    {"verbose", no_argument, NULL, 'v'},
+	    {"loop-qp", no_argument, NULL, 'Q'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct in6_addr a6;
@@ -853,6 +889,9 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			o.verbose = true;
+			break;
+		case 'Q':
+			o.loop_qp = true;
 			break;
 		default:
 			usage();

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -24,11 +26,25 @@
 #define SVC 0x0000000001060000ull
 #define WAIT_MS 3000
 
+/* One ibv_modify_qp the runtime made (auto QP), through the fake hook. */
+struct qp_mod {
+	struct ibv_qp *qp;
+	struct ibv_qp_attr attr;
+	int mask;
+	unsigned nsent; /* MADs the side had sent by then */
+};
+
+#define MAX_MODS 16
+
 struct side {
 	struct fake_umad f;
 	struct cm_runtime *rt;
 	struct side *peer;
 	bool dead; /* drop everything it sends */
+	struct qp_mod mods[MAX_MODS];
+	unsigned nmods;
+	int fail_state; /* modify to this state fails with fail_rc ... */
+	int fail_rc;	/* ... (0: never) */
 };
 
 struct pair {
@@ -165,6 +181,24 @@ static void wire(struct fake_umad *f, unsigned idx, void *arg)
 	fake_umad_inject(&s->peer->f, f->sent[idx].mad, f->sent[idx].len, 0, &src);
 }
 
+/* The QP-modify hook of both runtimes: records, fails when told to. */
+static int fake_modify_qp(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	struct side *s = ctx;
+
+	if (s->nmods < MAX_MODS) {
+		struct qp_mod *m = &s->mods[s->nmods++];
+
+		m->qp = qp;
+		m->attr = *attr;
+		m->mask = mask;
+		m->nsent = s->f.nsent;
+	}
+	if (s->fail_rc && (mask & IBV_QP_STATE) && (int)attr->qp_state == s->fail_state)
+		return s->fail_rc;
+	return 0;
+}
+
 static void pair_open_sa(struct pair *p, bool thread, bool sa)
 {
 	memset(p, 0, sizeof(*p));
@@ -186,6 +220,8 @@ static void pair_open_sa(struct pair *p, bool thread, bool sa)
 		rp.ops_ctx = &s->f;
 		rp.sa = sa && i == 0;
 		rp.sa_timeout_ms = 200;
+		rp.modify_qp = fake_modify_qp;
+		rp.modify_qp_ctx = s;
 		assert_int_equal(cm_runtime_open(&s->rt, &rp), 0);
 	}
 }
@@ -243,6 +279,14 @@ static void expect_event(struct side *s, enum cm_event_type t, struct cm_event *
 	assert_int_equal(rc, 0);
 	if (ev->type != t)
 		fail_msg("expected %s, got %s", cm_event_name(t), cm_event_name(ev->type));
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static bool fd_readable(int fd)
@@ -411,15 +455,25 @@ static void test_req_timeout(void **state)
 	struct cm_event ev;
 	struct cm_rt_stats st;
 	uint32_t id;
+	int64_t t0;
 
 	(void)state;
 	pair_open(&p, true);
+	/* Let the loop thread fall asleep first (idle: a second per poll). */
+	usleep(20000);
 	p.s[0].dead = true;
 	connect_cmd(&p, &cc, 0x1004);
 	cc.remote_cm_response_timeout = 10; /* 4 ms per try */
 	cc.max_cm_retries = 2;
+	t0 = now_ms();
+	/*
+	 * The connect runs on this thread (mad_loop_call_here) while the loop
+	 * thread sleeps: the retry timer it arms must still wake that thread
+	 * in time (three tries of ~4 ms, not its idle second per try).
+	 */
 	assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
 	expect_event(&p.s[0], CM_EV_REQ_ERROR, &ev);
+	assert_true(now_ms() - t0 < 500);
 	assert_int_equal(ev.status, -ETIMEDOUT);
 	assert_int_equal(cm_runtime_stats(p.s[0].rt, &st), 0);
 	assert_int_equal(st.cm.sent[CM_STAT_REQ] + st.cm.retried[CM_STAT_REQ] >= 3, 1);
@@ -616,6 +670,290 @@ static void test_class_port_info(void **state)
 	pair_close(&p);
 }
 
+/* ---- auto QP: the loop thread moves the QPs, rdma_cm style ---- */
+
+#define INIT_MASK (IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_PORT)
+#define RTR_MASK                                                                                   \
+	(IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |            \
+	 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
+#define RTS_MASK                                                                                   \
+	(IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |     \
+	 IBV_QP_MAX_QP_RD_ATOMIC)
+
+static void accept_cmd(struct cm_accept_cmd *ac)
+{
+	memset(ac, 0, sizeof(*ac));
+	ac->starting_psn = 0x777;
+	ac->responder_resources = 1;
+	ac->initiator_depth = 1;
+	ac->rnr_retry_count = 7;
+}
+
+static void assert_mod(const struct qp_mod *m, struct ibv_qp *qp, enum ibv_qp_state st, int mask)
+{
+	assert_ptr_equal(m->qp, qp);
+	assert_int_equal(m->attr.qp_state, st);
+	assert_int_equal(m->mask, mask);
+}
+
+/*
+ * Both sides with auto QP: the passive QP goes INIT, RTR, RTS before its
+ * REP leaves; the active QP goes INIT after its REQ, RTR and RTS on the
+ * REP, and its application hears ESTABLISHED, not REP_RCVD.
+ */
+static void auto_qp_handshake(bool thread)
+{
+	struct ibv_qp qa = {.qp_num = 0x1001}, qb = {.qp_num = 0x2002};
+	struct pair p;
+	struct side *a, *b;
+	struct cm_connect_cmd cc;
+	struct cm_accept_cmd ac;
+	struct cm_event ev;
+	struct cm_rt_stats st;
+	uint32_t aid;
+	unsigned b_before;
+
+	pair_open(&p, thread);
+	a = &p.s[0];
+	b = &p.s[1];
+	assert_true(cm_runtime_listen(b->rt, SVC, ~0xffffull, 1) >= 0);
+	connect_cmd(&p, &cc, qa.qp_num);
+	assert_int_equal(cm_runtime_connect_qp(a->rt, &cc, &qa, CM_RT_QP_INIT, &aid), 0);
+	/* INIT right after the REQ went out. */
+	assert_int_equal(a->nmods, 1);
+	assert_mod(&a->mods[0], &qa, IBV_QPS_INIT, INIT_MASK);
+	assert_int_equal(a->mods[0].nsent, 1);
+	assert_int_equal(a->mods[0].attr.port_num, 1);
+
+	expect_event(b, CM_EV_REQ_RCVD, &ev);
+	accept_cmd(&ac); /* qpn 0: the QP's own */
+	b_before = b->f.nsent;
+	assert_int_equal(cm_runtime_accept_qp(b->rt, ev.id, 0xb0b, &ac, &qb, CM_RT_QP_INIT), 0);
+	assert_int_equal(b->nmods, 3);
+	assert_mod(&b->mods[0], &qb, IBV_QPS_INIT, INIT_MASK);
+	assert_mod(&b->mods[1], &qb, IBV_QPS_RTR, RTR_MASK);
+	assert_int_equal(b->mods[1].attr.dest_qp_num, 0x1001);
+	assert_int_equal(b->mods[1].attr.rq_psn, 0x777); /* what the REP announces */
+	assert_int_equal(b->mods[1].attr.path_mtu, IBV_MTU_1024);
+	assert_int_equal(b->mods[1].attr.ah_attr.dlid, 5);
+	assert_int_equal(b->mods[1].attr.max_dest_rd_atomic, 1);
+	assert_mod(&b->mods[2], &qb, IBV_QPS_RTS, RTS_MASK);
+	assert_int_equal(b->mods[2].attr.sq_psn, 0x42); /* the REQ's */
+	assert_int_equal(b->mods[2].attr.retry_cnt, 7);
+	/* rdma_accept's order: the QP is at RTS before the REP is sent. */
+	assert_int_equal(b->mods[2].nsent, b_before);
+
+	expect_event(a, CM_EV_ESTABLISHED, &ev);
+	assert_int_equal(ev.id, aid);
+	assert_int_equal(ev.user, 0x1234);
+	assert_int_equal(ev.status, 0);
+	assert_int_equal(ev.rep.remote_qpn, 0x2002);
+	assert_int_equal(a->nmods, 3);
+	assert_mod(&a->mods[1], &qa, IBV_QPS_RTR, RTR_MASK);
+	assert_int_equal(a->mods[1].attr.dest_qp_num, 0x2002);
+	assert_int_equal(a->mods[1].attr.rq_psn, 0x42);
+	assert_int_equal(a->mods[1].attr.ah_attr.dlid, 6);
+	assert_mod(&a->mods[2], &qa, IBV_QPS_RTS, RTS_MASK);
+	assert_int_equal(a->mods[2].attr.sq_psn, 0x777);
+	/* The RTU left after RTS (REQ was MAD 1). */
+	assert_int_equal(a->mods[2].nsent, 1);
+	expect_event(b, CM_EV_RTU_RCVD, &ev);
+	assert_int_equal(ev.user, 0xb0b);
+	assert_int_equal(cm_runtime_stats(a->rt, &st), 0);
+	assert_int_equal(st.cm.sent[CM_STAT_RTU], 1);
+	assert_int_equal(st.events_queued, 1); /* ESTABLISHED only */
+	assert_int_equal(cm_runtime_get_event(a->rt, &ev), -EAGAIN);
+	pair_close(&p);
+}
+
+static void test_auto_qp_inline(void **state)
+{
+	(void)state;
+	auto_qp_handshake(false);
+}
+
+static void test_auto_qp_thread(void **state)
+{
+	(void)state;
+	auto_qp_handshake(true);
+}
+
+/* Without CM_RT_QP_INIT the QP is the caller's until RTR (rdma_create_qp made it INIT). */
+static void test_auto_qp_no_init(void **state)
+{
+	struct ibv_qp qa = {.qp_num = 0x1011}, qb = {.qp_num = 0x2012};
+	struct pair p;
+	struct cm_connect_cmd cc;
+	struct cm_accept_cmd ac;
+	struct cm_event ev;
+	uint32_t aid;
+
+	(void)state;
+	pair_open(&p, true);
+	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
+	connect_cmd(&p, &cc, qa.qp_num);
+	assert_int_equal(cm_runtime_connect_qp(p.s[0].rt, &cc, &qa, 0, &aid), 0);
+	assert_int_equal(p.s[0].nmods, 0);
+	expect_event(&p.s[1], CM_EV_REQ_RCVD, &ev);
+	accept_cmd(&ac);
+	ac.qpn = qb.qp_num;
+	assert_int_equal(cm_runtime_accept_qp(p.s[1].rt, ev.id, 1, &ac, &qb, 0), 0);
+	assert_int_equal(p.s[1].nmods, 2);
+	assert_mod(&p.s[1].mods[0], &qb, IBV_QPS_RTR, RTR_MASK);
+	expect_event(&p.s[0], CM_EV_ESTABLISHED, &ev);
+	assert_int_equal(p.s[0].nmods, 2);
+	assert_mod(&p.s[0].mods[0], &qa, IBV_QPS_RTR, RTR_MASK);
+	assert_mod(&p.s[0].mods[1], &qa, IBV_QPS_RTS, RTS_MASK);
+	pair_close(&p);
+}
+
+/* Active: RTR fails on the REP: QP to ERR, REJ 28 to the peer, CONNECT_ERROR. */
+static void test_auto_qp_active_fails(void **state)
+{
+	struct ibv_qp qa = {.qp_num = 0x1021}, qb = {.qp_num = 0x2022};
+	struct pair p;
+	struct side *a;
+	struct cm_connect_cmd cc;
+	struct cm_accept_cmd ac;
+	struct cm_event ev;
+	struct cm_rt_stats st;
+	uint32_t aid;
+
+	(void)state;
+	pair_open(&p, true);
+	a = &p.s[0];
+	a->fail_state = IBV_QPS_RTR;
+	a->fail_rc = EINVAL; /* rdma-core's sign */
+	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
+	connect_cmd(&p, &cc, qa.qp_num);
+	assert_int_equal(cm_runtime_connect_qp(a->rt, &cc, &qa, CM_RT_QP_INIT, &aid), 0);
+	expect_event(&p.s[1], CM_EV_REQ_RCVD, &ev);
+	accept_cmd(&ac);
+	assert_int_equal(cm_runtime_accept_qp(p.s[1].rt, ev.id, 1, &ac, &qb, CM_RT_QP_INIT), 0);
+	expect_event(a, CM_EV_CONNECT_ERROR, &ev);
+	assert_int_equal(ev.id, aid);
+	assert_int_equal(ev.status, -EINVAL);
+	assert_int_equal(a->nmods, 3); /* INIT, RTR (failed), ERR */
+	assert_mod(&a->mods[2], &qa, IBV_QPS_ERR, IBV_QP_STATE);
+	expect_event(&p.s[1], CM_EV_REJ_RCVD, &ev);
+	assert_int_equal(ev.rej.reason, CM_REJ_CONSUMER_DEFINED);
+	assert_int_equal(cm_runtime_stats(a->rt, &st), 0);
+	assert_int_equal(st.cm.sent[CM_STAT_RTU], 0);
+	assert_int_equal(st.cm.sent[CM_STAT_REJ], 1);
+	pair_close(&p);
+}
+
+/* Passive: RTS fails at accept: QP to ERR, REJ 28, no REP, the error returned. */
+static void test_auto_qp_passive_fails(void **state)
+{
+	struct ibv_qp qa = {.qp_num = 0x1031}, qb = {.qp_num = 0x2032};
+	struct pair p;
+	struct side *b;
+	struct cm_connect_cmd cc;
+	struct cm_accept_cmd ac;
+	struct cm_event ev;
+	struct cm_rt_stats st;
+	uint32_t aid;
+
+	(void)state;
+	pair_open(&p, true);
+	b = &p.s[1];
+	b->fail_state = IBV_QPS_RTS;
+	b->fail_rc = -ENOMEM; /* the simulator's sign */
+	assert_true(cm_runtime_listen(b->rt, SVC, ~0xffffull, 1) >= 0);
+	connect_cmd(&p, &cc, qa.qp_num);
+	assert_int_equal(cm_runtime_connect_qp(p.s[0].rt, &cc, &qa, 0, &aid), 0);
+	expect_event(b, CM_EV_REQ_RCVD, &ev);
+	accept_cmd(&ac);
+	assert_int_equal(cm_runtime_accept_qp(b->rt, ev.id, 1, &ac, &qb, 0), -ENOMEM);
+	assert_int_equal(b->nmods, 3); /* RTR, RTS (failed), ERR */
+	assert_mod(&b->mods[2], &qb, IBV_QPS_ERR, IBV_QP_STATE);
+	assert_int_equal(cm_runtime_stats(b->rt, &st), 0);
+	assert_int_equal(st.cm.sent[CM_STAT_REP], 0);
+	assert_int_equal(st.cm.sent[CM_STAT_REJ], 1);
+	expect_event(&p.s[0], CM_EV_REJ_RCVD, &ev);
+	assert_int_equal(ev.rej.reason, CM_REJ_CONSUMER_DEFINED);
+	/* The active QP was never moved past what the caller did. */
+	assert_int_equal(p.s[0].nmods, 0);
+	pair_close(&p);
+}
+
+/* What is refused before any QP or MAD is touched. */
+static void test_auto_qp_bad_args(void **state)
+{
+	struct ibv_qp qa = {.qp_num = 0x1041}, qb = {.qp_num = 0x2042};
+	struct pair p;
+	struct cm_connect_cmd cc;
+	struct cm_accept_cmd ac;
+	struct cm_rt_cmd c;
+	struct cm_event ev;
+	uint32_t aid;
+
+	(void)state;
+	pair_open(&p, true);
+	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
+	connect_cmd(&p, &cc, 0x999); /* not the QP's number */
+	assert_int_equal(cm_runtime_connect_qp(p.s[0].rt, &cc, &qa, 0, &aid), -EINVAL);
+	assert_int_equal(cm_runtime_connect_qp(p.s[0].rt, &cc, NULL, 0, &aid), -EINVAL);
+	cc.qpn = qa.qp_num;
+	assert_int_equal(cm_runtime_connect_qp(p.s[0].rt, &cc, &qa, 0x80, &aid), -EINVAL);
+	memset(&c, 0, sizeof(c));
+	c.op = CM_RT_RTU; /* auto QP belongs to connect and accept only */
+	c.auto_qp.qp = &qa;
+	assert_int_equal(cm_runtime_exec(p.s[0].rt, &c), -EINVAL);
+	assert_int_equal(p.s[0].f.nsent, 0);
+	accept_cmd(&ac);
+	assert_int_equal(cm_runtime_accept_qp(p.s[1].rt, 4242, 1, &ac, &qb, 0), -ENOENT);
+	assert_int_equal(cm_runtime_connect_qp(p.s[0].rt, &cc, &qa, 0, &aid), 0);
+	expect_event(&p.s[1], CM_EV_REQ_RCVD, &ev);
+	ac.qpn = 0x5555; /* not the QP's */
+	assert_int_equal(cm_runtime_accept_qp(p.s[1].rt, ev.id, 1, &ac, &qb, 0), -EINVAL);
+	ac.qpn = 0;
+	ac.starting_psn = 1u << 24;
+	assert_int_equal(cm_runtime_accept_qp(p.s[1].rt, ev.id, 1, &ac, &qb, 0), -EINVAL);
+	assert_int_equal(p.s[1].nmods, 0);
+	/* Still acceptable after the refusals. */
+	ac.starting_psn = 5;
+	assert_int_equal(cm_runtime_accept_qp(p.s[1].rt, ev.id, 1, &ac, &qb, 0), 0);
+	expect_event(&p.s[0], CM_EV_ESTABLISHED, &ev);
+	pair_close(&p);
+}
+
+/* A connect that ends before its REP (REJ, or released) lets go of its QP. */
+static void test_auto_qp_rejected_or_released(void **state)
+{
+	struct ibv_qp qa = {.qp_num = 0x1051}, qc = {.qp_num = 0x1052};
+	struct pair p;
+	struct cm_connect_cmd cc;
+	struct cm_accept_cmd ac;
+	struct cm_event ev;
+	uint32_t aid, cid;
+
+	(void)state;
+	pair_open(&p, true);
+	/* Nobody listens: REJ, delivered as such; the QP is not touched. */
+	connect_cmd(&p, &cc, qa.qp_num);
+	assert_int_equal(cm_runtime_connect_qp(p.s[0].rt, &cc, &qa, 0, &aid), 0);
+	expect_event(&p.s[0], CM_EV_REJ_RCVD, &ev);
+	assert_int_equal(ev.id, aid);
+	assert_int_equal(p.s[0].nmods, 0);
+	/* Released while the passive side sits on the REQ: its REP is never acted on. */
+	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
+	connect_cmd(&p, &cc, qc.qp_num);
+	assert_int_equal(cm_runtime_connect_qp(p.s[0].rt, &cc, &qc, 0, &cid), 0);
+	expect_event(&p.s[1], CM_EV_REQ_RCVD, &ev);
+	assert_int_equal(cm_runtime_release(p.s[0].rt, cid), 0);
+	/* The passive side answers anyway: REJ "invalid comm ID", QP untouched. */
+	accept_cmd(&ac);
+	ac.qpn = 0x2052;
+	assert_int_equal(cm_runtime_accept(p.s[1].rt, ev.id, 1, &ac), 0);
+	expect_event(&p.s[1], CM_EV_REJ_RCVD, &ev);
+	assert_int_equal(ev.rej.reason, CM_REJ_INVALID_COMM_ID);
+	assert_int_equal(p.s[0].nmods, 0);
+	assert_int_equal(cm_runtime_get_event(p.s[0].rt, &ev), -EAGAIN);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -630,6 +968,13 @@ int main(void)
 	    cmocka_unit_test(test_resolve_path),
 	    cmocka_unit_test(test_path_from_sa),
 	    cmocka_unit_test(test_class_port_info),
+	    cmocka_unit_test(test_auto_qp_inline),
+	    cmocka_unit_test(test_auto_qp_thread),
+	    cmocka_unit_test(test_auto_qp_no_init),
+	    cmocka_unit_test(test_auto_qp_active_fails),
+	    cmocka_unit_test(test_auto_qp_passive_fails),
+	    cmocka_unit_test(test_auto_qp_bad_args),
+	    cmocka_unit_test(test_auto_qp_rejected_or_released),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
