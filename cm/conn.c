@@ -526,6 +526,18 @@ uint8_t cm_on_mra(struct cm_engine *e, struct cm_conn *c, const struct cm_rx *rx
 
 /* ---- REJ ---- */
 
+/*
+ * ARI of REJ "timeout" (IBA 12.6.7.2): the rejecting CA's GUID, 8 bytes,
+ * big-endian.  The peer finds its connection by it when the REJ carries
+ * no RemoteCommID (we gave up in REQ_SENT), as the kernel does.
+ */
+static uint8_t timeout_ari(const struct cm_engine *e, uint8_t ari[CM_REJ_ARI_SIZE])
+{
+	for (int i = 0; i < 8; i++)
+		ari[i] = (uint8_t)(e->cfg.ca_guid >> (56 - 8 * i));
+	return 8;
+}
+
 static void build_rej(struct cm_engine *e, struct cm_conn *c, uint16_t reason, unsigned what,
 		      const void *ari, uint8_t ari_len, const void *pd, uint8_t pd_len)
 {
@@ -686,8 +698,8 @@ void cm_on_timeout(struct cm_engine *e, struct cm_conn *c)
 	enum cm_event_type t;
 	struct cm_event ev;
 	bool orphan = c->orphan;
-	uint64_t guid = e->cfg.ca_guid;
-	uint8_t ari[8];
+	uint8_t ari[CM_REJ_ARI_SIZE];
+	uint8_t ari_len;
 
 	if (tr->action != CM_A_GO)
 		return;
@@ -700,11 +712,10 @@ void cm_on_timeout(struct cm_engine *e, struct cm_conn *c)
 	case CM_ST_REP_SENT:
 	case CM_ST_MRA_REP_RCVD:
 		/* IBA 12.6.7.2: REJ "timeout", ARI = our CA GUID. */
-		for (int i = 0; i < 8; i++)
-			ari[i] = (uint8_t)(guid >> (56 - 8 * i));
+		ari_len = timeout_ari(e, ari);
 		t = c->active ? CM_EV_REQ_ERROR : CM_EV_REP_ERROR;
 		build_rej(e, c, CM_REJ_TIMEOUT, c->active ? CM_MSG_REF_REQ : CM_MSG_REF_REP, ari,
-			  8, NULL, 0);
+			  ari_len, NULL, 0);
 		cm_send_conn_msg(e, c, false);
 		e->st.timeouts++;
 		break;
@@ -747,7 +758,9 @@ int cm_engine_release(struct cm_engine *e, uint32_t id)
 	switch (c->state) {
 	case CM_ST_REQ_SENT:
 	case CM_ST_MRA_REQ_RCVD:
+		/* Giving up on our REQ: REJ "timeout" with our GUID (kernel cm_destroy_id). */
 		rej.reason = CM_REJ_TIMEOUT;
+		rej.ari_len = timeout_ari(e, rej.ari);
 		return cm_engine_reject(e, id, &rej);
 	case CM_ST_REQ_RCVD:
 	case CM_ST_MRA_REQ_SENT:

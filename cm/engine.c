@@ -352,6 +352,36 @@ static enum cm_input input_of(const struct cm_rx *rx)
 	}
 }
 
+static bool is_sidr_state(uint8_t s)
+{
+	return s == CM_ST_SIDR_REQ_SENT || s == CM_ST_SIDR_REQ_RCVD;
+}
+
+/*
+ * REJ "timeout" without a RemoteCommID: the active side gave up on its
+ * REQ (retries spent, or released) before it heard our comm ID.  It names
+ * the connection by its own comm ID and its CA GUID, the ARI of that
+ * reason (IBA 12.6.7.2), so look it up in the (remote comm ID, remote CA
+ * GUID) table as the kernel's cm_acquire_rejected_id does.  Only a
+ * passive connection can be meant: the peer's REQ made it.
+ */
+static struct cm_conn *conn_of_rej_timeout(struct cm_engine *e, const struct cm_rx *rx,
+					   uint32_t theirs)
+{
+	const uint8_t *ari = rx->msg + cm_rej_fields[CM_REJ_ARI].byte;
+	struct cm_conn *c;
+	uint64_t guid = 0;
+
+	if (theirs == 0 || mad_get(rx->msg, cm_rej_fields, CM_REJ_REJECT_INFO_LENGTH) < 8)
+		return NULL;
+	for (int i = 0; i < 8; i++)
+		guid = guid << 8 | ari[i];
+	c = cm_ids_by_remote_id(e, theirs, guid);
+	if (!c || c->active || is_sidr_state(c->state))
+		return NULL;
+	return c;
+}
+
 /*
  * The connection a message (other than REQ / SIDR_REQ) is for: its
  * RemoteCommID is our local ID; once we know the peer's ID, the message's
@@ -369,8 +399,11 @@ static struct cm_conn *conn_of(struct cm_engine *e, const struct cm_rx *rx)
 	}
 	ours = (uint32_t)mad_get(rx->msg, cm_rtu_fields, CM_RTU_REMOTE_COMM_ID);
 	theirs = (uint32_t)mad_get(rx->msg, cm_rtu_fields, CM_RTU_LOCAL_COMM_ID);
+	if (rx->type == CM_STAT_REJ && ours == 0 &&
+	    mad_get(rx->msg, cm_rej_fields, CM_REJ_REASON) == CM_REJ_TIMEOUT)
+		return conn_of_rej_timeout(e, rx, theirs);
 	c = cm_ids_by_local(e, ours);
-	if (!c || c->state == CM_ST_SIDR_REQ_SENT || c->state == CM_ST_SIDR_REQ_RCVD)
+	if (!c || is_sidr_state(c->state))
 		return NULL;
 	if (c->remote_id && theirs && c->remote_id != theirs)
 		return NULL;

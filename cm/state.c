@@ -11,7 +11,9 @@
  * instead of IDLE (kernel cm_rej_handler), and the timer input first
  * retransmits while retries are left (the table says where to go after
  * the last one).  IDLE is also the row used for messages whose comm ID
- * matches no connection.
+ * matches no connection.  A REJ "timeout" from an active side still in
+ * REQ_SENT has no RemoteCommID; engine.c finds its connection by (its
+ * LocalCommID, the CA GUID in its ARI), and the passive rows below apply.
  */
 #include "config.h"
 

@@ -579,6 +579,210 @@ static void test_rej_stale_req_sent(void **state)
 	assert_true(cm_engine_qpn_in_timewait(H.n[A].e, 0x1001));
 }
 
+/*
+ * A's REJ "timeout" reached B: B's connection `b` is gone and B's user
+ * hears REJ_RCVD with A's CA GUID as ARI (kernel IB_CM_REJ_RECEIVED).
+ */
+static void assert_timeout_rej_rcvd(uint32_t b)
+{
+	const struct cm_event *ev = cmh_event(&H, B, CM_EV_REJ_RCVD);
+	uint8_t guid[8];
+
+	for (int i = 0; i < 8; i++)
+		guid[i] = (uint8_t)(H.n[A].guid >> (56 - 8 * i));
+	assert_non_null(ev);
+	assert_int_equal(ev->id, b);
+	assert_int_equal(ev->rej.reason, CM_REJ_TIMEOUT);
+	assert_int_equal(ev->rej.ari_len, 8);
+	assert_memory_equal(ev->rej.ari, guid, 8);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_IDLE);
+	assert_int_equal(cm_engine_conn_count(H.n[B].e), 0);
+	assert_int_equal(cmh_count(&H, B, CM_EV_REP_ERROR), 0);
+}
+
+/* The REJ A sent last: reason "timeout", A's GUID in the ARI, `remote` as RemoteCommID. */
+static void assert_timeout_rej_sent(uint32_t a, uint32_t remote)
+{
+	const uint8_t *rej = cmh_last_mad(&H, A, CM_ATTR_REJ);
+	const uint8_t *m;
+	uint64_t guid = 0;
+
+	assert_non_null(rej);
+	m = rej + CM_MSG_OFFSET;
+	assert_int_equal(mad_get(m, cm_rej_fields, CM_REJ_REASON), CM_REJ_TIMEOUT);
+	assert_int_equal(mad_get(m, cm_rej_fields, CM_REJ_LOCAL_COMM_ID), a);
+	assert_int_equal(mad_get(m, cm_rej_fields, CM_REJ_REMOTE_COMM_ID), remote);
+	assert_int_equal(mad_get(m, cm_rej_fields, CM_REJ_REJECT_INFO_LENGTH), 8);
+	for (int i = 0; i < 8; i++)
+		guid = guid << 8 | m[cm_rej_fields[CM_REJ_ARI].byte + i];
+	assert_true(guid == H.n[A].guid);
+}
+
+/*
+ * A's REQ runs out of retries while B, which got it, is in REQ_RCVD (its
+ * user has not answered), MRA_REQ_SENT (its MRAs are lost) or REP_SENT
+ * (its REPs are lost).  A never learnt B's comm ID, so its REJ "timeout"
+ * has RemoteCommID 0; B finds the connection by (A's comm ID, A's GUID in
+ * the ARI) and drops it at once instead of waiting for its own REP
+ * retries (kernel cm_acquire_rejected_id).
+ */
+static void test_req_timeout_passive_rej(void **state)
+{
+	struct cm_connect_cmd cmd;
+	struct cm_accept_cmd acc;
+	uint32_t a, b;
+
+	(void)state;
+	/* REQ_RCVD */
+	H.n[B].auto_accept = false;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_REQ_RCVD);
+	cmh_run_timers(&H, SEC, 100 * SEC);
+	assert_non_null(cmh_event(&H, A, CM_EV_REQ_ERROR));
+	assert_timeout_rej_sent(a, 0);
+	assert_timeout_rej_rcvd(b);
+
+	/* MRA_REQ_SENT, every MRA lost */
+	H.drop[B][CM_ATTR_MRA - 0x10] = 100;
+	a = cmh_connect(&H, 0x1002);
+	b = cmh_passive_id(&H);
+	assert_int_equal(cm_engine_mra(H.n[B].e, b, 20, NULL, 0), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_REQ_SENT);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_MRA_REQ_SENT);
+	cmh_run_timers(&H, SEC, 100 * SEC);
+	assert_true(cmh_sent(&H, B, CM_ATTR_MRA) >= 4);   /* resent for each REQ */
+	assert_timeout_rej_sent(a, 0);
+	assert_timeout_rej_rcvd(b);
+
+	/*
+	 * MRA_REQ_SENT, first MRA delivered, the later ones lost: A knows B's
+	 * comm ID now and its REJ names it (kernel cm_format_rej).
+	 */
+	H.drop[B][CM_ATTR_MRA - 0x10] = 0;
+	a = cmh_connect(&H, 0x1003);
+	b = cmh_passive_id(&H);
+	assert_int_equal(cm_engine_mra(H.n[B].e, b, 20, NULL, 0), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_MRA_REQ_RCVD);
+	H.drop[B][CM_ATTR_MRA - 0x10] = 100;
+	cmh_run_timers(&H, SEC, 100 * SEC);
+	assert_timeout_rej_sent(a, b);
+	assert_timeout_rej_rcvd(b);
+
+	/*
+	 * REP_SENT, every REP lost.  A announces a long response time of its
+	 * own (17 s), so B's REP waits longer than A's REQ and A gives up first.
+	 */
+	H.drop[B][CM_ATTR_MRA - 0x10] = 0;
+	H.drop[B][CM_ATTR_REP - 0x10] = 100;
+	cmh_connect_cmd(&H, &cmd, 0x1004);
+	cmd.local_cm_response_timeout = 22;
+	assert_int_equal(cm_engine_connect(H.n[A].e, &cmd, &a), 0);
+	cmh_deliver(&H);
+	b = cmh_passive_id(&H);
+	cmh_accept_cmd(&acc, 0x2004);
+	assert_int_equal(cm_engine_accept(H.n[B].e, b, 7, &acc), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_REQ_SENT);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_REP_SENT);
+	cmh_run_timers(&H, SEC, 200 * SEC);
+	assert_non_null(cmh_event(&H, A, CM_EV_REQ_ERROR));
+	assert_timeout_rej_sent(a, 0);
+	assert_timeout_rej_rcvd(b);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REJ), 0);   /* B never timed out */
+}
+
+/* The active user releases its id in REQ_SENT: same REJ "timeout", same effect. */
+static void test_release_req_sent_passive_rej(void **state)
+{
+	uint32_t a, b;
+
+	(void)state;
+	H.n[B].auto_accept = false;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	assert_int_equal(cm_engine_release(H.n[A].e, a), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cm_engine_conn_count(H.n[A].e), 0);
+	assert_int_equal(H.n[A].nev, 0);   /* released: no more events */
+	assert_timeout_rej_sent(a, 0);
+	assert_timeout_rej_rcvd(b);
+
+	/* REP_SENT, REP lost */
+	H.n[B].auto_accept = true;
+	H.drop[B][CM_ATTR_REP - 0x10] = 100;
+	a = cmh_connect(&H, 0x1002);
+	b = cmh_passive_id(&H);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_REP_SENT);
+	assert_int_equal(cm_engine_release(H.n[A].e, a), 0);
+	cmh_deliver(&H);
+	assert_timeout_rej_sent(a, 0);
+	assert_timeout_rej_rcvd(b);
+}
+
+/* Build, in `mad`, REJ "timeout" from comm ID `theirs` without RemoteCommID. */
+static void timeout_rej(uint8_t *mad, uint32_t theirs, uint64_t guid, uint8_t ari_len)
+{
+	uint8_t *m = cmh_mad(mad, CM_ATTR_REJ, theirs, 0);
+
+	mad_set(m, cm_rej_fields, CM_REJ_REASON, CM_REJ_TIMEOUT);
+	mad_set(m, cm_rej_fields, CM_REJ_REJECT_INFO_LENGTH, ari_len);
+	for (int i = 0; i < 8; i++)
+		m[cm_rej_fields[CM_REJ_ARI].byte + i] = (uint8_t)(guid >> (56 - 8 * i));
+}
+
+/*
+ * A REJ without RemoteCommID matches only by (LocalCommID, ARI GUID), only
+ * for reason "timeout", only a passive connection: anything else is
+ * dropped and counted, and the connection lives on.
+ */
+static void test_rej_timeout_no_match(void **state)
+{
+	uint8_t mad[256];
+	uint64_t dropped;
+	uint32_t a, b;
+
+	(void)state;
+	H.n[B].auto_accept = false;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	dropped = cmh_stats(B).dropped[CM_STAT_REJ];
+	/* wrong CA GUID */
+	timeout_rej(mad, a, H.n[A].guid ^ 1, 8);
+	assert_int_equal(cmh_inject(&H, B, mad), 0);
+	assert_int_equal(cmh_stats(B).dropped[CM_STAT_REJ], dropped + 1);
+	/* right GUID bytes, but the ARI says it holds none */
+	timeout_rej(mad, a, H.n[A].guid, 0);
+	assert_int_equal(cmh_inject(&H, B, mad), 0);
+	/* wrong comm ID */
+	timeout_rej(mad, a + 1, H.n[A].guid, 8);
+	assert_int_equal(cmh_inject(&H, B, mad), 0);
+	/* another reason: no lookup by GUID (kernel) */
+	timeout_rej(mad, a, H.n[A].guid, 8);
+	mad_set(mad + CM_MSG_OFFSET, cm_rej_fields, CM_REJ_REASON, CM_REJ_CONSUMER_DEFINED);
+	assert_int_equal(cmh_inject(&H, B, mad), 0);
+	assert_int_equal(cmh_stats(B).dropped[CM_STAT_REJ], dropped + 4);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_REQ_RCVD);
+	assert_null(cmh_event(&H, B, CM_EV_REJ_RCVD));
+	/* the right one */
+	timeout_rej(mad, a, H.n[A].guid, 8);
+	assert_int_equal(cmh_inject(&H, B, mad), 0);
+	assert_timeout_rej_rcvd(b);
+
+	/* An active connection is never named that way: A ignores it. */
+	H.n[B].auto_accept = true;
+	a = cmh_connect(&H, 0x1002);
+	b = cmh_passive_id(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
+	dropped = cmh_stats(A).dropped[CM_STAT_REJ];
+	timeout_rej(mad, b, H.n[B].guid, 8);
+	assert_int_equal(cmh_inject(&H, A, mad), 0);
+	assert_int_equal(cmh_stats(A).dropped[CM_STAT_REJ], dropped + 1);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
+}
+
 static void test_dup_req_before_rep(void **state)
 {
 	uint8_t req[256];
@@ -852,6 +1056,9 @@ int main(void)
 		T(test_rej_established),
 		T(test_rej_each_state),
 		T(test_rej_stale_req_sent),
+		T(test_req_timeout_passive_rej),
+		T(test_release_req_sent_passive_rej),
+		T(test_rej_timeout_no_match),
 		T(test_dup_req_before_rep),
 		T(test_dup_req_after_rep),
 		T(test_stale_connection),

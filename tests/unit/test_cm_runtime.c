@@ -927,7 +927,7 @@ static void test_auto_qp_rejected_or_released(void **state)
 	struct cm_connect_cmd cc;
 	struct cm_accept_cmd ac;
 	struct cm_event ev;
-	uint32_t aid, cid;
+	uint32_t aid, cid, pid;
 
 	(void)state;
 	pair_open(&p, true);
@@ -942,13 +942,19 @@ static void test_auto_qp_rejected_or_released(void **state)
 	connect_cmd(&p, &cc, qc.qp_num);
 	assert_int_equal(cm_runtime_connect_qp(p.s[0].rt, &cc, &qc, 0, &cid), 0);
 	expect_event(&p.s[1], CM_EV_REQ_RCVD, &ev);
+	pid = ev.id;
 	assert_int_equal(cm_runtime_release(p.s[0].rt, cid), 0);
-	/* The passive side answers anyway: REJ "invalid comm ID", QP untouched. */
+	/*
+	 * Its REJ "timeout" (no RemoteCommID, ARI = the active CA GUID) ends
+	 * the passive side's connection too (kernel cm_acquire_rejected_id):
+	 * nothing left to accept, QP untouched.
+	 */
+	expect_event(&p.s[1], CM_EV_REJ_RCVD, &ev);
+	assert_int_equal(ev.id, pid);
+	assert_int_equal(ev.rej.reason, CM_REJ_TIMEOUT);
 	accept_cmd(&ac);
 	ac.qpn = 0x2052;
-	assert_int_equal(cm_runtime_accept(p.s[1].rt, ev.id, 1, &ac), 0);
-	expect_event(&p.s[1], CM_EV_REJ_RCVD, &ev);
-	assert_int_equal(ev.rej.reason, CM_REJ_INVALID_COMM_ID);
+	assert_int_equal(cm_runtime_accept(p.s[1].rt, pid, 1, &ac), -ENOENT);
 	assert_int_equal(p.s[0].nmods, 0);
 	assert_int_equal(cm_runtime_get_event(p.s[0].rt, &ev), -EAGAIN);
 	pair_close(&p);
