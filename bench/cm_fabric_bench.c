@@ -36,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <sys/random.h>
 #include <sys/wait.h>
 
@@ -63,6 +64,7 @@ static unsigned n_flight = 1000, n_seq = 200, n_pings = 2000;
 static uint8_t dgid[16];
 static int dlid = -1;
 static atomic_bool stop;
+static int server_pid = -1, fabsimd_pid = -1; /* for wake-up counts (same machine) */
 
 static uint64_t now_ns(void)
 {
@@ -91,6 +93,88 @@ static double pct_us(uint64_t *v, unsigned n, unsigned pct)
 		return 0;
 	qsort(v, n, sizeof(*v), cmp_u64);
 	return v[(size_t)(n - 1) * pct / 100] / 1000.0;
+}
+
+/*
+ * Wake-ups: voluntary context switches (a thread went to sleep, then was
+ * woken) per thread of a process, from /proc, grouped as the application's
+ * main thread, the madcm loop thread(s) ("madcm-loop") and the others (soft
+ * verbs, the ping responder).  Latency here is mostly wake-ups, so each
+ * row prints how many each side paid per connection.
+ */
+enum { W_APP, W_LOOP, W_OTHER, W__N };
+
+struct wakes {
+	uint64_t v[3][W__N]; /* client, server, fabsimd */
+};
+
+static void proc_wakes(int pid, uint64_t out[W__N])
+{
+	char path[64], line[128], comm[32];
+	struct dirent *de;
+	DIR *d;
+
+	memset(out, 0, sizeof(uint64_t) * W__N);
+	if (pid <= 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	while (d && (de = readdir(d))) {
+		int tid = atoi(de->d_name);
+		unsigned long long n = 0;
+		int kind;
+		FILE *f;
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+		f = fopen(path, "r");
+		comm[0] = 0;
+		if (f) {
+			if (!fgets(comm, sizeof(comm), f))
+				comm[0] = 0;
+			fclose(f);
+		}
+		kind = tid == pid ? W_APP : strstr(comm, "madcm-loop") ? W_LOOP : W_OTHER;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "voluntary_ctxt_switches: %llu", &n) == 1)
+				break;
+		if (f)
+			fclose(f);
+		out[kind] += n;
+	}
+	if (d)
+		closedir(d);
+}
+
+static void wakes_get(struct wakes *w)
+{
+	proc_wakes(getpid(), w->v[0]);
+	proc_wakes(server_pid, w->v[1]);
+	proc_wakes(fabsimd_pid, w->v[2]);
+}
+
+static void wakes_print(const struct wakes *a, unsigned n, const char *per)
+{
+	struct wakes b;
+	double d[3][W__N];
+
+	if (!n)
+		return;
+	wakes_get(&b);
+	for (int p = 0; p < 3; p++)
+		for (int k = 0; k < W__N; k++)
+			d[p][k] = (double)(b.v[p][k] - a->v[p][k]) / n;
+	printf("  wake-ups per %s: client app %.1f loop %.1f other %.1f", per,
+	       d[0][W_APP], d[0][W_LOOP], d[0][W_OTHER]);
+	if (server_pid > 0)
+		printf("; server app %.1f loop %.1f other %.1f", d[1][W_APP], d[1][W_LOOP],
+		       d[1][W_OTHER]);
+	if (fabsimd_pid > 0)
+		printf("; fabsimd %.1f", d[2][W_APP] + d[2][W_LOOP] + d[2][W_OTHER]);
+	printf("\n");
 }
 
 static uint32_t rand24(void)
@@ -542,7 +626,9 @@ struct run {
 static void row_verbs(struct run *r)
 {
 	unsigned ok = 0;
+	struct wakes w0;
 
+	wakes_get(&w0);
 	for (unsigned i = 0; i < n_seq; i++) {
 		struct cm_connect_cmd c = r->tmpl;
 		uint64_t t;
@@ -566,6 +652,7 @@ static void row_verbs(struct run *r)
 	}
 	printf("connect one at a time (%u of %u), active side\n", ok, n_seq);
 	print_latency(r->rep, r->lat, ok, r->floor_med);
+	wakes_print(&w0, n_seq, "connect");
 	disconnect_all(r->rt, r->ids, n_seq);
 }
 
@@ -577,7 +664,9 @@ static void row_verbs(struct run *r)
 static void row_loop_qp(struct run *r)
 {
 	unsigned ok = 0;
+	struct wakes w0;
 
+	wakes_get(&w0);
 	for (unsigned i = 0; i < n_seq; i++) {
 		struct cm_connect_cmd c = r->tmpl;
 		struct ibv_qp *q = r->qp[n_seq + i];
@@ -599,6 +688,7 @@ static void row_loop_qp(struct run *r)
 	       "(rdma_cm style, %u)\n",
 	       ok);
 	print_latency(NULL, r->lat, ok, r->floor_med);
+	wakes_print(&w0, n_seq, "connect");
 	disconnect_all(r->rt, r->ids, n_seq);
 }
 
@@ -606,7 +696,9 @@ static void row_loop_qp(struct run *r)
 static void row_cm_only(struct run *r)
 {
 	unsigned ok = 0;
+	struct wakes w0;
 
+	wakes_get(&w0);
 	for (unsigned i = 0; i < n_seq; i++) {
 		struct cm_connect_cmd c = r->tmpl;
 		uint64_t t;
@@ -629,6 +721,7 @@ static void row_cm_only(struct run *r)
 	}
 	printf("connect one at a time, CM only (no QP transitions on either side, %u)\n", ok);
 	print_latency(r->rep, r->lat, ok, r->floor_med);
+	wakes_print(&w0, n_seq, "connect");
 	disconnect_all(r->rt, r->ids, n_seq);
 }
 
@@ -636,7 +729,9 @@ static void row_cm_only(struct run *r)
 static void row_on_loop(struct run *r)
 {
 	unsigned ok = 0;
+	struct wakes w0;
 
+	wakes_get(&w0);
 	for (unsigned i = 0; i < n_seq; i++) {
 		struct cm_connect_cmd c = r->tmpl;
 		uint64_t t;
@@ -656,6 +751,7 @@ static void row_on_loop(struct run *r)
 	}
 	printf("connect one at a time, CM only, answered on the loop threads (%u)\n", ok);
 	print_latency(NULL, r->lat, ok, r->floor_med);
+	wakes_print(&w0, n_seq, "connect");
 	disconnect_all(r->rt, r->ids, n_seq);
 }
 
@@ -727,12 +823,15 @@ static int client(void)
 	struct run r = {0};
 	struct dev d;
 	double floor_p99;
+	struct wakes w0;
 
 	r.nq = 2 * n_seq + n_flight;
 	printf("umad round trip (plain libibumad ping-pong between the hosts)\n");
+	wakes_get(&w0);
 	r.floor_med = ping_floor(&floor_p99);
 	printf("  floor: median %.1f us, p99 %.1f us (%u pings)\n", r.floor_med, floor_p99,
 	       n_pings);
+	wakes_print(&w0, n_pings + 100, "ping");
 
 	est_n = n_seq;
 	est_at = calloc(n_seq, sizeof(*est_at));
@@ -779,10 +878,11 @@ static int run_auto(const char *argv0, char **extra)
 {
 	char fabsim[PATH_MAX], self[PATH_MAX], dir[] = "/tmp/cm_fabric_bench.XXXXXX";
 	char line[PATH_MAX + 64], srv[64] = "", cli[64] = "", gid[64] = "", lidbuf[16] = "";
+	char spid[16], dpid[16];
 	const char *env = getenv("FABSIM");
 	int pfd[2], status = 1;
 	pid_t sp, cp;
-	FILE *f;
+	FILE *f, *f2;
 
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
@@ -852,13 +952,22 @@ static int run_auto(const char *argv0, char **extra)
 		;
 	printf("server on %s (lid %s), client on %s\n", srv, lidbuf, cli);
 	fflush(stdout);
+	snprintf(spid, sizeof(spid), "%d", (int)sp);
+	snprintf(line, sizeof(line), "%s/fabsimd.pid", dir);
+	f2 = fopen(line, "r");
+	if (!f2 || !fgets(dpid, sizeof(dpid), f2))
+		snprintf(dpid, sizeof(dpid), "-1");
+	dpid[strcspn(dpid, "\n")] = 0;
+	if (f2)
+		fclose(f2);
 	cp = fork();
 	if (cp == 0) {
-		char *av[32] = {fabsim, "--dir",  dir,	    "run", cli,	     "--",
-				self,	"client", "--dgid", gid,   "--dlid", lidbuf};
-		int k = 12;
+		char *av[40] = {fabsim,	  "--dir",	dir,	  "run", cli,	   "--",
+				self,	  "client",	"--dgid", gid,	 "--dlid", lidbuf,
+				"--server-pid", spid, "--fabsimd-pid", dpid};
+		int k = 16;
 
-		for (int i = 0; extra[i] && k < 31; i++)
+		for (int i = 0; extra[i] && k < 39; i++)
 			av[k++] = extra[i];
 		av[k] = NULL;
 		execv(fabsim, av);
@@ -885,6 +994,8 @@ int main(int argc, char **argv)
 	    {"dgid", required_argument, NULL, 'g'},
 	    {"dlid", required_argument, NULL, 'l'},
 	    {"only", required_argument, NULL, 'o'},
+	    {"server-pid", required_argument, NULL, 'S'},
+	    {"fabsimd-pid", required_argument, NULL, 'F'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *mode = argc > 1 && argv[1][0] != '-' ? argv[1] : "auto";
@@ -916,11 +1027,18 @@ int main(int argc, char **argv)
 		case 'o':
 			only = optarg;
 			break;
+		case 'S':
+			server_pid = (int)strtol(optarg, NULL, 0);
+			break;
+		case 'F':
+			fabsimd_pid = (int)strtol(optarg, NULL, 0);
+			break;
 		default:
 			fprintf(stderr,
 				"usage: cm_fabric_bench [server | client --dgid GID --dlid LID]"
 				" [--n N] [--seq S] [--pings P]\n"
-				"       [--only verbs|loopqp|cm|onloop|flight]\n");
+				"       [--only verbs|loopqp|cm|onloop|flight]"
+				" [--server-pid PID] [--fabsimd-pid PID]\n");
 			return 2;
 		}
 	}
