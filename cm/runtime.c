@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 
 #include "cm/runtime.h"
@@ -60,6 +61,15 @@ struct cm_runtime {
 	struct sa_client *sa;
 	struct ev_queue q;
 	int tfd; /* transport fd we watch, or -1 */
+	/*
+	 * What cm_runtime_wait_event sleeps on: the event queue's fd and tfd,
+	 * the latter with EPOLLEXCLUSIVE and registered before the loop's
+	 * watch of it, so that a MAD arriving while an application thread
+	 * waits wakes that thread alone (it runs the MAD itself, see
+	 * drain_here), and the loop's thread only when nobody waits.
+	 * -1 when tfd is -1 or epoll refused it: wait_event polls q.fd.
+	 */
+	int wait_ep;
 	bool (*hook)(void *arg, struct cm_runtime *rt, const struct cm_event *ev);
 	void *hook_arg;
 	int (*modify_qp)(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
@@ -401,6 +411,25 @@ static void on_readable(struct mad_loop *l, int fd, void *arg)
 	mad_transport_poll(rt->t, 0);
 }
 
+#define WAIT_Q 0
+#define WAIT_UMAD 1
+
+/* The epoll of wait_event (see cm_runtime.wait_ep); -1 on any failure. */
+static int wait_ep_open(int qfd, int umad_fd)
+{
+	struct epoll_event q = {.events = EPOLLIN, .data.u32 = WAIT_Q};
+	struct epoll_event u = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.u32 = WAIT_UMAD};
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	if (ep < 0)
+		return -1;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, qfd, &q) || epoll_ctl(ep, EPOLL_CTL_ADD, umad_fd, &u)) {
+		close(ep);
+		return -1;
+	}
+	return ep;
+}
+
 struct open_args {
 	struct cm_runtime *rt;
 	const struct cm_runtime_params *p;
@@ -417,6 +446,9 @@ static void close_port_on_loop(void *arg)
 	if (rt->tfd >= 0)
 		mad_loop_unwatch_fd(rt->loop, rt->tfd);
 	rt->tfd = -1;
+	if (rt->wait_ep >= 0)
+		close(rt->wait_ep);
+	rt->wait_ep = -1;
 	mad_transport_close(rt->t);
 	qp_map_destroy(&rt->qps);
 	rt->t = NULL;
@@ -452,6 +484,8 @@ static void open_on_loop(void *arg)
 		goto fail;
 	rt->engine = cm_umad_engine(rt->cmu);
 	if (mad_transport_fd(rt->t) >= 0) {
+		/* First the waiters' registration, then the loop's: see wait_ep. */
+		rt->wait_ep = wait_ep_open(rt->q.fd, mad_transport_fd(rt->t));
 		rc = mad_loop_watch_fd(rt->loop, mad_transport_fd(rt->t), on_readable, rt);
 		if (rc)
 			goto fail;
@@ -476,6 +510,7 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 	if (!rt)
 		return -ENOMEM;
 	rt->tfd = -1;
+	rt->wait_ep = -1;
 	rt->hook = p->on_loop_event;
 	rt->hook_arg = p->on_loop_event_arg;
 	rt->modify_qp = p->modify_qp ? p->modify_qp : default_modify_qp;
@@ -685,24 +720,47 @@ static void drain_here(void *arg)
 	d->n = d->rt->t ? mad_transport_poll(d->rt->t, 0) : -ENODEV;
 }
 
+/*
+ * Sleep until an event is queued or, when `umad`, the CM's umad fd is
+ * readable: 1 when the fd is (its MADs are to be run here), 0 otherwise.
+ */
+static int wait_ready(struct cm_runtime *rt, bool umad, int left)
+{
+	struct epoll_event e[2];
+	struct pollfd pfd = {.fd = rt->q.fd, .events = POLLIN};
+	int rc;
+
+	if (!umad) {
+		rc = poll(&pfd, 1, left);
+		return rc < 0 && errno != EINTR ? -errno : 0;
+	}
+	rc = epoll_wait(rt->wait_ep, e, 2, left);
+	if (rc < 0)
+		return errno != EINTR ? -errno : 0;
+	for (int i = 0; i < rc; i++)
+		if (e[i].data.u32 == WAIT_UMAD)
+			return 1;
+	return 0;
+}
+
 int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeout_ms)
 {
 	int64_t end = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
 	struct drain_args dr = {rt, 0};
-	int tfd;
+	unsigned empty = 0;
+	bool umad;
 
 	if (!rt || !ev)
 		return -EINVAL;
-	tfd = rt->tfd;
+	/*
+	 * Also wait for the CM's umad fd: a MAD that comes while we wait is
+	 * run here (holding the loop), so its event needs no hop from the
+	 * loop thread, and (wait_ep) the loop thread is not woken for it at
+	 * all: the one wake-up is this thread's, as for a kernel rdma_cm
+	 * user blocked in read().
+	 */
+	umad = rt->wait_ep >= 0;
 	for (;;) {
-		/*
-		 * Also watch the CM's umad fd: a MAD that comes while we wait
-		 * is run here (holding the loop), so its event needs no hop
-		 * from the loop thread: the wake-up the kernel's rdma_cm user
-		 * gets is the one from its read(), not one more.
-		 */
-		struct pollfd pfd[2] = {{.fd = rt->q.fd, .events = POLLIN},
-					{.fd = tfd, .events = POLLIN}};
 		int rc = evq_pop(&rt->q, ev), left = -1;
 
 		if (rc != -EAGAIN)
@@ -719,18 +777,25 @@ int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeou
 			mad_loop_run_once(rt->loop, left < 0 || left > 10 ? 10 : left);
 			continue;
 		}
-		rc = poll(pfd, 2, left);
-		if (rc < 0 && errno != EINTR)
-			return -errno;
-		if (rc <= 0 || !pfd[1].revents)
+		rc = wait_ready(rt, umad, left);
+		if (rc <= 0) {
+			if (rc < 0)
+				return rc;
 			continue;
+		}
+		rc = mad_loop_call_here(rt->loop, drain_here, &dr);
+		if (!rc && dr.n > 0) {
+			empty = 0;
+			continue;
+		}
 		/*
-		 * Nothing to run on a readable fd (another waiter or the loop
-		 * thread took it, or the port is gone): leave the fd to the
-		 * loop thread for this wait rather than spin on it.
+		 * Nothing to run on a readable fd (the loop thread, awake for
+		 * something else, or another waiter took it; or the port is
+		 * gone): after a few in a row, leave the fd to the loop
+		 * thread for this wait rather than spin on it.
 		 */
-		if (mad_loop_call_here(rt->loop, drain_here, &dr) || dr.n <= 0)
-			tfd = -1;
+		if (rc || ++empty >= 3)
+			umad = false;
 	}
 }
 

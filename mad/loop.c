@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 
@@ -16,8 +17,13 @@
 #define MAX_WATCH 32
 #define MAX_SLEEP_MS 1000
 
+/* epoll data of the loop's own fds; a watched fd's is the fd itself. */
+#define TAG_EVFD (1ull << 32)
+#define TAG_TFD (2ull << 32)
+
 struct watch {
 	int fd;
+	bool in_ep; /* in epfd; else poll()ed next to it (see polled) */
 	mad_loop_fd_fn fn;
 	void *arg;
 };
@@ -30,21 +36,33 @@ struct mad_loop {
 	bool stopping;
 	bool started;
 	pthread_t thread;
+	/*
+	 * The loop sleeps in epoll_wait() on epfd: the command eventfd, the
+	 * timerfd and every watched fd.  Registrations are persistent, so a
+	 * watch added by a caller of mad_loop_call_here() takes effect in the
+	 * sleeping thread without waking it, and each watched fd is added
+	 * with EPOLLEXCLUSIVE: when another thread also sleeps on that fd in
+	 * an exclusive epoll registered before ours (cm_runtime_wait_event),
+	 * the kernel wakes that thread alone, not both (see loop.h).
+	 */
+	int epfd;
 	struct watch w[MAX_WATCH];
 	unsigned nw;
+	unsigned polled; /* watches epoll refused (no poll support in epoll) */
 	/*
 	 * The loop's state (timers, watches, what hangs from them) is run by
-	 * whoever holds `own`: the loop thread, except while it sleeps in
-	 * poll(), or a caller of mad_loop_call_here() meanwhile.  What the
-	 * sleeping thread was told, to know when such a caller must wake it:
+	 * whoever holds `own`: the loop thread, except while it sleeps, or a
+	 * caller of mad_loop_call_here() meanwhile.  What the sleeping thread
+	 * was told, to know when such a caller must wake it:
 	 */
 	pthread_mutex_t own;
-	uint64_t poll_deadline; /* timer deadline poll() sleeps towards */
-	unsigned watch_gen, poll_watch_gen;
+	uint64_t poll_deadline; /* timer deadline the thread sleeps towards */
+	unsigned watch_gen, poll_watch_gen; /* changes of the poll()ed watches */
 	/*
 	 * With the real clock, an earlier timer armed by such a caller sets
-	 * this timerfd (which poll() watches) instead of waking the thread
-	 * now: one syscall, no context switch.  -1 with an injected clock.
+	 * this timerfd (which the thread watches) instead of waking the
+	 * thread now: one syscall, no context switch.  -1 with an injected
+	 * clock.
 	 */
 	int tfd;
 };
@@ -73,6 +91,13 @@ static void own_unlock(struct mad_loop *l, const struct mad_loop *prev)
 	pthread_mutex_unlock(&l->own);
 }
 
+static int ep_add(int epfd, int fd, uint32_t events, uint64_t data)
+{
+	struct epoll_event e = {.events = events, .data.u64 = data};
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e);
+}
+
 int mad_loop_create(struct mad_loop **out, uint64_t (*now_ns)(void *), void *clock_ctx)
 {
 	struct mad_loop *l;
@@ -89,9 +114,23 @@ int mad_loop_create(struct mad_loop **out, uint64_t (*now_ns)(void *), void *clo
 		free(l);
 		return -e;
 	}
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (l->epfd < 0 || ep_add(l->epfd, l->evfd, EPOLLIN, TAG_EVFD)) {
+		int e = errno;
+
+		if (l->epfd >= 0)
+			close(l->epfd);
+		close(l->evfd);
+		free(l);
+		return -e;
+	}
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_mutex_init(&l->own, NULL);
 	l->tfd = now_ns ? -1 : timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (l->tfd >= 0 && ep_add(l->epfd, l->tfd, EPOLLIN, TAG_TFD)) {
+		close(l->tfd);
+		l->tfd = -1; /* earlier timers then wake the thread through evfd */
+	}
 	mad_timer_heap_init(&l->timers, now_ns, clock_ctx);
 	*out = l;
 	return 0;
@@ -126,13 +165,61 @@ static int run_cmds(struct mad_loop *l)
 	return n;
 }
 
+static bool watched(const struct mad_loop *l, const struct watch *w)
+{
+	for (unsigned j = 0; j < l->nw; j++)
+		if (l->w[j].fd == w->fd && l->w[j].fn == w->fn && l->w[j].arg == w->arg)
+			return true;
+	return false;
+}
+
+/* Run the watches of `fd` that are still there (an earlier callback may remove one). */
+static int run_watches(struct mad_loop *l, int fd)
+{
+	struct watch snap[MAX_WATCH];
+	unsigned k = 0;
+	int n = 0;
+
+	for (unsigned j = 0; j < l->nw; j++)
+		if (l->w[j].fd == fd)
+			snap[k++] = l->w[j];
+	for (unsigned j = 0; j < k; j++)
+		if (watched(l, &snap[j])) {
+			snap[j].fn(l, fd, snap[j].arg);
+			n++;
+		}
+	return n;
+}
+
+/*
+ * Sleep until something is ready or timeout_ms passes, without holding
+ * the loop; fill ev[] from epoll.  With poll()ed watches (rare: fds epoll
+ * refuses), poll() them next to epfd; their ready ones go to p[].
+ */
+static int sleep_ready(struct mad_loop *l, struct epoll_event *ev, int nev, struct pollfd *p,
+		       unsigned np, int timeout_ms)
+{
+	int rc;
+
+	if (!np)
+		return epoll_wait(l->epfd, ev, nev, timeout_ms);
+	p[0].fd = l->epfd;
+	p[0].events = POLLIN;
+	p[0].revents = 0;
+	rc = poll(p, np + 1, timeout_ms);
+	if (rc <= 0 || !(p[0].revents & POLLIN))
+		return rc < 0 ? rc : 0;
+	return epoll_wait(l->epfd, ev, nev, 0);
+}
+
 static int iterate(struct mad_loop *l, int timeout_ms)
 {
-	struct pollfd p[MAX_WATCH + 2];
+	struct epoll_event ev[MAX_WATCH + 2];
+	struct pollfd p[MAX_WATCH + 1];
 	struct watch snap[MAX_WATCH];
 	const struct mad_loop *prev = own_lock(l);
 	uint64_t next = mad_timer_next_deadline(&l->timers);
-	unsigned nw = l->nw;
+	unsigned np = 0;
 	int n = 0, rc;
 
 	if (next != UINT64_MAX) {
@@ -142,41 +229,36 @@ static int iterate(struct mad_loop *l, int timeout_ms)
 		if (timeout_ms < 0 || ms < (uint64_t)timeout_ms)
 			timeout_ms = (int)(ms > 60000 ? 60000 : ms);
 	}
-	p[0].fd = l->evfd;
-	p[0].events = POLLIN;
-	memcpy(snap, l->w, sizeof(snap[0]) * nw);
-	for (unsigned i = 0; i < nw; i++) {
-		p[i + 1].fd = snap[i].fd;
-		p[i + 1].events = POLLIN;
-		p[i + 1].revents = 0;
+	for (unsigned i = 0; l->polled && i < l->nw; i++) {
+		if (l->w[i].in_ep)
+			continue;
+		snap[np] = l->w[i];
+		p[np + 1].fd = l->w[i].fd;
+		p[np + 1].events = POLLIN;
+		p[np + 1].revents = 0;
+		np++;
 	}
-	p[nw + 1].fd = l->tfd; /* ignored by poll() when -1 */
-	p[nw + 1].events = POLLIN;
-	p[nw + 1].revents = 0;
 	l->poll_deadline = next;
 	l->poll_watch_gen = l->watch_gen;
 	own_unlock(l, prev);
-	rc = poll(p, nw + 2, timeout_ms);
+	rc = sleep_ready(l, ev, MAX_WATCH + 2, p, np, timeout_ms);
 	prev = own_lock(l);
-	if (rc > 0 && (p[nw + 1].revents & POLLIN)) {
+	for (int i = 0; i < rc; i++) {
 		uint64_t v;
 
-		if (read(l->tfd, &v, sizeof(v)) < 0)
-			(void)0; /* EAGAIN: already read */
-	}
-	if (rc > 0) {
-		for (unsigned i = 0; i < nw; i++) {
-			if (!(p[i + 1].revents & (POLLIN | POLLERR | POLLHUP)))
-				continue;
-			/* Skip a watch removed by an earlier callback. */
-			for (unsigned j = 0; j < l->nw; j++)
-				if (l->w[j].fd == snap[i].fd && l->w[j].fn == snap[i].fn) {
-					snap[i].fn(l, snap[i].fd, snap[i].arg);
-					n++;
-					break;
-				}
+		if (ev[i].data.u64 == TAG_TFD) {
+			if (read(l->tfd, &v, sizeof(v)) < 0)
+				(void)0; /* EAGAIN: already read */
+		} else if (ev[i].data.u64 != TAG_EVFD) {
+			/* Level-triggered: a watch gone meanwhile just misses it. */
+			n += run_watches(l, (int)ev[i].data.u64);
 		}
 	}
+	for (unsigned i = 0; i < np; i++)
+		if ((p[i + 1].revents & (POLLIN | POLLERR | POLLHUP)) && watched(l, &snap[i])) {
+			snap[i].fn(l, snap[i].fd, snap[i].arg);
+			n++;
+		}
 	n += (int)mad_timer_run(&l->timers);
 	n += run_cmds(l);
 	own_unlock(l, prev);
@@ -286,7 +368,7 @@ int mad_loop_call_here(struct mad_loop *l, void (*fn)(void *arg), void *arg)
 		return -ESHUTDOWN;
 	prev = own_lock(l);
 	fn(arg);
-	/* The sleeping thread must see a new fd set, and an earlier timer. */
+	/* The sleeping thread must see new poll()ed watches, and an earlier timer. */
 	next = mad_timer_next_deadline(&l->timers);
 	if (l->watch_gen != l->poll_watch_gen) {
 		wake(l);
@@ -357,30 +439,61 @@ int mad_loop_call(struct mad_loop *l, void (*fn)(void *arg), void *arg)
 	return rc;
 }
 
+/* The watch already on `fd`, if any: epoll holds an fd once. */
+static struct watch *find_watch(struct mad_loop *l, int fd)
+{
+	for (unsigned i = 0; i < l->nw; i++)
+		if (l->w[i].fd == fd)
+			return &l->w[i];
+	return NULL;
+}
+
 int mad_loop_watch_fd(struct mad_loop *l, int fd, mad_loop_fd_fn fn, void *arg)
 {
+	struct watch *w, *other;
+
 	if (!l || fd < 0 || !fn)
 		return -EINVAL;
 	if (l->nw == MAX_WATCH)
 		return -ENOSPC;
-	l->w[l->nw].fd = fd;
-	l->w[l->nw].fn = fn;
-	l->w[l->nw].arg = arg;
+	other = find_watch(l, fd);
+	w = &l->w[l->nw];
+	w->fd = fd;
+	w->fn = fn;
+	w->arg = arg;
+	if (other)
+		w->in_ep = other->in_ep; /* one registration serves both */
+	else
+		w->in_ep = !ep_add(l->epfd, fd, EPOLLIN | EPOLLEXCLUSIVE, (uint64_t)fd);
+	if (!w->in_ep) {
+		if (!other && (errno == ENOMEM || errno == ENOSPC))
+			return -errno;
+		/*
+		 * epoll refuses it (EPERM: no poll support, or an fd only a
+		 * preload's poll() knows): poll() it instead; the sleeping
+		 * thread must be woken to see it (watch_gen).
+		 */
+		l->polled++;
+		l->watch_gen++;
+	}
 	l->nw++;
-	l->watch_gen++;
 	return 0;
 }
 
 void mad_loop_unwatch_fd(struct mad_loop *l, int fd)
 {
-	if (!l)
+	struct watch *w = l ? find_watch(l, fd) : NULL;
+
+	if (!w)
 		return;
-	for (unsigned i = 0; i < l->nw; i++)
-		if (l->w[i].fd == fd) {
-			l->w[i] = l->w[--l->nw];
-			l->watch_gen++;
-			return;
-		}
+	if (!w->in_ep) {
+		l->polled--;
+		l->watch_gen++;
+	}
+	*w = l->w[--l->nw];
+	/* Fails harmlessly if the fd was closed first. */
+	if (!find_watch(l, fd))
+		epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
 struct mad_timer_heap *mad_loop_timers(struct mad_loop *l)
@@ -403,6 +516,7 @@ void mad_loop_destroy(struct mad_loop *l)
 	run_cmds(l);
 	mad_timer_heap_destroy(&l->timers);
 	close(l->evfd);
+	close(l->epfd);
 	if (l->tfd >= 0)
 		close(l->tfd);
 	pthread_mutex_destroy(&l->own);

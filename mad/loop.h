@@ -73,7 +73,16 @@ bool mad_loop_started(const struct mad_loop *l);
 /* True on the loop's own thread, in mad_loop_call_here(), or always when it has no thread. */
 bool mad_loop_owns(const struct mad_loop *l);
 
-/* Loop-side only: call fn when fd is readable. */
+/*
+ * Loop-side only: call fn when fd is readable (level-triggered: until fn
+ * empties it).  Up to 32 watches (-ENOSPC); an fd may have several.
+ * The thread sleeps in epoll_wait() and each watched fd is registered with
+ * EPOLLEXCLUSIVE, so a thread that waits for the same fd in an epoll of
+ * its own, registered with EPOLLEXCLUSIVE before this watch, is woken
+ * alone when it sleeps there, and the loop's thread only when it does not:
+ * one wake-up per message, not two (cm_runtime_wait_event does this).
+ * A new watch reaches the sleeping thread without waking it.
+ */
 int mad_loop_watch_fd(struct mad_loop *l, int fd, mad_loop_fd_fn fn, void *arg);
 void mad_loop_unwatch_fd(struct mad_loop *l, int fd);
 

@@ -18,7 +18,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 PKGS="autoconf automake libtool pkg-config make gcc libc6-dev
 libibverbs-dev libibumad-dev libibmad-dev librdmacm-dev libcmocka-dev
 opensm infiniband-diags ibverbs-utils rdmacm-utils perftest
-tshark clang libclang-rt-14-dev valgrind ibsim-utils iproute2 procps"
+tshark clang clang-format libclang-rt-14-dev valgrind ibsim-utils iproute2 procps"
 
 install_missing() {
 	missing=""
@@ -55,6 +55,8 @@ demo)
 test)
 	install_missing
 	build build --enable-werror
+	echo "== clang-format"
+	(cd build && make format-check)
 	(cd build && make -j"$jobs" check) || { cat build/test-suite.log 2>/dev/null | tail -100; exit 1; }
 	echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 	build build-asan --enable-werror \
