@@ -56,7 +56,7 @@ static int wire_send(void *ctx, const struct mad_addr *to, const void *mad, size
 
 	(void)to;
 	if (wtail - whead >= WIRE_SLOTS)
-		return -ENOBUFS;    /* the engine retries on its timer */
+		return -ENOBUFS; /* the engine retries on its timer */
 	p = &wire[wtail++ % WIRE_SLOTS];
 	p->to = 1 - self;
 	memset(&p->from, 0, sizeof(p->from));
@@ -72,8 +72,10 @@ static void on_event(void *ctx, const struct cm_event *ev)
 
 	switch (ev->type) {
 	case CM_EV_REQ_RCVD: {
-		struct cm_accept_cmd a = { .qpn = 0x800000 | next_qpn++, .starting_psn = 1,
-					   .responder_resources = 1, .initiator_depth = 1 };
+		struct cm_accept_cmd a = {.qpn = 0x800000 | next_qpn++,
+					  .starting_psn = 1,
+					  .responder_resources = 1,
+					  .initiator_depth = 1};
 
 		cm_engine_accept(eng[self], ev->id, 0, &a);
 		break;
@@ -87,7 +89,7 @@ static void on_event(void *ctx, const struct cm_event *ev)
 	}
 }
 
-static const struct cm_engine_ops ops = { wire_send, on_event };
+static const struct cm_engine_ops ops = {wire_send, on_event};
 
 static void pump(void)
 {
@@ -102,9 +104,12 @@ static void pump(void)
 static void setup(uint32_t max)
 {
 	for (int i = 0; i < 2; i++) {
-		struct cm_engine_config cfg = { .ca_guid = 0x1000 + (uint64_t)i, .port_num = 1,
-						.max_conns = max, .timers = &timers, .ops = &ops,
-						.ctx = (void *)(intptr_t)i };
+		struct cm_engine_config cfg = {.ca_guid = 0x1000 + (uint64_t)i,
+					       .port_num = 1,
+					       .max_conns = max,
+					       .timers = &timers,
+					       .ops = &ops,
+					       .ctx = (void *)(intptr_t)i};
 
 		if (cm_engine_create(&cfg, &eng[i])) {
 			fprintf(stderr, "cm_bench: engine create failed\n");
@@ -134,9 +139,14 @@ static void connect_cmd(struct cm_connect_cmd *c, uint32_t qpn)
 	c->retry_count = 7;
 	c->rnr_retry_count = 7;
 	c->max_cm_retries = 15;
-	c->primary = (struct cm_path){ .slid = 1, .dlid = 2, .rate = 3, .subnet_local = 1,
-				       .local_ack_timeout = 15, .packet_life_time = 14,
-				       .mtu = 4, .pkey = 0xffff };
+	c->primary = (struct cm_path){.slid = 1,
+				      .dlid = 2,
+				      .rate = 3,
+				      .subnet_local = 1,
+				      .local_ack_timeout = 15,
+				      .packet_life_time = 14,
+				      .mtu = 4,
+				      .pkey = 0xffff};
 }
 
 /* Connect n at once; returns seconds taken. */
@@ -173,7 +183,8 @@ static void bench_rate(void)
 
 	setup(0);
 	s = connect_many(1000, ids);
-	printf("connect rate:   1000 handshakes in flight: %.0f connections/s (%lu established, %.2f ms)\n",
+	printf("connect rate:   1000 handshakes in flight: %.0f connections/s (%lu established, "
+	       "%.2f ms)\n",
 	       1000 / s, established, s * 1e3);
 	teardown();
 }
@@ -182,7 +193,7 @@ static void bench_latency(void)
 {
 	enum { N = 2001 };
 	static uint64_t lat[N], floor_ns[N];
-	uint8_t mad[256] = { 0 };
+	uint8_t mad[256] = {0};
 
 	setup(0);
 	for (int i = 0; i < N; i++) {
@@ -240,7 +251,7 @@ static double mean_probes(const struct cm_engine *e)
 
 static void bench_memory_and_lookup(uint32_t big)
 {
-	uint32_t sizes[2] = { 100, big };
+	uint32_t sizes[2] = {100, big};
 
 	for (int k = 0; k < 2; k++) {
 		uint32_t n = sizes[k];
@@ -257,10 +268,11 @@ static void bench_memory_and_lookup(uint32_t big)
 		connect_many(n, ids);
 		m1 = mallinfo2();
 		if (k == 1)
-			printf("memory:         struct cm_conn %zu bytes; %.0f bytes per established "
-			       "connection per engine (heap incl. hash buckets), %u connections\n",
-			       cm_engine_conn_size(),
-			       (double)(m1.uordblks - m0.uordblks) / 2.0 / n, n);
+			printf(
+			    "memory:         struct cm_conn %zu bytes; %.0f bytes per established "
+			    "connection per engine (heap incl. hash buckets), %u connections\n",
+			    cm_engine_conn_size(), (double)(m1.uordblks - m0.uordblks) / 2.0 / n,
+			    n);
 		t0 = now_ns();
 		for (uint32_t i = 0; i < LOOKUPS; i++)
 			ok += cm_engine_conn_state(eng[0], ids[(i * 2654435761u) % n], &st) == 0;
@@ -268,7 +280,7 @@ static void bench_memory_and_lookup(uint32_t big)
 		/* A whole receive: duplicate RTU for a random established connection. */
 		t0 = now_ns();
 		for (uint32_t i = 0; i < LOOKUPS; i++) {
-			struct mad_addr from = { .lid = 1, .qpn = 1 };
+			struct mad_addr from = {.lid = 1, .qpn = 1};
 			uint32_t id = ids[(i * 2654435761u) % n];
 
 			cm_mad_init(mad, sizeof(mad), &cm_rtu_layout, CM_METHOD_SEND, 1);

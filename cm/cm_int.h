@@ -17,7 +17,7 @@
 /* Inputs of the state machine: received messages, user commands, the timer. */
 enum cm_input {
 	CM_IN_REQ,
-	CM_IN_MRA_REQ,            /* MRA whose MessageMRAed is REQ */
+	CM_IN_MRA_REQ, /* MRA whose MessageMRAed is REQ */
 	CM_IN_MRA_REP,
 	CM_IN_MRA_LAP,
 	CM_IN_REJ,
@@ -30,37 +30,37 @@ enum cm_input {
 	CM_IN_SIDR_REQ,
 	CM_IN_SIDR_REP,
 	CM_CMD_CONNECT,
-	CM_CMD_ACCEPT,            /* send REP */
+	CM_CMD_ACCEPT, /* send REP */
 	CM_CMD_REJECT,
 	CM_CMD_MRA,
 	CM_CMD_RTU,
-	CM_CMD_ESTABLISH,         /* communication established (first data) */
+	CM_CMD_ESTABLISH, /* communication established (first data) */
 	CM_CMD_DREQ,
 	CM_CMD_DREP,
 	CM_CMD_LAP,
 	CM_CMD_APR,
 	CM_CMD_SIDR_REQ,
 	CM_CMD_SIDR_REP,
-	CM_IN_TIMEOUT,            /* retransmission timer ran out of retries; TimeWait over */
+	CM_IN_TIMEOUT, /* retransmission timer ran out of retries; TimeWait over */
 	CM_IN__COUNT
 };
 
 /* What to do with an input in a state. */
 enum cm_action {
-	CM_A_DROP = 0,            /* message: ignore (counted); command: -EINVAL */
-	CM_A_GO,                  /* process, then move to `next` */
-	CM_A_RESEND,              /* duplicate: send our last message again */
-	CM_A_REJ_STALE,           /* answer REJ "stale connection" */
-	CM_A_REJ_INVALID_ID,      /* answer REJ "invalid communication ID" */
-	CM_A_DREP,                /* answer a fresh DREP */
-	CM_A_RTU,                 /* answer a fresh RTU (duplicate REP) */
+	CM_A_DROP = 0,	     /* message: ignore (counted); command: -EINVAL */
+	CM_A_GO,	     /* process, then move to `next` */
+	CM_A_RESEND,	     /* duplicate: send our last message again */
+	CM_A_REJ_STALE,	     /* answer REJ "stale connection" */
+	CM_A_REJ_INVALID_ID, /* answer REJ "invalid communication ID" */
+	CM_A_DREP,	     /* answer a fresh DREP */
+	CM_A_RTU,	     /* answer a fresh RTU (duplicate REP) */
 };
 
-#define CM_ST_SAME 0xff          /* `next` meaning: stay in the state */
+#define CM_ST_SAME 0xff /* `next` meaning: stay in the state */
 
 struct cm_transition {
-	uint8_t action;           /* enum cm_action */
-	uint8_t next;             /* enum cm_state or CM_ST_SAME */
+	uint8_t action; /* enum cm_action */
+	uint8_t next;	/* enum cm_state or CM_ST_SAME */
 };
 
 const struct cm_transition *cm_transition(enum cm_state s, enum cm_input in);
@@ -77,11 +77,11 @@ struct cm_conn {
 	struct cm_conn *next_remote_qpn;
 	struct cm_conn *next_local_qpn;
 	struct cm_engine *eng;
-	struct mad_timer timer;   /* retransmission or TimeWait */
+	struct mad_timer timer; /* retransmission or TimeWait */
 	uint64_t user;
-	uint64_t remote_ca_guid;  /* for SIDR: a key made from the sender's address */
+	uint64_t remote_ca_guid; /* for SIDR: a key made from the sender's address */
 	uint64_t service_id;
-	uint64_t timeout_ns;      /* response timeout of the message in flight */
+	uint64_t timeout_ns; /* response timeout of the message in flight */
 	uint32_t local_id;
 	uint32_t remote_id;
 	uint32_t local_qpn;
@@ -91,20 +91,20 @@ struct cm_conn {
 	 * expects (kernel cm.c: rq_psn on send, sq_psn on receive), so the
 	 * peer's becomes our send PSN and the one we announce our receive PSN.
 	 */
-	uint32_t sq_psn;          /* the peer's starting PSN */
-	uint32_t rq_psn;          /* our starting PSN */
-	uint32_t qkey;            /* SIDR */
+	uint32_t sq_psn; /* the peer's starting PSN */
+	uint32_t rq_psn; /* our starting PSN */
+	uint32_t qkey;	 /* SIDR */
 	uint16_t pkey_index;
 	uint8_t state;
-	uint8_t active : 1;       /* sent the REQ (or SIDR_REQ) */
-	uint8_t orphan : 1;       /* released by the user: no more events */
+	uint8_t active : 1; /* sent the REQ (or SIDR_REQ) */
+	uint8_t orphan : 1; /* released by the user: no more events */
 	uint8_t has_alternate : 1;
 	uint8_t in_remote_id : 1; /* linked in the tables */
 	uint8_t in_remote_qpn : 1;
 	uint8_t in_local_qpn : 1;
 	uint8_t srq : 1;
 	uint8_t flow_control : 1;
-	uint8_t retries;          /* retransmissions left */
+	uint8_t retries; /* retransmissions left */
 	uint8_t max_cm_retries;
 	uint8_t qp_type;
 	uint8_t mtu;
@@ -116,10 +116,10 @@ struct cm_conn {
 	uint8_t remote_cm_response_timeout;
 	uint8_t target_ack_delay;
 	int16_t listen_id;
-	struct cm_path primary;   /* local view */
+	struct cm_path primary; /* local view */
 	struct cm_path alternate;
 	struct cm_path lap_path;  /* pending LAP (LAP_SENT / LAP_RCVD) */
-	struct mad_addr peer;     /* where our MADs go */
+	struct mad_addr peer;	  /* where our MADs go */
 	uint8_t msg[CM_MAD_SIZE]; /* last message sent, for resends */
 };
 
@@ -151,7 +151,7 @@ struct cm_engine {
 struct cm_rx {
 	const struct mad_addr *from;
 	const uint8_t *mad;
-	const uint8_t *msg;       /* mad + CM_MSG_OFFSET */
+	const uint8_t *msg; /* mad + CM_MSG_OFFSET */
 	uint64_t tid;
 	enum cm_stat_msg type;
 };

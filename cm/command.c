@@ -38,9 +38,8 @@ int cm_engine_command(struct cm_engine *e, struct cm_command *cmd)
 		return cm_engine_lap(e, cmd->id, &cmd->lap.alternate, cmd->lap.private_data,
 				     cmd->lap.private_data_len);
 	case CM_CMD_T_APR:
-		return cm_engine_apr(e, cmd->id, cmd->apr.status, cmd->apr.info,
-				     cmd->apr.info_len, cmd->apr.private_data,
-				     cmd->apr.private_data_len);
+		return cm_engine_apr(e, cmd->id, cmd->apr.status, cmd->apr.info, cmd->apr.info_len,
+				     cmd->apr.private_data, cmd->apr.private_data_len);
 	case CM_CMD_T_SIDR_REQ:
 		return cm_engine_sidr_req(e, &cmd->sidr_req, &cmd->id);
 	case CM_CMD_T_SIDR_REP:

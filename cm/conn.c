@@ -18,19 +18,24 @@ struct req_path_fields {
 };
 
 static const struct req_path_fields req_primary = {
-	CM_REQ_PRIMARY_LOCAL_PORT_LID, CM_REQ_PRIMARY_REMOTE_PORT_LID,
-	CM_REQ_PRIMARY_LOCAL_PORT_GID, CM_REQ_PRIMARY_REMOTE_PORT_GID,
-	CM_REQ_PRIMARY_FLOW_LABEL, CM_REQ_PRIMARY_PACKET_RATE,
-	CM_REQ_PRIMARY_TRAFFIC_CLASS, CM_REQ_PRIMARY_HOP_LIMIT, CM_REQ_PRIMARY_SL,
-	CM_REQ_PRIMARY_SUBNET_LOCAL, CM_REQ_PRIMARY_LOCAL_ACK_TIMEOUT,
+    CM_REQ_PRIMARY_LOCAL_PORT_LID,  CM_REQ_PRIMARY_REMOTE_PORT_LID,   CM_REQ_PRIMARY_LOCAL_PORT_GID,
+    CM_REQ_PRIMARY_REMOTE_PORT_GID, CM_REQ_PRIMARY_FLOW_LABEL,	      CM_REQ_PRIMARY_PACKET_RATE,
+    CM_REQ_PRIMARY_TRAFFIC_CLASS,   CM_REQ_PRIMARY_HOP_LIMIT,	      CM_REQ_PRIMARY_SL,
+    CM_REQ_PRIMARY_SUBNET_LOCAL,    CM_REQ_PRIMARY_LOCAL_ACK_TIMEOUT,
 };
 
 static const struct req_path_fields req_alternate = {
-	CM_REQ_ALTERNATE_LOCAL_PORT_LID, CM_REQ_ALTERNATE_REMOTE_PORT_LID,
-	CM_REQ_ALTERNATE_LOCAL_PORT_GID, CM_REQ_ALTERNATE_REMOTE_PORT_GID,
-	CM_REQ_ALTERNATE_FLOW_LABEL, CM_REQ_ALTERNATE_PACKET_RATE,
-	CM_REQ_ALTERNATE_TRAFFIC_CLASS, CM_REQ_ALTERNATE_HOP_LIMIT, CM_REQ_ALTERNATE_SL,
-	CM_REQ_ALTERNATE_SUBNET_LOCAL, CM_REQ_ALTERNATE_LOCAL_ACK_TIMEOUT,
+    CM_REQ_ALTERNATE_LOCAL_PORT_LID,
+    CM_REQ_ALTERNATE_REMOTE_PORT_LID,
+    CM_REQ_ALTERNATE_LOCAL_PORT_GID,
+    CM_REQ_ALTERNATE_REMOTE_PORT_GID,
+    CM_REQ_ALTERNATE_FLOW_LABEL,
+    CM_REQ_ALTERNATE_PACKET_RATE,
+    CM_REQ_ALTERNATE_TRAFFIC_CLASS,
+    CM_REQ_ALTERNATE_HOP_LIMIT,
+    CM_REQ_ALTERNATE_SL,
+    CM_REQ_ALTERNATE_SUBNET_LOCAL,
+    CM_REQ_ALTERNATE_LOCAL_ACK_TIMEOUT,
 };
 
 static int req_put_path(uint8_t *msg, const struct req_path_fields *f, const struct cm_path *p)
@@ -88,9 +93,9 @@ static bool qpn_busy(struct cm_engine *e, uint32_t qpn)
 static bool path_ok(const struct cm_path *p)
 {
 	return p->mtu >= IBV_MTU_256 && p->mtu <= IBV_MTU_4096 && p->flow_label < (1u << 20) &&
-	       (p->dlid != 0 || !p->subnet_local) &&
-	       p->sl < 16 && p->local_ack_timeout <= CM_TIMEOUT_MAX &&
-	       p->packet_life_time <= CM_TIMEOUT_MAX && p->rate < 64;
+	       (p->dlid != 0 || !p->subnet_local) && p->sl < 16 &&
+	       p->local_ack_timeout <= CM_TIMEOUT_MAX && p->packet_life_time <= CM_TIMEOUT_MAX &&
+	       p->rate < 64;
 }
 
 int cm_engine_connect(struct cm_engine *e, const struct cm_connect_cmd *cmd, uint32_t *id)
@@ -181,9 +186,9 @@ static void req_info(const uint8_t *msg, struct cm_req_info *ri)
 	ri->responder_resources = (uint8_t)mad_get(msg, cm_req_fields, CM_REQ_RESPONDER_RESOURCES);
 	ri->initiator_depth = (uint8_t)mad_get(msg, cm_req_fields, CM_REQ_INITIATOR_DEPTH);
 	ri->remote_cm_response_timeout =
-		(uint8_t)mad_get(msg, cm_req_fields, CM_REQ_REMOTE_CM_RESPONSE_TIMEOUT);
+	    (uint8_t)mad_get(msg, cm_req_fields, CM_REQ_REMOTE_CM_RESPONSE_TIMEOUT);
 	ri->local_cm_response_timeout =
-		(uint8_t)mad_get(msg, cm_req_fields, CM_REQ_LOCAL_CM_RESPONSE_TIMEOUT);
+	    (uint8_t)mad_get(msg, cm_req_fields, CM_REQ_LOCAL_CM_RESPONSE_TIMEOUT);
 	ri->retry_count = (uint8_t)mad_get(msg, cm_req_fields, CM_REQ_RETRY_COUNT);
 	ri->rnr_retry_count = (uint8_t)mad_get(msg, cm_req_fields, CM_REQ_RNR_RETRY_COUNT);
 	ri->max_cm_retries = (uint8_t)mad_get(msg, cm_req_fields, CM_REQ_MAX_CM_RETRIES);
@@ -331,7 +336,8 @@ int cm_engine_accept(struct cm_engine *e, uint32_t id, uint64_t user,
 	err |= mad_set(msg, cm_rep_fields, CM_REP_INITIATOR_DEPTH, cmd->initiator_depth);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_TARGET_ACK_DELAY, cmd->target_ack_delay);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_FAILOVER_ACCEPTED, cmd->failover_accepted);
-	err |= mad_set(msg, cm_rep_fields, CM_REP_END_TO_END_FLOW_CONTROL, cmd->flow_control ? 1 : 0);
+	err |=
+	    mad_set(msg, cm_rep_fields, CM_REP_END_TO_END_FLOW_CONTROL, cmd->flow_control ? 1 : 0);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_RNR_RETRY_COUNT, cmd->rnr_retry_count);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_SRQ, cmd->srq ? 1 : 0);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_LOCAL_CA_GUID, e->cfg.ca_guid);
@@ -632,8 +638,7 @@ void cm_conn_send_dreq(struct cm_engine *e, struct cm_conn *c, const void *pd, u
 	cm_send_conn_msg(e, c, true);
 }
 
-int cm_engine_disconnect(struct cm_engine *e, uint32_t id, const void *private_data,
-			 uint8_t len)
+int cm_engine_disconnect(struct cm_engine *e, uint32_t id, const void *private_data, uint8_t len)
 {
 	const struct cm_transition *tr;
 	struct cm_conn *c;
@@ -746,7 +751,7 @@ void cm_on_timeout(struct cm_engine *e, struct cm_conn *c)
 
 int cm_engine_release(struct cm_engine *e, uint32_t id)
 {
-	struct cm_reject_cmd rej = { .reason = CM_REJ_CONSUMER_DEFINED };
+	struct cm_reject_cmd rej = {.reason = CM_REJ_CONSUMER_DEFINED};
 	struct cm_conn *c;
 
 	if (!e)
@@ -778,7 +783,7 @@ int cm_engine_release(struct cm_engine *e, uint32_t id)
 		return cm_engine_disconnect(e, id, NULL, 0);
 	case CM_ST_DREQ_SENT:
 	case CM_ST_TIMEWAIT:
-		return 0;   /* linger silently */
+		return 0; /* linger silently */
 	default:
 		cm_conn_free(e, c);
 		return 0;

@@ -16,18 +16,30 @@
 enum cm_stat_msg cm_stat_of_attr(uint16_t attr_id)
 {
 	switch (attr_id) {
-	case CM_ATTR_REQ: return CM_STAT_REQ;
-	case CM_ATTR_MRA: return CM_STAT_MRA;
-	case CM_ATTR_REJ: return CM_STAT_REJ;
-	case CM_ATTR_REP: return CM_STAT_REP;
-	case CM_ATTR_RTU: return CM_STAT_RTU;
-	case CM_ATTR_DREQ: return CM_STAT_DREQ;
-	case CM_ATTR_DREP: return CM_STAT_DREP;
-	case CM_ATTR_SIDR_REQ: return CM_STAT_SIDR_REQ;
-	case CM_ATTR_SIDR_REP: return CM_STAT_SIDR_REP;
-	case CM_ATTR_LAP: return CM_STAT_LAP;
-	case CM_ATTR_APR: return CM_STAT_APR;
-	default: return CM_STAT_OTHER;
+	case CM_ATTR_REQ:
+		return CM_STAT_REQ;
+	case CM_ATTR_MRA:
+		return CM_STAT_MRA;
+	case CM_ATTR_REJ:
+		return CM_STAT_REJ;
+	case CM_ATTR_REP:
+		return CM_STAT_REP;
+	case CM_ATTR_RTU:
+		return CM_STAT_RTU;
+	case CM_ATTR_DREQ:
+		return CM_STAT_DREQ;
+	case CM_ATTR_DREP:
+		return CM_STAT_DREP;
+	case CM_ATTR_SIDR_REQ:
+		return CM_STAT_SIDR_REQ;
+	case CM_ATTR_SIDR_REP:
+		return CM_STAT_SIDR_REP;
+	case CM_ATTR_LAP:
+		return CM_STAT_LAP;
+	case CM_ATTR_APR:
+		return CM_STAT_APR;
+	default:
+		return CM_STAT_OTHER;
 	}
 }
 
@@ -186,8 +198,8 @@ uint8_t *cm_msg_start(struct cm_engine *e, struct cm_conn *c, const struct mad_l
 
 static void count_sent(struct cm_engine *e, const void *mad, bool retry)
 {
-	enum cm_stat_msg m = cm_stat_of_attr((uint16_t)mad_get(mad, mad_hdr_fields,
-							       MAD_HDR_ATTRIBUTE_ID));
+	enum cm_stat_msg m =
+	    cm_stat_of_attr((uint16_t)mad_get(mad, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID));
 
 	e->st.sent[m]++;
 	if (retry)
@@ -331,24 +343,39 @@ void cm_issue_drep(struct cm_engine *e, const struct cm_rx *rx)
 static enum cm_input input_of(const struct cm_rx *rx)
 {
 	switch (rx->type) {
-	case CM_STAT_REQ: return CM_IN_REQ;
+	case CM_STAT_REQ:
+		return CM_IN_REQ;
 	case CM_STAT_MRA:
 		switch (mad_get(rx->msg, cm_mra_fields, CM_MRA_MESSAGE_MRAED)) {
-		case CM_MSG_REF_REQ: return CM_IN_MRA_REQ;
-		case CM_MSG_REF_REP: return CM_IN_MRA_REP;
-		case CM_MSG_REF_LAP: return CM_IN_MRA_LAP;
-		default: return CM_IN__COUNT;
+		case CM_MSG_REF_REQ:
+			return CM_IN_MRA_REQ;
+		case CM_MSG_REF_REP:
+			return CM_IN_MRA_REP;
+		case CM_MSG_REF_LAP:
+			return CM_IN_MRA_LAP;
+		default:
+			return CM_IN__COUNT;
 		}
-	case CM_STAT_REJ: return CM_IN_REJ;
-	case CM_STAT_REP: return CM_IN_REP;
-	case CM_STAT_RTU: return CM_IN_RTU;
-	case CM_STAT_DREQ: return CM_IN_DREQ;
-	case CM_STAT_DREP: return CM_IN_DREP;
-	case CM_STAT_SIDR_REQ: return CM_IN_SIDR_REQ;
-	case CM_STAT_SIDR_REP: return CM_IN_SIDR_REP;
-	case CM_STAT_LAP: return CM_IN_LAP;
-	case CM_STAT_APR: return CM_IN_APR;
-	default: return CM_IN__COUNT;
+	case CM_STAT_REJ:
+		return CM_IN_REJ;
+	case CM_STAT_REP:
+		return CM_IN_REP;
+	case CM_STAT_RTU:
+		return CM_IN_RTU;
+	case CM_STAT_DREQ:
+		return CM_IN_DREQ;
+	case CM_STAT_DREP:
+		return CM_IN_DREP;
+	case CM_STAT_SIDR_REQ:
+		return CM_IN_SIDR_REQ;
+	case CM_STAT_SIDR_REP:
+		return CM_IN_SIDR_REP;
+	case CM_STAT_LAP:
+		return CM_IN_LAP;
+	case CM_STAT_APR:
+		return CM_IN_APR;
+	default:
+		return CM_IN__COUNT;
 	}
 }
 
@@ -496,15 +523,34 @@ int cm_engine_recv(struct cm_engine *e, const struct mad_addr *from, const void 
 	case CM_IN_MRA_LAP:
 		next = cm_on_mra(e, c, &rx, tr->next);
 		break;
-	case CM_IN_REJ: next = cm_on_rej(e, c, &rx, tr->next); break;
-	case CM_IN_REP: next = cm_on_rep(e, c, &rx, tr->next); break;
-	case CM_IN_RTU: next = cm_on_rtu(e, c, &rx, tr->next); break;
-	case CM_IN_DREQ: next = cm_on_dreq(e, c, &rx, tr->next); break;
-	case CM_IN_DREP: next = cm_on_drep(e, c, &rx, tr->next); break;
-	case CM_IN_LAP: next = cm_on_lap(e, c, &rx, tr->next); break;
-	case CM_IN_APR: next = cm_on_apr(e, c, &rx, tr->next); break;
-	case CM_IN_SIDR_REP: next = cm_on_sidr_rep(e, c, &rx, tr->next); break;
-	default: next = CM_ST_SAME; drop(e, &rx); break;
+	case CM_IN_REJ:
+		next = cm_on_rej(e, c, &rx, tr->next);
+		break;
+	case CM_IN_REP:
+		next = cm_on_rep(e, c, &rx, tr->next);
+		break;
+	case CM_IN_RTU:
+		next = cm_on_rtu(e, c, &rx, tr->next);
+		break;
+	case CM_IN_DREQ:
+		next = cm_on_dreq(e, c, &rx, tr->next);
+		break;
+	case CM_IN_DREP:
+		next = cm_on_drep(e, c, &rx, tr->next);
+		break;
+	case CM_IN_LAP:
+		next = cm_on_lap(e, c, &rx, tr->next);
+		break;
+	case CM_IN_APR:
+		next = cm_on_apr(e, c, &rx, tr->next);
+		break;
+	case CM_IN_SIDR_REP:
+		next = cm_on_sidr_rep(e, c, &rx, tr->next);
+		break;
+	default:
+		next = CM_ST_SAME;
+		drop(e, &rx);
+		break;
 	}
 	(void)next;
 	return 0;
@@ -568,7 +614,7 @@ int cm_engine_listen(struct cm_engine *e, uint64_t service_id, uint64_t mask, ui
 		e->listens = v;
 		e->nlistens++;
 	}
-	e->listens[i] = (struct cm_listen){ service_id & mask, mask, user, true };
+	e->listens[i] = (struct cm_listen){service_id & mask, mask, user, true};
 	return i;
 }
 

@@ -63,19 +63,19 @@ const char *cm_state_name(enum cm_state s);
  * MTU 1..5 (256..4096), timeouts 4.096 us * 2^t.
  */
 struct cm_path {
-	uint16_t slid;            /* local port LID */
-	uint16_t dlid;            /* remote port LID */
-	uint8_t sgid[16];         /* local port GID */
-	uint8_t dgid[16];         /* remote port GID */
-	uint32_t flow_label;      /* 20 bits */
-	uint8_t rate;             /* 6 bits, PathRecord encoding */
+	uint16_t slid;	     /* local port LID */
+	uint16_t dlid;	     /* remote port LID */
+	uint8_t sgid[16];    /* local port GID */
+	uint8_t dgid[16];    /* remote port GID */
+	uint32_t flow_label; /* 20 bits */
+	uint8_t rate;	     /* 6 bits, PathRecord encoding */
 	uint8_t traffic_class;
 	uint8_t hop_limit;
-	uint8_t sl;               /* 4 bits */
-	uint8_t subnet_local;     /* 1: no GRH needed */
-	uint8_t local_ack_timeout;/* 5 bits: QP ACK timeout for this path */
-	uint8_t packet_life_time; /* 5 bits: PathRecord PacketLifeTime */
-	uint8_t mtu;              /* 1..5 */
+	uint8_t sl;		   /* 4 bits */
+	uint8_t subnet_local;	   /* 1: no GRH needed */
+	uint8_t local_ack_timeout; /* 5 bits: QP ACK timeout for this path */
+	uint8_t packet_life_time;  /* 5 bits: PathRecord PacketLifeTime */
+	uint8_t mtu;		   /* 1..5 */
 	uint16_t pkey;
 };
 
@@ -87,21 +87,21 @@ enum cm_qp_type { CM_QPT_RC = 0, CM_QPT_UC = 1 };
 
 /* Command: connect (send REQ).  Everything the REQ carries. */
 struct cm_connect_cmd {
-	uint64_t user;            /* cookie returned in events */
+	uint64_t user; /* cookie returned in events */
 	uint64_t service_id;
-	uint32_t qpn;             /* local QP number (24 bits) */
-	uint32_t starting_psn;    /* 24 bits: our receive PSN, the peer's send PSN */
-	uint8_t qp_type;          /* enum cm_qp_type */
+	uint32_t qpn;	       /* local QP number (24 bits) */
+	uint32_t starting_psn; /* 24 bits: our receive PSN, the peer's send PSN */
+	uint8_t qp_type;       /* enum cm_qp_type */
 	uint8_t responder_resources;
 	uint8_t initiator_depth;
 	uint8_t remote_cm_response_timeout; /* 5 bits: how long the peer may take */
 	uint8_t local_cm_response_timeout;  /* 5 bits: how long we may take */
-	uint8_t retry_count;      /* 3 bits */
-	uint8_t rnr_retry_count;  /* 3 bits */
-	uint8_t max_cm_retries;   /* 4 bits */
+	uint8_t retry_count;		    /* 3 bits */
+	uint8_t rnr_retry_count;	    /* 3 bits */
+	uint8_t max_cm_retries;		    /* 4 bits */
 	uint8_t srq;
 	uint8_t flow_control;
-	uint16_t pkey_index;      /* for the CM MADs and the INIT QP attribute */
+	uint16_t pkey_index; /* for the CM MADs and the INIT QP attribute */
 	bool has_alternate;
 	struct cm_path primary;
 	struct cm_path alternate;
@@ -112,11 +112,11 @@ struct cm_connect_cmd {
 /* Command: accept a REQ (send REP).  Passive side. */
 struct cm_accept_cmd {
 	uint32_t qpn;
-	uint32_t starting_psn;    /* our receive PSN, the peer's send PSN */
+	uint32_t starting_psn; /* our receive PSN, the peer's send PSN */
 	uint8_t responder_resources;
 	uint8_t initiator_depth;
-	uint8_t target_ack_delay; /* 5 bits */
-	uint8_t failover_accepted;/* 2 bits, 0 = accepted */
+	uint8_t target_ack_delay;  /* 5 bits */
+	uint8_t failover_accepted; /* 2 bits, 0 = accepted */
 	uint8_t rnr_retry_count;
 	uint8_t srq;
 	uint8_t flow_control;
@@ -126,7 +126,7 @@ struct cm_accept_cmd {
 
 /* Command: reject (send REJ). */
 struct cm_reject_cmd {
-	uint16_t reason;          /* CM REJ reason code (IBA table 112) */
+	uint16_t reason; /* CM REJ reason code (IBA table 112) */
 	uint8_t ari_len;
 	uint8_t ari[CM_REJ_ARI_SIZE];
 	uint8_t private_data_len;
@@ -139,15 +139,15 @@ struct cm_sidr_req_cmd {
 	uint64_t service_id;
 	uint16_t pkey;
 	uint16_t pkey_index;
-	struct mad_addr to;       /* where the SIDR_REQ goes (QP1 of the peer) */
-	uint8_t timeout;          /* 5 bits: response timeout per try */
+	struct mad_addr to; /* where the SIDR_REQ goes (QP1 of the peer) */
+	uint8_t timeout;    /* 5 bits: response timeout per try */
 	uint8_t max_cm_retries;
 	uint8_t private_data_len;
 	uint8_t private_data[CM_SIDR_REQ_PRIVATE_DATA_SIZE];
 };
 
 struct cm_sidr_rep_cmd {
-	uint8_t status;           /* enum cm_sidr_status (cm_wire.h) */
+	uint8_t status; /* enum cm_sidr_status (cm_wire.h) */
 	uint32_t qpn;
 	uint32_t qkey;
 	uint8_t info_len;
@@ -158,32 +158,32 @@ struct cm_sidr_rep_cmd {
 
 /* Events, one per message received, timeout, or local completion. */
 enum cm_event_type {
-	CM_EV_REQ_RCVD,           /* passive: new connection request; .req */
-	CM_EV_REQ_ERROR,          /* active: no REP after max CM retries */
-	CM_EV_REP_RCVD,           /* active: .rep; answer with rtu/reject/mra */
-	CM_EV_REP_ERROR,          /* passive: no RTU after max CM retries */
-	CM_EV_RTU_RCVD,           /* passive: ESTABLISHED by RTU */
-	CM_EV_USER_ESTABLISHED,   /* passive: ESTABLISHED by cm_engine_establish */
-	CM_EV_REJ_RCVD,           /* .rej */
-	CM_EV_MRA_RCVD,           /* .mra: peer needs more time */
-	CM_EV_DREQ_RCVD,          /* answer with cm_engine_disconnect (DREP) */
-	CM_EV_DREQ_ERROR,         /* no DREP after max CM retries: TimeWait */
-	CM_EV_DREP_RCVD,          /* in TimeWait now */
-	CM_EV_TIMEWAIT_EXIT,      /* connection gone; its QPN is free again */
-	CM_EV_LAP_RCVD,           /* .lap: answer with cm_engine_apr */
-	CM_EV_LAP_ERROR,          /* no APR after max CM retries */
-	CM_EV_APR_RCVD,           /* .apr */
-	CM_EV_SIDR_REQ_RCVD,      /* .sidr_req: answer with cm_engine_sidr_rep */
-	CM_EV_SIDR_REQ_ERROR,     /* no SIDR_REP after max CM retries */
-	CM_EV_SIDR_REP_RCVD,      /* .sidr_rep */
+	CM_EV_REQ_RCVD,		/* passive: new connection request; .req */
+	CM_EV_REQ_ERROR,	/* active: no REP after max CM retries */
+	CM_EV_REP_RCVD,		/* active: .rep; answer with rtu/reject/mra */
+	CM_EV_REP_ERROR,	/* passive: no RTU after max CM retries */
+	CM_EV_RTU_RCVD,		/* passive: ESTABLISHED by RTU */
+	CM_EV_USER_ESTABLISHED, /* passive: ESTABLISHED by cm_engine_establish */
+	CM_EV_REJ_RCVD,		/* .rej */
+	CM_EV_MRA_RCVD,		/* .mra: peer needs more time */
+	CM_EV_DREQ_RCVD,	/* answer with cm_engine_disconnect (DREP) */
+	CM_EV_DREQ_ERROR,	/* no DREP after max CM retries: TimeWait */
+	CM_EV_DREP_RCVD,	/* in TimeWait now */
+	CM_EV_TIMEWAIT_EXIT,	/* connection gone; its QPN is free again */
+	CM_EV_LAP_RCVD,		/* .lap: answer with cm_engine_apr */
+	CM_EV_LAP_ERROR,	/* no APR after max CM retries */
+	CM_EV_APR_RCVD,		/* .apr */
+	CM_EV_SIDR_REQ_RCVD,	/* .sidr_req: answer with cm_engine_sidr_rep */
+	CM_EV_SIDR_REQ_ERROR,	/* no SIDR_REP after max CM retries */
+	CM_EV_SIDR_REP_RCVD,	/* .sidr_rep */
 	/*
 	 * Made by a host that moves QPs itself (cm/runtime.h, auto QP
 	 * option), never by the engine: in place of REP_RCVD, once the QP
 	 * is at RTS and the RTU sent (.rep as in REP_RCVD), or when the QP
 	 * could not follow the REP (.status -errno, a REJ was sent).
 	 */
-	CM_EV_ESTABLISHED,        /* active: QP at RTS, RTU sent; .rep */
-	CM_EV_CONNECT_ERROR,      /* active: QP transition failed, REJ sent; .status */
+	CM_EV_ESTABLISHED,   /* active: QP at RTS, RTU sent; .rep */
+	CM_EV_CONNECT_ERROR, /* active: QP transition failed, REJ sent; .status */
 	CM_EV__COUNT
 };
 
@@ -227,24 +227,24 @@ struct cm_rep_info {
 
 struct cm_rej_info {
 	uint16_t reason;
-	uint8_t msg_rejected;     /* 0 REQ, 1 REP, 2 other */
+	uint8_t msg_rejected; /* 0 REQ, 1 REP, 2 other */
 	uint8_t ari_len;
 	uint8_t ari[CM_REJ_ARI_SIZE];
 };
 
 struct cm_event {
 	enum cm_event_type type;
-	uint32_t id;              /* local comm ID: the connection's handle */
-	int listen_id;            /* for REQ_RCVD / SIDR_REQ_RCVD, else -1 */
-	uint64_t user;            /* the connection's cookie (passive: the listener's until accept) */
-	int status;               /* 0, or -ETIMEDOUT for *_ERROR */
-	struct mad_addr from;     /* where the message came from */
+	uint32_t id;	      /* local comm ID: the connection's handle */
+	int listen_id;	      /* for REQ_RCVD / SIDR_REQ_RCVD, else -1 */
+	uint64_t user;	      /* the connection's cookie (passive: the listener's until accept) */
+	int status;	      /* 0, or -ETIMEDOUT for *_ERROR */
+	struct mad_addr from; /* where the message came from */
 	union {
 		struct cm_req_info req;
 		struct cm_rep_info rep;
 		struct cm_rej_info rej;
 		struct {
-			uint8_t msg_mraed;       /* 0 REQ, 1 REP, 2 LAP */
+			uint8_t msg_mraed;	 /* 0 REQ, 1 REP, 2 LAP */
 			uint8_t service_timeout; /* 5 bits */
 		} mra;
 		struct {
@@ -283,12 +283,12 @@ struct cm_engine_ops {
 };
 
 struct cm_engine_config {
-	uint64_t ca_guid;         /* local CA GUID (REQ/REP LocalCAGUID) */
-	uint8_t port_num;         /* for the INIT QP attribute */
-	uint32_t max_conns;       /* table bound; 0 = 65536 */
+	uint64_t ca_guid;	       /* local CA GUID (REQ/REP LocalCAGUID) */
+	uint8_t port_num;	       /* for the INIT QP attribute */
+	uint32_t max_conns;	       /* table bound; 0 = 65536 */
 	struct mad_timer_heap *timers; /* run by the owner of the engine */
 	const struct cm_engine_ops *ops;
-	void *ctx;                /* first argument of ops callbacks */
+	void *ctx; /* first argument of ops callbacks */
 	/* Optional: source of random comm IDs (tests); NULL = getrandom(2). */
 	uint32_t (*random32)(void *ctx);
 };
@@ -304,8 +304,7 @@ void cm_engine_destroy(struct cm_engine *e);
  * ignored as the spec says), -EINVAL / -EPROTO for a malformed MAD, which
  * is dropped and counted.  Never crashes on hostile input.
  */
-int cm_engine_recv(struct cm_engine *e, const struct mad_addr *from, const void *mad,
-		   size_t len);
+int cm_engine_recv(struct cm_engine *e, const struct mad_addr *from, const void *mad, size_t len);
 
 /* Listen on service IDs matching (id & mask).  Returns a listen id >= 0. */
 int cm_engine_listen(struct cm_engine *e, uint64_t service_id, uint64_t mask, uint64_t user);
@@ -326,8 +325,7 @@ int cm_engine_rtu(struct cm_engine *e, uint32_t id, const void *private_data, ui
 /* Passive: first data arrived before the RTU ("communication established"). */
 int cm_engine_establish(struct cm_engine *e, uint32_t id);
 /* ESTABLISHED: send DREQ.  DREQ_RCVD: send DREP and enter TimeWait. */
-int cm_engine_disconnect(struct cm_engine *e, uint32_t id, const void *private_data,
-			 uint8_t len);
+int cm_engine_disconnect(struct cm_engine *e, uint32_t id, const void *private_data, uint8_t len);
 /* Load an alternate path (LAP) on an established connection. */
 int cm_engine_lap(struct cm_engine *e, uint32_t id, const struct cm_path *alt,
 		  const void *private_data, uint8_t len);
@@ -368,9 +366,9 @@ enum cm_command_type {
 };
 
 struct cm_command {
-	uint32_t type;            /* enum cm_command_type */
-	uint32_t id;              /* connection (in), new connection (out) */
-	uint64_t user;            /* accept: the connection's cookie; listen: the listener's */
+	uint32_t type; /* enum cm_command_type */
+	uint32_t id;   /* connection (in), new connection (out) */
+	uint64_t user; /* accept: the connection's cookie; listen: the listener's */
 	union {
 		struct cm_connect_cmd connect;
 		struct cm_accept_cmd accept;
@@ -397,7 +395,7 @@ struct cm_command {
 		struct {
 			uint64_t service_id;
 			uint64_t mask;
-			int32_t listen_id;        /* unlisten (in), listen (out) */
+			int32_t listen_id; /* unlisten (in), listen (out) */
 		} listen;
 	};
 };

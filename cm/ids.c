@@ -202,7 +202,8 @@ struct cm_conn *cm_ids_by_local_qpn(const struct cm_engine *e, uint32_t qpn)
 
 void cm_ids_link_remote_id(struct cm_engine *e, struct cm_conn *c)
 {
-	struct cm_conn **b = &e->by_remote_id[hash2(c->remote_id, c->remote_ca_guid) & e->hash_mask];
+	struct cm_conn **b =
+	    &e->by_remote_id[hash2(c->remote_id, c->remote_ca_guid) & e->hash_mask];
 
 	if (c->in_remote_id)
 		return;
@@ -214,7 +215,7 @@ void cm_ids_link_remote_id(struct cm_engine *e, struct cm_conn *c)
 void cm_ids_link_remote_qpn(struct cm_engine *e, struct cm_conn *c)
 {
 	struct cm_conn **b =
-		&e->by_remote_qpn[hash2(c->remote_qpn, c->remote_ca_guid) & e->hash_mask];
+	    &e->by_remote_qpn[hash2(c->remote_qpn, c->remote_ca_guid) & e->hash_mask];
 
 	if (c->in_remote_qpn)
 		return;
@@ -235,13 +236,13 @@ void cm_ids_link_local_qpn(struct cm_engine *e, struct cm_conn *c)
 }
 
 /* Unlink `c` from one chain; `off` selects the link field. */
-#define UNLINK(head, c, field) \
-	do { \
-		struct cm_conn **pp_ = (head); \
-		while (*pp_ && *pp_ != (c)) \
-			pp_ = &(*pp_)->field; \
-		if (*pp_) \
-			*pp_ = (c)->field; \
+#define UNLINK(head, c, field)                                                                     \
+	do {                                                                                       \
+		struct cm_conn **pp_ = (head);                                                     \
+		while (*pp_ && *pp_ != (c))                                                        \
+			pp_ = &(*pp_)->field;                                                      \
+		if (*pp_)                                                                          \
+			*pp_ = (c)->field;                                                         \
 	} while (0)
 
 void cm_ids_unlink_all(struct cm_engine *e, struct cm_conn *c)
@@ -252,8 +253,8 @@ void cm_ids_unlink_all(struct cm_engine *e, struct cm_conn *c)
 		UNLINK(&e->by_remote_id[hash2(c->remote_id, c->remote_ca_guid) & e->hash_mask], c,
 		       next_remote_id);
 	if (c->in_remote_qpn)
-		UNLINK(&e->by_remote_qpn[hash2(c->remote_qpn, c->remote_ca_guid) & e->hash_mask],
-		       c, next_remote_qpn);
+		UNLINK(&e->by_remote_qpn[hash2(c->remote_qpn, c->remote_ca_guid) & e->hash_mask], c,
+		       next_remote_qpn);
 	if (c->in_local_qpn)
 		UNLINK(&e->by_local_qpn[mix(c->local_qpn) & e->hash_mask], c, next_local_qpn);
 	c->in_remote_id = c->in_remote_qpn = c->in_local_qpn = 0;

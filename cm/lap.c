@@ -47,9 +47,10 @@ int cm_engine_lap(struct cm_engine *e, uint32_t id, const struct cm_path *alt,
 	err |= mad_set(msg, cm_lap_fields, CM_LAP_ALTERNATE_HOP_LIMIT, alt->hop_limit);
 	err |= mad_set(msg, cm_lap_fields, CM_LAP_ALTERNATE_PACKET_RATE, alt->rate);
 	err |= mad_set(msg, cm_lap_fields, CM_LAP_ALTERNATE_SL, alt->sl);
-	err |= mad_set(msg, cm_lap_fields, CM_LAP_ALTERNATE_SUBNET_LOCAL, alt->subnet_local ? 1 : 0);
-	err |= mad_set(msg, cm_lap_fields, CM_LAP_ALTERNATE_LOCAL_ACK_TIMEOUT,
-		       alt->local_ack_timeout);
+	err |=
+	    mad_set(msg, cm_lap_fields, CM_LAP_ALTERNATE_SUBNET_LOCAL, alt->subnet_local ? 1 : 0);
+	err |=
+	    mad_set(msg, cm_lap_fields, CM_LAP_ALTERNATE_LOCAL_ACK_TIMEOUT, alt->local_ack_timeout);
 	err |= cm_set_private_data(&cm_lap_layout, msg, private_data, len);
 	if (err) {
 		/* c->msg now holds a half-built LAP; nothing resends it outside LAP states. */
@@ -88,7 +89,7 @@ uint8_t cm_on_lap(struct cm_engine *e, struct cm_conn *c, const struct cm_rx *rx
 	p->sl = (uint8_t)mad_get(msg, cm_lap_fields, CM_LAP_ALTERNATE_SL);
 	p->subnet_local = (uint8_t)mad_get(msg, cm_lap_fields, CM_LAP_ALTERNATE_SUBNET_LOCAL);
 	p->local_ack_timeout =
-		(uint8_t)mad_get(msg, cm_lap_fields, CM_LAP_ALTERNATE_LOCAL_ACK_TIMEOUT);
+	    (uint8_t)mad_get(msg, cm_lap_fields, CM_LAP_ALTERNATE_LOCAL_ACK_TIMEOUT);
 	p->packet_life_time = p->local_ack_timeout ? p->local_ack_timeout - 1 : 0;
 	p->mtu = c->mtu;
 	p->pkey = c->primary.pkey;
@@ -96,7 +97,7 @@ uint8_t cm_on_lap(struct cm_engine *e, struct cm_conn *c, const struct cm_rx *rx
 	cm_event_init(&ev, CM_EV_LAP_RCVD, c);
 	ev.lap.alternate = *p;
 	ev.lap.remote_cm_response_timeout =
-		(uint8_t)mad_get(msg, cm_lap_fields, CM_LAP_REMOTE_CM_RESPONSE_TIMEOUT);
+	    (uint8_t)mad_get(msg, cm_lap_fields, CM_LAP_REMOTE_CM_RESPONSE_TIMEOUT);
 	cm_event_private(&ev, &cm_lap_layout, msg);
 	cm_emit(e, c, &ev);
 	return next;

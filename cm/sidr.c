@@ -115,7 +115,7 @@ int cm_on_sidr_req(struct cm_engine *e, const struct cm_rx *rx)
 	ev.sidr_req.service_id = sid;
 	ev.sidr_req.request_id = rid;
 	ev.sidr_req.pkey =
-		(uint16_t)mad_get(rx->msg, cm_sidr_req_fields, CM_SIDR_REQ_PARTITION_KEY);
+	    (uint16_t)mad_get(rx->msg, cm_sidr_req_fields, CM_SIDR_REQ_PARTITION_KEY);
 	cm_event_private(&ev, &cm_sidr_req_layout, rx->msg);
 	cm_emit(e, c, &ev);
 	return 0;
@@ -145,8 +145,8 @@ int cm_engine_sidr_rep(struct cm_engine *e, uint32_t id, const struct cm_sidr_re
 	if (cmd->info_len)
 		memcpy(msg + cm_sidr_rep_fields[CM_SIDR_REP_CLASS_PORT_INFO].byte, cmd->info,
 		       cmd->info_len);
-	err |= cm_set_private_data(&cm_sidr_rep_layout, msg, cmd->private_data,
-				   cmd->private_data_len);
+	err |=
+	    cm_set_private_data(&cm_sidr_rep_layout, msg, cmd->private_data, cmd->private_data_len);
 	if (err)
 		return -EINVAL;
 	cm_send_conn_msg(e, c, false);
@@ -154,8 +154,7 @@ int cm_engine_sidr_rep(struct cm_engine *e, uint32_t id, const struct cm_sidr_re
 	return 0;
 }
 
-uint8_t cm_on_sidr_rep(struct cm_engine *e, struct cm_conn *c, const struct cm_rx *rx,
-		       uint8_t next)
+uint8_t cm_on_sidr_rep(struct cm_engine *e, struct cm_conn *c, const struct cm_rx *rx, uint8_t next)
 {
 	const uint8_t *msg = rx->msg;
 	bool orphan = c->orphan;
@@ -174,7 +173,7 @@ uint8_t cm_on_sidr_rep(struct cm_engine *e, struct cm_conn *c, const struct cm_r
 	memcpy(ev.sidr_rep.info, msg + cm_sidr_rep_fields[CM_SIDR_REP_CLASS_PORT_INFO].byte, len);
 	ev.from = *rx->from;
 	cm_event_private(&ev, &cm_sidr_rep_layout, msg);
-	cm_set_state(e, c, next);   /* IDLE: gone */
+	cm_set_state(e, c, next); /* IDLE: gone */
 	if (!orphan)
 		cm_emit(e, NULL, &ev);
 	return next;

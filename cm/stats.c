@@ -15,8 +15,8 @@
 const char *cm_stat_msg_name(enum cm_stat_msg m)
 {
 	static const char *const names[CM_STAT_MSG_COUNT] = {
-		"REQ", "MRA", "REJ", "REP", "RTU", "DREQ", "DREP",
-		"SIDR_REQ", "SIDR_REP", "LAP", "APR", "other",
+	    "REQ",  "MRA",	"REJ",	    "REP", "RTU", "DREQ",
+	    "DREP", "SIDR_REQ", "SIDR_REP", "LAP", "APR", "other",
 	};
 
 	return (unsigned)m < CM_STAT_MSG_COUNT ? names[m] : "unknown";
@@ -94,7 +94,8 @@ int cm_stat_write(const struct cm_engine *e, FILE *f, size_t max_conns)
 	for (uint32_t b = 0; b <= e->hash_mask && n < max_conns; b++)
 		for (const struct cm_conn *c = e->by_local[b]; c && n < max_conns;
 		     c = c->next_local, n++)
-			fprintf(f, "conn 0x%08x 0x%08x %s %s 0x%06x 0x%06x 0x%016llx 0x%016llx %u\n",
+			fprintf(f,
+				"conn 0x%08x 0x%08x %s %s 0x%06x 0x%06x 0x%016llx 0x%016llx %u\n",
 				c->local_id, c->remote_id, cm_state_name(c->state),
 				c->active ? "active" : "passive", c->local_qpn, c->remote_qpn,
 				(unsigned long long)c->service_id,

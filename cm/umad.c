@@ -40,8 +40,7 @@ static int umad_send(void *ctx, const struct mad_addr *to, const void *mad, size
  * it may take to answer; no redirection, no traps.  Also the cheapest
  * echo a peer can time a umad round trip with.
  */
-static void answer_class_port_info(struct cm_umad *u, const void *req,
-				   const struct mad_addr *src)
+static void answer_class_port_info(struct cm_umad *u, const void *req, const struct mad_addr *src)
 {
 	uint8_t mad[CM_MAD_SIZE];
 	uint8_t *cpi = mad + CM_MSG_OFFSET;
@@ -72,10 +71,10 @@ static void umad_recv(struct mad_agent *agent, const void *mad, size_t len,
 
 int cm_umad_open(const struct cm_umad_params *p, struct cm_umad **out)
 {
-	struct mad_agent_desc ad = { .mgmt_class = CM_MGMT_CLASS,
-				     .class_version = CM_CLASS_VERSION,
-				     .unsolicited = umad_recv };
-	struct cm_engine_config cfg = { 0 };
+	struct mad_agent_desc ad = {.mgmt_class = CM_MGMT_CLASS,
+				    .class_version = CM_CLASS_VERSION,
+				    .unsolicited = umad_recv};
+	struct cm_engine_config cfg = {0};
 	const struct mad_port_attr *port;
 	struct cm_umad *u;
 	uint64_t guid;
@@ -93,7 +92,7 @@ int cm_umad_open(const struct cm_umad_params *p, struct cm_umad **out)
 	u->ops.event = umad_event;
 	u->event = p->event;
 	u->ctx = p->ctx;
-	memcpy(&guid, port->gid + 8, 8);   /* port GUID: GID's interface ID */
+	memcpy(&guid, port->gid + 8, 8); /* port GUID: GID's interface ID */
 	cfg.ca_guid = p->ca_guid ? p->ca_guid : be64toh(guid);
 	cfg.port_num = (uint8_t)port->portnum;
 	cfg.max_conns = p->max_conns;

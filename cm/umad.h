@@ -16,11 +16,11 @@ struct cm_umad;
 
 struct cm_umad_params {
 	struct mad_transport *transport;
-	struct mad_timer_heap *timers;   /* the transport's loop's */
+	struct mad_timer_heap *timers; /* the transport's loop's */
 	void (*event)(void *ctx, const struct cm_event *ev);
 	void *ctx;
-	uint32_t max_conns;              /* 0: engine default */
-	uint64_t ca_guid;                /* LocalCAGUID; 0: the port GUID */
+	uint32_t max_conns; /* 0: engine default */
+	uint64_t ca_guid;   /* LocalCAGUID; 0: the port GUID */
 };
 
 int cm_umad_open(const struct cm_umad_params *p, struct cm_umad **out);

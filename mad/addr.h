@@ -10,18 +10,18 @@
 #include <stdint.h>
 
 struct mad_addr {
-	uint16_t lid;          /* remote LID (DLID on send, SLID on receive) */
+	uint16_t lid; /* remote LID (DLID on send, SLID on receive) */
 	uint8_t sl;
 	uint8_t path_bits;
-	uint32_t qpn;          /* remote QP, 1 for GSI */
-	uint32_t qkey;         /* 0x80010000 for GSI */
+	uint32_t qpn;  /* remote QP, 1 for GSI */
+	uint32_t qkey; /* 0x80010000 for GSI */
 	uint16_t pkey_index;
 	bool grh_present;
-	uint8_t gid[16];       /* remote GID when grh_present */
+	uint8_t gid[16]; /* remote GID when grh_present */
 	uint32_t flow_label;
 	uint8_t hop_limit;
 	uint8_t traffic_class;
-	uint8_t gid_index;     /* local source GID index for the GRH */
+	uint8_t gid_index; /* local source GID index for the GRH */
 };
 
 #define MAD_QP1_QKEY 0x80010000u

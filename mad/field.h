@@ -30,26 +30,26 @@
 
 /* How a field is shown by decoders; does not change how it is stored. */
 enum mad_field_fmt {
-	MF_DEC,      /* unsigned decimal */
-	MF_HEX,      /* 0x-prefixed hexadecimal, zero-padded to the width */
-	MF_BOOL,     /* single bit flag shown as 0/1 */
-	MF_GID,      /* 128-bit GID shown as fe80:0000:... */
-	MF_BYTES,    /* opaque bytes (private data, reserved areas) as hex */
-	MF_RSVD,     /* reserved: encoders write zero, decoders may check */
-	MF_STR,      /* NUL-padded text (NodeDescription, ServiceName) */
+	MF_DEC,	  /* unsigned decimal */
+	MF_HEX,	  /* 0x-prefixed hexadecimal, zero-padded to the width */
+	MF_BOOL,  /* single bit flag shown as 0/1 */
+	MF_GID,	  /* 128-bit GID shown as fe80:0000:... */
+	MF_BYTES, /* opaque bytes (private data, reserved areas) as hex */
+	MF_RSVD,  /* reserved: encoders write zero, decoders may check */
+	MF_STR,	  /* NUL-padded text (NodeDescription, ServiceName) */
 };
 
 struct mad_field {
-	const char *name;   /* IBA name in snake_case */
-	uint16_t byte;      /* byte offset from the start of the layout */
-	uint8_t bit;        /* bit offset from the MSB of that byte, 0..7 */
-	uint16_t width;     /* width in bits; > 64 only when byte-aligned */
-	uint8_t fmt;        /* enum mad_field_fmt */
+	const char *name; /* IBA name in snake_case */
+	uint16_t byte;	  /* byte offset from the start of the layout */
+	uint8_t bit;	  /* bit offset from the MSB of that byte, 0..7 */
+	uint16_t width;	  /* width in bits; > 64 only when byte-aligned */
+	uint8_t fmt;	  /* enum mad_field_fmt */
 };
 
 #define MAD_FIELD_ENUM(pfx, id, name, byte, bit, width, fmt) pfx##_##id,
-#define MAD_FIELD_ENTRY(pfx, id, name, byte, bit, width, fmt) \
-	[pfx##_##id] = { #name, (byte), (bit), (width), (fmt) },
+#define MAD_FIELD_ENTRY(pfx, id, name, byte, bit, width, fmt)                                      \
+	[pfx##_##id] = {#name, (byte), (bit), (width), (fmt)},
 
 /*
  * A layout: one message or record.  Offsets in its fields are relative to
@@ -58,12 +58,12 @@ struct mad_field {
  * 0 where the layout is not tied to one place.
  */
 struct mad_layout {
-	const char *name;        /* IBA attribute name, e.g. "ConnectRequest" */
-	const char *short_name;  /* e.g. "REQ"; NULL when none */
-	uint8_t mgmt_class;      /* 0 when not class specific */
-	uint16_t attr_id;        /* 0 when not an attribute */
+	const char *name;	/* IBA attribute name, e.g. "ConnectRequest" */
+	const char *short_name; /* e.g. "REQ"; NULL when none */
+	uint8_t mgmt_class;	/* 0 when not class specific */
+	uint16_t attr_id;	/* 0 when not an attribute */
 	uint16_t mad_offset;
-	uint16_t size;           /* bytes */
+	uint16_t size; /* bytes */
 	const struct mad_field *fields;
 	unsigned nfields;
 };

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
@@ -212,6 +213,13 @@ static int sleep_ready(struct mad_loop *l, struct epoll_event *ev, int nev, stru
 	return epoll_wait(l->epfd, ev, nev, 0);
 }
 
+static unsigned long dbg[8];
+__attribute__((destructor)) static void dbg_print(void)
+{
+	if (getenv("LOOPDBG"))
+		fprintf(stderr, "LOOPDBG pid %d iters %lu timeout %lu tfd %lu evfd %lu watch %lu\n", getpid(), dbg[0], dbg[1], dbg[2], dbg[3], dbg[4]);
+}
+
 static int iterate(struct mad_loop *l, int timeout_ms)
 {
 	struct epoll_event ev[MAX_WATCH + 2];
@@ -242,6 +250,15 @@ static int iterate(struct mad_loop *l, int timeout_ms)
 	l->poll_watch_gen = l->watch_gen;
 	own_unlock(l, prev);
 	rc = sleep_ready(l, ev, MAX_WATCH + 2, p, np, timeout_ms);
+	if (l->started && pthread_equal(pthread_self(), l->thread)) {
+		dbg[0]++;
+		if (rc == 0) dbg[1]++;
+		for (int i = 0; i < rc; i++) {
+			if (ev[i].data.u64 == TAG_TFD) dbg[2]++;
+			else if (ev[i].data.u64 == TAG_EVFD) dbg[3]++;
+			else dbg[4]++;
+		}
+	}
 	prev = own_lock(l);
 	for (int i = 0; i < rc; i++) {
 		uint64_t v;

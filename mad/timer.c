@@ -16,8 +16,7 @@ uint64_t mad_clock_monotonic_ns(void *unused)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void mad_timer_heap_init(struct mad_timer_heap *h,
-			 uint64_t (*now_ns)(void *), void *clock_ctx)
+void mad_timer_heap_init(struct mad_timer_heap *h, uint64_t (*now_ns)(void *), void *clock_ctx)
 {
 	h->v = NULL;
 	h->n = h->cap = 0;
@@ -91,8 +90,8 @@ void mad_timer_cancel(struct mad_timer_heap *h, struct mad_timer *t)
 	sift_up(h, i);
 }
 
-int mad_timer_arm_at(struct mad_timer_heap *h, struct mad_timer *t,
-		     uint64_t deadline_ns, mad_timer_fn fn, void *arg)
+int mad_timer_arm_at(struct mad_timer_heap *h, struct mad_timer *t, uint64_t deadline_ns,
+		     mad_timer_fn fn, void *arg)
 {
 	mad_timer_cancel(h, t);
 	if (h->n == h->cap) {
@@ -113,8 +112,8 @@ int mad_timer_arm_at(struct mad_timer_heap *h, struct mad_timer *t,
 	return 0;
 }
 
-int mad_timer_arm(struct mad_timer_heap *h, struct mad_timer *t,
-		  uint64_t delay_ns, mad_timer_fn fn, void *arg)
+int mad_timer_arm(struct mad_timer_heap *h, struct mad_timer *t, uint64_t delay_ns, mad_timer_fn fn,
+		  void *arg)
 {
 	return mad_timer_arm_at(h, t, mad_timer_now(h) + delay_ns, fn, arg);
 }

@@ -17,7 +17,7 @@ typedef void (*mad_timer_fn)(struct mad_timer *t, void *arg);
 /* Embed in the object a timer belongs to; zero-initialise. */
 struct mad_timer {
 	uint64_t deadline_ns;
-	size_t heap_index;      /* position in the heap + 1; 0 when not armed */
+	size_t heap_index; /* position in the heap + 1; 0 when not armed */
 	mad_timer_fn fn;
 	void *arg;
 };
@@ -32,8 +32,7 @@ struct mad_timer_heap {
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t mad_clock_monotonic_ns(void *unused);
 
-void mad_timer_heap_init(struct mad_timer_heap *h,
-			 uint64_t (*now_ns)(void *), void *clock_ctx);
+void mad_timer_heap_init(struct mad_timer_heap *h, uint64_t (*now_ns)(void *), void *clock_ctx);
 void mad_timer_heap_destroy(struct mad_timer_heap *h);
 
 static inline uint64_t mad_timer_now(const struct mad_timer_heap *h)
@@ -42,11 +41,11 @@ static inline uint64_t mad_timer_now(const struct mad_timer_heap *h)
 }
 
 /* (Re)arm `t` to fire `delay_ns` from now.  Returns 0 or -ENOMEM. */
-int mad_timer_arm(struct mad_timer_heap *h, struct mad_timer *t,
-		  uint64_t delay_ns, mad_timer_fn fn, void *arg);
+int mad_timer_arm(struct mad_timer_heap *h, struct mad_timer *t, uint64_t delay_ns, mad_timer_fn fn,
+		  void *arg);
 /* Arm at an absolute deadline on the heap's clock. */
-int mad_timer_arm_at(struct mad_timer_heap *h, struct mad_timer *t,
-		     uint64_t deadline_ns, mad_timer_fn fn, void *arg);
+int mad_timer_arm_at(struct mad_timer_heap *h, struct mad_timer *t, uint64_t deadline_ns,
+		     mad_timer_fn fn, void *arg);
 /* Disarm; harmless when not armed. */
 void mad_timer_cancel(struct mad_timer_heap *h, struct mad_timer *t);
 

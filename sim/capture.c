@@ -174,8 +174,9 @@ void fsd_capture_pkt(struct fsd_port *p, const struct fsd_pkt *pkt)
 			tmp[g] |= 0x0f; /* traffic class */
 			tmp[g + 1] = 0xff;
 			tmp[g] = (uint8_t)(tmp[g] | 0x0f);
-			tmp[g + 1] = 0xff, tmp[g + 2] = 0xff, tmp[g + 3] = 0xff; /* TC + flow label */
-			tmp[g + 7] = 0xff; /* hop limit */
+			tmp[g + 1] = 0xff, tmp[g + 2] = 0xff,
+				tmp[g + 3] = 0xff; /* TC + flow label */
+			tmp[g + 7] = 0xff;	   /* hop limit */
 			g += 40;
 		}
 		tmp[g + 4] = 0xff; /* BTH resv8a */
@@ -198,7 +199,8 @@ void fsd_capture_pkt(struct fsd_port *p, const struct fsd_pkt *pkt)
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	/* ERF header: 64-bit LE fixed-point timestamp, type, flags, rlen, lctr, wlen */
-	uint64_t erf_ts = ((uint64_t)ts.tv_sec << 32) + (((uint64_t)ts.tv_nsec << 32) / 1000000000ull);
+	uint64_t erf_ts =
+	    ((uint64_t)ts.tv_sec << 32) + (((uint64_t)ts.tv_nsec << 32) / 1000000000ull);
 
 	memcpy(erf, &erf_ts, 8);
 	erf[8] = ERF_TYPE_INFINIBAND;
@@ -261,7 +263,8 @@ void fsd_capture_raw(struct fsd_port *p, const uint8_t *pkt, size_t len)
 	pk[o + 1] = (uint8_t)(vcrc >> 8);
 	o += 2;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	uint64_t erf_ts = ((uint64_t)ts.tv_sec << 32) + (((uint64_t)ts.tv_nsec << 32) / 1000000000ull);
+	uint64_t erf_ts =
+	    ((uint64_t)ts.tv_sec << 32) + (((uint64_t)ts.tv_nsec << 32) / 1000000000ull);
 
 	memcpy(erf, &erf_ts, 8);
 	erf[8] = ERF_TYPE_INFINIBAND;

@@ -20,9 +20,9 @@
 #define FSD_MAD_SIZE 256
 #define FSD_MAX_PORTS 254
 #define FSD_PKEYS 64
-#define FSD_LFT_CAP 49152   /* unicast LIDs a switch can forward */
-#define FSD_MFT_CAP 1024    /* multicast LIDs 0xC000 .. */
-#define FSD_MAX_AGENTS 32   /* per umad file, like ib_umad */
+#define FSD_LFT_CAP 49152 /* unicast LIDs a switch can forward */
+#define FSD_MFT_CAP 1024  /* multicast LIDs 0xC000 .. */
+#define FSD_MAX_AGENTS 32 /* per umad file, like ib_umad */
 #define FSD_PERMISSIVE_LID 0xffff
 
 struct fsd_node;
@@ -43,17 +43,17 @@ struct fsd_agent {
 struct fsd_port {
 	struct fsd_node *node;
 	int num;
-	struct fsd_port *peer;	 /* cabled neighbour, NULL if none */
-	bool admin_down;	 /* fabsim link ... down */
-	uint8_t link_width;	 /* from the topology, IBA encoding */
-	uint8_t pi[64];		 /* PortInfo as the SMA serves it */
+	struct fsd_port *peer; /* cabled neighbour, NULL if none */
+	bool admin_down;       /* fabsim link ... down */
+	uint8_t link_width;    /* from the topology, IBA encoding */
+	uint8_t pi[64];	       /* PortInfo as the SMA serves it */
 	uint16_t pkeys[FSD_PKEYS];
-	uint64_t guid;		 /* port GUID (switch: node GUID for all) */
+	uint64_t guid; /* port GUID (switch: node GUID for all) */
 	uint8_t sl2vl[8];
 	uint8_t vlarb[4][64];
 	/* umad side (CA ports) */
 	struct fsd_agent *agents;
-	struct fsd_conn *issm;	 /* holder of the SM role */
+	struct fsd_conn *issm; /* holder of the SM role */
 	struct fsd_capture *capture;
 	/* PMA counters (4-byte words and packets, as PortCounters counts) */
 	uint64_t xmit_words, rcv_words, xmit_pkts, rcv_pkts;
@@ -63,18 +63,18 @@ struct fsd_node {
 	int index;
 	enum fsd_node_type type;
 	int nports;
-	char id[64];	 /* topology id ("H-0002c9..." or "Hca1") */
-	char desc[65];	 /* NodeDescription */
+	char id[64];   /* topology id ("H-0002c9..." or "Hca1") */
+	char desc[65]; /* NodeDescription */
 	uint64_t guid, sysguid;
 	uint32_t vendid, devid;
 	struct fsd_port *ports; /* [0 .. nports]; [0] is switch port 0 */
 	/* switch */
-	uint8_t si[64];	 /* SwitchInfo */
-	uint8_t *lft;	 /* FSD_LFT_CAP entries, 0xff = none */
+	uint8_t si[64];	     /* SwitchInfo */
+	uint8_t *lft;	     /* FSD_LFT_CAP entries, 0xff = none */
 	uint16_t (*mft)[16]; /* [FSD_MFT_CAP][position] port masks */
 	/* CA */
-	int host_id;	 /* index into fabric.hosts, -1 for switches */
-	int ca_index;	 /* fabsimN within the host */
+	int host_id;  /* index into fabric.hosts, -1 for switches */
+	int ca_index; /* fabsimN within the host */
 };
 
 struct fsd_host {
@@ -85,17 +85,17 @@ struct fsd_host {
 
 /* Counters (fabsim status) */
 enum fsd_counter {
-	FSD_C_CLIENT_BAD,   /* truncated/oversize/invalid MADs from clients */
-	FSD_C_NO_ROUTE,	    /* unprogrammed or broken LID route, bad DR path */
-	FSD_C_LINK_DOWN,    /* hit a link that is not up */
-	FSD_C_NO_AGENT,	    /* reached a port, nobody registered for it */
+	FSD_C_CLIENT_BAD, /* truncated/oversize/invalid MADs from clients */
+	FSD_C_NO_ROUTE,	  /* unprogrammed or broken LID route, bad DR path */
+	FSD_C_LINK_DOWN,  /* hit a link that is not up */
+	FSD_C_NO_AGENT,	  /* reached a port, nobody registered for it */
 	FSD_C_FAULT_DROP,
 	FSD_C_FAULT_DUP,
 	FSD_C_FAULT_DELAY,
 	FSD_C_SEND_TIMEOUT, /* requests that ended in ETIMEDOUT */
 	FSD_C_RETRIES,
 	FSD_C_RMPP_SEGS,
-	FSD_C_PROTO_BAD,    /* garbage on the client protocol */
+	FSD_C_PROTO_BAD, /* garbage on the client protocol */
 	FSD_C_MAX
 };
 
@@ -123,7 +123,7 @@ int fsd_topo_finish(FILE *err);
 struct fsd_node *fsd_node_by_name(const char *name);
 /* write the topology in ibnetdiscover format (ibsim reads it too) */
 void fsd_topo_dump(FILE *f);
-void fsd_port_link_event(struct fsd_port *p); /* recompute link state of p and its peer */
+void fsd_port_link_event(struct fsd_port *p);  /* recompute link state of p and its peer */
 void fsd_port_link_update(struct fsd_port *p); /* same, without traps (start-up) */
 bool fsd_port_phys_up(const struct fsd_port *p);
 /* Free every node and host and zero fab, so another topology can be
@@ -149,18 +149,18 @@ int fsd_pma_handle(struct fsd_node *n, int in_port, const uint8_t *mad, uint8_t 
 /* ---- packets and routing (sim/route.c) ---- */
 struct fsd_pkt {
 	struct fsd_pkt *next;
-	struct fsd_port *src;	/* injecting port (CA port or switch port 0) */
+	struct fsd_port *src; /* injecting port (CA port or switch port 0) */
 	uint16_t slid, dlid;
 	uint8_t sl;
 	uint32_t sqpn, dqpn, qkey;
 	uint16_t pkey_index;
 	bool grh;
-	uint8_t gid[16];	/* destination GID when grh */
-	uint32_t len;		/* bytes of mad */
+	uint8_t gid[16]; /* destination GID when grh */
+	uint32_t len;	 /* bytes of mad */
 	uint8_t mad[FSD_MAD_SIZE];
-	uint64_t due_ns;	/* fault delay: not before */
-	bool faulted;		/* faults already applied (delayed copy) */
-	bool nocap_src;		/* source capture already written */
+	uint64_t due_ns; /* fault delay: not before */
+	bool faulted;	 /* faults already applied (delayed copy) */
+	bool nocap_src;	 /* source capture already written */
 };
 
 /* Queue a MAD for the wire; it is routed from the event loop, never
@@ -229,7 +229,7 @@ void fsd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct fsd_conn {
 	int fd;
 	uint32_t id;
-	uint32_t kind;	  /* enum fsp_conn_kind, 0 before HELLO */
+	uint32_t kind; /* enum fsp_conn_kind, 0 before HELLO */
 	int pid;
 	char comm[FSP_NAME_LEN];
 	int host_id;

@@ -280,7 +280,8 @@ static int load_file(const char *file, FILE *err, int depth)
 			if (wp && (!hash || wp < hash)) {
 				w = width_enc(atoi(wp + 2));
 				if (w < 0)
-					TERR("bad link width \"%.*s\"", (int)strcspn(wp, " \t\r\n#"), wp);
+					TERR("bad link width \"%.*s\"",
+					     (int)strcspn(wp, " \t\r\n#"), wp);
 			}
 			if (add_link(cur, port, remote, rport, w, file, lineno))
 				TERR("out of memory");

@@ -82,7 +82,7 @@ static int print_snapshot(const char *path, int conns, int raw)
 		printf("snapshot %s, %ld s old\n", path, (long)(time(NULL) - stt.st_mtime));
 	while (fgets(line, sizeof(line), f)) {
 		char name[24], rid[16], lid[16], state[24], side[16], lq[16], rq[16], sid[24],
-			guid[24];
+		    guid[24];
 		unsigned long long v[5];
 		unsigned dlid;
 
@@ -98,8 +98,8 @@ static int print_snapshot(const char *path, int conns, int raw)
 			if (!header++)
 				printf("%-9s %12s %12s %10s %10s %10s\n", "message", "sent",
 				       "received", "retried", "dropped", "dups");
-			printf("%-9s %12llu %12llu %10llu %10llu %10llu\n", name, v[0], v[1],
-			       v[2], v[3], v[4]);
+			printf("%-9s %12llu %12llu %10llu %10llu %10llu\n", name, v[0], v[1], v[2],
+			       v[3], v[4]);
 		} else if (!strncmp(line, "conn ", 5) &&
 			   sscanf(line, "conn %15s %15s %23s %15s %15s %15s %23s %23s %u", lid, rid,
 				  state, side, lq, rq, sid, guid, &dlid) == 9) {
@@ -126,11 +126,11 @@ static int print_snapshot(const char *path, int conns, int raw)
 int cmd_stat(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "conns", no_argument, NULL, 'c' },
-		{ "raw", no_argument, NULL, 'r' },
-		{ "watch", required_argument, NULL, 'w' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"conns", no_argument, NULL, 'c'},
+	    {"raw", no_argument, NULL, 'r'},
+	    {"watch", required_argument, NULL, 'w'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int conns = 0, raw = 0, watch = 0, c, ret;
 	const char *path;

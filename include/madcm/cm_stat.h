@@ -34,22 +34,22 @@ enum cm_stat_msg {
 	CM_STAT_SIDR_REP,
 	CM_STAT_LAP,
 	CM_STAT_APR,
-	CM_STAT_OTHER,            /* ClassPortInfo, unknown attributes */
+	CM_STAT_OTHER, /* ClassPortInfo, unknown attributes */
 	CM_STAT_MSG_COUNT
 };
 
 struct cm_stat_counters {
 	uint64_t sent[CM_STAT_MSG_COUNT];
 	uint64_t rcvd[CM_STAT_MSG_COUNT];
-	uint64_t retried[CM_STAT_MSG_COUNT];  /* retransmissions after timeout */
-	uint64_t dropped[CM_STAT_MSG_COUNT];  /* received and not acted on */
+	uint64_t retried[CM_STAT_MSG_COUNT];	/* retransmissions after timeout */
+	uint64_t dropped[CM_STAT_MSG_COUNT];	/* received and not acted on */
 	uint64_t duplicates[CM_STAT_MSG_COUNT]; /* answered again (resend) */
-	uint64_t timeouts;        /* gave up after max CM retries */
-	uint64_t send_errors;     /* transport refused a send */
+	uint64_t timeouts;			/* gave up after max CM retries */
+	uint64_t send_errors;			/* transport refused a send */
 	uint64_t conns_created;
 	uint64_t conns_freed;
 	uint64_t conns_live;
-	uint64_t table_full;      /* REQ rejected / connect refused: no resources */
+	uint64_t table_full; /* REQ rejected / connect refused: no resources */
 };
 
 /* One live connection. */
@@ -61,8 +61,8 @@ struct cm_stat_conn {
 	uint64_t service_id;
 	uint64_t remote_ca_guid;
 	uint16_t dlid;
-	uint8_t state;            /* enum cm_state (cm/engine.h) */
-	uint8_t active;           /* 1 on the side that sent the REQ */
+	uint8_t state;	/* enum cm_state (cm/engine.h) */
+	uint8_t active; /* 1 on the side that sent the REQ */
 	const char *state_name;
 };
 

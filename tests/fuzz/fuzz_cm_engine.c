@@ -23,7 +23,7 @@ static struct cm_engine *eng[2];
 static uint8_t q[QSLOTS][256];
 static int qto[QSLOTS];
 static unsigned qn;
-static uint32_t ids[2][2];   /* [engine][conn] */
+static uint32_t ids[2][2]; /* [engine][conn] */
 
 static uint64_t clock_fn(void *ctx)
 {
@@ -47,7 +47,7 @@ static void fevent(void *ctx, const struct cm_event *ev)
 
 	switch (ev->type) {
 	case CM_EV_REQ_RCVD: {
-		struct cm_accept_cmd a = { .qpn = 0x200 + (ev->id & 0xff), .starting_psn = 1 };
+		struct cm_accept_cmd a = {.qpn = 0x200 + (ev->id & 0xff), .starting_psn = 1};
 
 		ids[self][ids[self][0] ? 1 : 0] = ev->id;
 		if (!(ev->id & 1))
@@ -64,7 +64,7 @@ static void fevent(void *ctx, const struct cm_event *ev)
 		cm_engine_apr(eng[self], ev->id, 0, NULL, 0, NULL, 0);
 		break;
 	case CM_EV_SIDR_REQ_RCVD: {
-		struct cm_sidr_rep_cmd r = { .status = 0, .qpn = 5 };
+		struct cm_sidr_rep_cmd r = {.status = 0, .qpn = 5};
 
 		cm_engine_sidr_rep(eng[self], ev->id, &r);
 		break;
@@ -74,14 +74,14 @@ static void fevent(void *ctx, const struct cm_event *ev)
 	}
 }
 
-static const struct cm_engine_ops ops = { fsend, fevent };
+static const struct cm_engine_ops ops = {fsend, fevent};
 
 static void pump(void)
 {
 	for (int guard = 0; qn && guard < 256; guard++) {
 		uint8_t mad[256];
 		int to = qto[0];
-		struct mad_addr from = { .lid = (uint16_t)(2 - to), .qpn = 1 };
+		struct mad_addr from = {.lid = (uint16_t)(2 - to), .qpn = 1};
 
 		memcpy(mad, q[0], 256);
 		memmove(q, q + 1, (size_t)(qn - 1) * 256);
@@ -94,14 +94,21 @@ static void pump(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const uint16_t attrs[12] = { 0x10, 0x11, 0x12, 0x13, 0x14, 0x15,
-					    0x16, 0x17, 0x18, 0x19, 0x1a, 0x01 };
-	struct cm_connect_cmd c = { .service_id = 0x1060001, .qpn = 0x100, .starting_psn = 9,
-				    .remote_cm_response_timeout = 16,
-				    .local_cm_response_timeout = 16, .max_cm_retries = 2,
-				    .primary = { .slid = 1, .dlid = 2, .subnet_local = 1,
-						 .local_ack_timeout = 14, .packet_life_time = 12,
-						 .mtu = 4, .pkey = 0xffff } };
+	static const uint16_t attrs[12] = {0x10, 0x11, 0x12, 0x13, 0x14, 0x15,
+					   0x16, 0x17, 0x18, 0x19, 0x1a, 0x01};
+	struct cm_connect_cmd c = {.service_id = 0x1060001,
+				   .qpn = 0x100,
+				   .starting_psn = 9,
+				   .remote_cm_response_timeout = 16,
+				   .local_cm_response_timeout = 16,
+				   .max_cm_retries = 2,
+				   .primary = {.slid = 1,
+					       .dlid = 2,
+					       .subnet_local = 1,
+					       .local_ack_timeout = 14,
+					       .packet_life_time = 12,
+					       .mtu = 4,
+					       .pkey = 0xffff}};
 	uint32_t a0 = 0, a1 = 0;
 
 	fake_now = 1;
@@ -109,9 +116,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(ids, 0, sizeof(ids));
 	mad_timer_heap_init(&timers, clock_fn, NULL);
 	for (int i = 0; i < 2; i++) {
-		struct cm_engine_config cfg = { .ca_guid = 0x100 + (uint64_t)i, .port_num = 1,
-						.max_conns = 16, .timers = &timers, .ops = &ops,
-						.ctx = (void *)(intptr_t)i };
+		struct cm_engine_config cfg = {.ca_guid = 0x100 + (uint64_t)i,
+					       .port_num = 1,
+					       .max_conns = 16,
+					       .timers = &timers,
+					       .ops = &ops,
+					       .ctx = (void *)(intptr_t)i};
 
 		if (cm_engine_create(&cfg, &eng[i]))
 			abort();
@@ -133,7 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int to = ctl & 1;
 		uint8_t mad[256];
 		uint8_t *msg = mad + CM_MSG_OFFSET;
-		struct mad_addr from = { .lid = (uint16_t)(2 - to), .qpn = 1 };
+		struct mad_addr from = {.lid = (uint16_t)(2 - to), .qpn = 1};
 		uint16_t attr = attrs[(ctl >> 1) % 12];
 
 		cm_mad_init(mad, sizeof(mad), cm_layout_by_attr(attr), CM_METHOD_SEND, ctl);

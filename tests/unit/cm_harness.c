@@ -87,7 +87,7 @@ static void on_event(void *ctx, const struct cm_event *ev)
 
 uint32_t cmh_max_conns[2];
 
-static const struct cm_engine_ops ops = { fake_send, on_event };
+static const struct cm_engine_ops ops = {fake_send, on_event};
 
 void cmh_init(struct cmh *h)
 {
@@ -99,12 +99,12 @@ void cmh_init(struct cmh *h)
 	for (int i = 0; i < 2; i++) {
 		struct cmh_node *nd = &h->n[i];
 		struct cm_engine_config cfg = {
-			.ca_guid = 0x0002c90300001000ull + (uint64_t)i,
-			.port_num = 1,
-			.max_conns = 0,
-			.timers = &h->timers,
-			.ops = &ops,
-			.ctx = nd,
+		    .ca_guid = 0x0002c90300001000ull + (uint64_t)i,
+		    .port_num = 1,
+		    .max_conns = 0,
+		    .timers = &h->timers,
+		    .ops = &ops,
+		    .ctx = nd,
 		};
 
 		nd->h = h;
@@ -170,7 +170,7 @@ void cmh_connect_cmd(struct cmh *h, struct cm_connect_cmd *c, uint32_t qpn)
 	c->qp_type = CM_QPT_RC;
 	c->responder_resources = 4;
 	c->initiator_depth = 4;
-	c->remote_cm_response_timeout = 20;  /* 4.3 s */
+	c->remote_cm_response_timeout = 20; /* 4.3 s */
 	c->local_cm_response_timeout = 20;
 	c->retry_count = 7;
 	c->rnr_retry_count = 6;
@@ -189,7 +189,7 @@ void cmh_connect_cmd(struct cmh *h, struct cm_connect_cmd *c, uint32_t qpn)
 	c->primary.sl = 0;
 	c->primary.subnet_local = 1;
 	c->primary.local_ack_timeout = 15;
-	c->primary.packet_life_time = 14;   /* 67 ms */
+	c->primary.packet_life_time = 14; /* 67 ms */
 	c->primary.mtu = IBV_MTU_2048;
 	c->primary.pkey = 0xffff;
 	c->private_data_len = 4;
@@ -254,7 +254,7 @@ enum cm_state cmh_state(struct cmh *h, int i, uint32_t id)
 
 int cmh_inject(struct cmh *h, int i, const void *mad)
 {
-	struct mad_addr from = { .lid = h->n[1 - i].lid, .qpn = 1, .qkey = MAD_QP1_QKEY };
+	struct mad_addr from = {.lid = h->n[1 - i].lid, .qpn = 1, .qkey = MAD_QP1_QKEY};
 
 	return cm_engine_recv(h->n[i].e, &from, mad, 256);
 }

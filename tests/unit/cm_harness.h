@@ -25,14 +25,14 @@ struct cmh_node {
 	struct cm_engine *e;
 	uint64_t guid;
 	uint16_t lid;
-	struct cm_event *ev;      /* CMH_MAX_EVENTS recorded events */
+	struct cm_event *ev; /* CMH_MAX_EVENTS recorded events */
 	int nev;
 	/* Passive conveniences: answer REQ_RCVD with accept, DREQ with DREP,
 	 * REP_RCVD with RTU, as rdma_cm does. */
 	bool auto_accept;
 	bool auto_rtu;
 	bool auto_drep;
-	uint32_t next_qpn;        /* QPN used by auto_accept */
+	uint32_t next_qpn; /* QPN used by auto_accept */
 };
 
 struct cmh_pkt {
@@ -56,9 +56,9 @@ struct cmh {
 	unsigned qhead, qtail;
 	/* drop[src][attr - 0x10]: drop the next N messages of that attribute */
 	int drop[2][16];
-	unsigned loss_pct;        /* random loss of every message */
+	unsigned loss_pct; /* random loss of every message */
 	uint64_t rng;
-	bool dead[2];             /* node gone: everything to it is lost */
+	bool dead[2]; /* node gone: everything to it is lost */
 	struct cmh_log log[CMH_MAX_LOG];
 	int nlog;
 };

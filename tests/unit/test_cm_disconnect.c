@@ -265,19 +265,19 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_connected, cmh_teardown)
-		T(test_disconnect_active),
-		T(test_disconnect_passive),
-		T(test_drep_by_user),
-		T(test_simultaneous_dreq),
-		T(test_simultaneous_dreq_late_answer),
-		T(test_dreq_lost),
-		T(test_drep_lost),
-		T(test_dreq_timeout),
-		T(test_dreq_unknown),
-		T(test_dreq_wrong_qpn),
-		T(test_timewait_qpn_reuse),
-		T(test_dup_req_in_timewait),
-		T(test_release),
+	    T(test_disconnect_active),
+	    T(test_disconnect_passive),
+	    T(test_drep_by_user),
+	    T(test_simultaneous_dreq),
+	    T(test_simultaneous_dreq_late_answer),
+	    T(test_dreq_lost),
+	    T(test_drep_lost),
+	    T(test_dreq_timeout),
+	    T(test_dreq_unknown),
+	    T(test_dreq_wrong_qpn),
+	    T(test_timewait_qpn_reuse),
+	    T(test_dup_req_in_timewait),
+	    T(test_release),
 #undef T
 	};
 

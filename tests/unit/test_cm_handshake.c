@@ -111,9 +111,9 @@ static void test_qp_attr(void **state)
 	assert_int_equal(at.max_dest_rd_atomic, 2); /* B's initiator depth */
 	assert_int_equal(cm_engine_init_qp_attr(H.n[A].e, a, IBV_QPS_RTS, &at, &mask), 0);
 	assert_int_equal(at.sq_psn, 0x654321);
-	assert_int_equal(at.max_rd_atomic, 2);      /* B's responder resources */
+	assert_int_equal(at.max_rd_atomic, 2); /* B's responder resources */
 	assert_int_equal(at.retry_cnt, 7);
-	assert_int_equal(at.rnr_retry, 5);          /* from the REP */
+	assert_int_equal(at.rnr_retry, 5); /* from the REP */
 	assert_true(at.timeout >= 15);
 
 	assert_int_equal(cm_engine_init_qp_attr(H.n[B].e, b, IBV_QPS_RTR, &at, &mask), 0);
@@ -122,7 +122,7 @@ static void test_qp_attr(void **state)
 	assert_int_equal(at.ah_attr.dlid, 1);
 	assert_int_equal(cm_engine_init_qp_attr(H.n[B].e, b, IBV_QPS_RTS, &at, &mask), 0);
 	assert_int_equal(at.sq_psn, 0x123456);
-	assert_int_equal(at.rnr_retry, 6);          /* from the REQ */
+	assert_int_equal(at.rnr_retry, 6); /* from the REQ */
 	assert_int_equal(cm_engine_init_qp_attr(H.n[B].e, b, IBV_QPS_SQD, &at, &mask), -EINVAL);
 	assert_int_equal(cm_engine_init_qp_attr(H.n[B].e, 12345, IBV_QPS_RTS, &at, &mask), -ENOENT);
 }
@@ -204,7 +204,7 @@ static void test_req_lost(void **state)
 	a = cmh_connect(&H, 0x1001);
 	assert_int_equal(cmh_state(&H, A, a), CM_ST_REQ_SENT);
 	assert_int_equal(H.n[B].nev, 0);
-	cmh_advance(&H, 5 * SEC);    /* 2 * 67 ms + 4.3 s */
+	cmh_advance(&H, 5 * SEC); /* 2 * 67 ms + 4.3 s */
 	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
 	assert_int_equal(cmh_sent(&H, A, CM_ATTR_REQ), 2);
 	assert_int_equal(cmh_stats(A).retried[CM_STAT_REQ], 1);
@@ -347,7 +347,7 @@ static void test_rep_timeout(void **state)
 	H.drop[A][CM_ATTR_RTU - 0x10] = 1;
 	cmh_connect(&H, 0x1001);
 	b = cmh_passive_id(&H);
-	H.dead[A] = true;   /* the active side vanishes after its lost RTU */
+	H.dead[A] = true; /* the active side vanishes after its lost RTU */
 	cmh_run_timers(&H, SEC, 100 * SEC);
 	assert_non_null(cmh_event(&H, B, CM_EV_REP_ERROR));
 	assert_int_equal(cmh_state(&H, B, b), CM_ST_IDLE);
@@ -401,7 +401,7 @@ static void test_req_semantic_rej(void **state)
 /* REJ from the passive user: in REQ_RCVD, in MRA_REQ_SENT, and after REP. */
 static void test_rej_req_sent(void **state)
 {
-	struct cm_reject_cmd rej = { .reason = CM_REJ_CONSUMER_DEFINED, .private_data_len = 2 };
+	struct cm_reject_cmd rej = {.reason = CM_REJ_CONSUMER_DEFINED, .private_data_len = 2};
 	const struct cm_event *ev;
 	uint32_t a, b;
 
@@ -424,7 +424,7 @@ static void test_rej_req_sent(void **state)
 
 static void test_rej_mra_req_rcvd(void **state)
 {
-	struct cm_reject_cmd rej = { .reason = CM_REJ_CONSUMER_DEFINED };
+	struct cm_reject_cmd rej = {.reason = CM_REJ_CONSUMER_DEFINED};
 	uint32_t a, b;
 
 	(void)state;
@@ -443,7 +443,7 @@ static void test_rej_mra_req_rcvd(void **state)
 /* REJ of the REP by the active user: passive REP_SENT -> IDLE. */
 static void test_rej_rep_sent(void **state)
 {
-	struct cm_reject_cmd rej = { .reason = CM_REJ_CONSUMER_DEFINED };
+	struct cm_reject_cmd rej = {.reason = CM_REJ_CONSUMER_DEFINED};
 	const struct cm_event *ev;
 	uint32_t a, b;
 
@@ -464,7 +464,7 @@ static void test_rej_rep_sent(void **state)
 /* REJ from the passive side after its REP: active REP_RCVD -> TIMEWAIT. */
 static void test_rej_rep_rcvd(void **state)
 {
-	struct cm_reject_cmd rej = { .reason = CM_REJ_CONSUMER_DEFINED };
+	struct cm_reject_cmd rej = {.reason = CM_REJ_CONSUMER_DEFINED};
 	uint32_t a, b;
 
 	(void)state;
@@ -652,7 +652,7 @@ static void test_req_timeout_passive_rej(void **state)
 	assert_int_equal(cmh_state(&H, A, a), CM_ST_REQ_SENT);
 	assert_int_equal(cmh_state(&H, B, b), CM_ST_MRA_REQ_SENT);
 	cmh_run_timers(&H, SEC, 100 * SEC);
-	assert_true(cmh_sent(&H, B, CM_ATTR_MRA) >= 4);   /* resent for each REQ */
+	assert_true(cmh_sent(&H, B, CM_ATTR_MRA) >= 4); /* resent for each REQ */
 	assert_timeout_rej_sent(a, 0);
 	assert_timeout_rej_rcvd(b);
 
@@ -691,7 +691,7 @@ static void test_req_timeout_passive_rej(void **state)
 	assert_non_null(cmh_event(&H, A, CM_EV_REQ_ERROR));
 	assert_timeout_rej_sent(a, 0);
 	assert_timeout_rej_rcvd(b);
-	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REJ), 0);   /* B never timed out */
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REJ), 0); /* B never timed out */
 }
 
 /* The active user releases its id in REQ_SENT: same REJ "timeout", same effect. */
@@ -706,7 +706,7 @@ static void test_release_req_sent_passive_rej(void **state)
 	assert_int_equal(cm_engine_release(H.n[A].e, a), 0);
 	cmh_deliver(&H);
 	assert_int_equal(cm_engine_conn_count(H.n[A].e), 0);
-	assert_int_equal(H.n[A].nev, 0);   /* released: no more events */
+	assert_int_equal(H.n[A].nev, 0); /* released: no more events */
 	assert_timeout_rej_sent(a, 0);
 	assert_timeout_rej_rcvd(b);
 
@@ -929,8 +929,8 @@ static void test_unknown_comm_id(void **state)
 
 static void test_bad_input(void **state)
 {
-	uint8_t mad[256] = { 0 };
-	struct mad_addr from = { .lid = 1, .qpn = 1 };
+	uint8_t mad[256] = {0};
+	struct mad_addr from = {.lid = 1, .qpn = 1};
 	struct cm_connect_cmd cmd;
 	uint32_t id;
 
@@ -991,8 +991,8 @@ static void test_alternate_in_req(void **state)
 /* The message form of the commands drives the same handshake. */
 static void test_command_messages(void **state)
 {
-	struct cm_command cmd = { .type = CM_CMD_T_LISTEN, .user = 77,
-				  .listen = { .service_id = 0x4000, .mask = ~0ull } };
+	struct cm_command cmd = {
+	    .type = CM_CMD_T_LISTEN, .user = 77, .listen = {.service_id = 0x4000, .mask = ~0ull}};
 	const struct cm_event *ev;
 	uint32_t a;
 
@@ -1036,37 +1036,37 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, cmh_setup, cmh_teardown)
-		T(test_handshake),
-		T(test_qp_attr),
-		T(test_qp_attr_states),
-		T(test_req_lost),
-		T(test_rep_lost),
-		T(test_rtu_lost_establish),
-		T(test_rtu_lost_rep_retry),
-		T(test_mra_extends_timeout),
-		T(test_mra_rep),
-		T(test_req_timeout),
-		T(test_rep_timeout),
-		T(test_invalid_service),
-		T(test_req_semantic_rej),
-		T(test_rej_req_sent),
-		T(test_rej_mra_req_rcvd),
-		T(test_rej_rep_sent),
-		T(test_rej_rep_rcvd),
-		T(test_rej_established),
-		T(test_rej_each_state),
-		T(test_rej_stale_req_sent),
-		T(test_req_timeout_passive_rej),
-		T(test_release_req_sent_passive_rej),
-		T(test_rej_timeout_no_match),
-		T(test_dup_req_before_rep),
-		T(test_dup_req_after_rep),
-		T(test_stale_connection),
-		T(test_ignored_in_state),
-		T(test_unknown_comm_id),
-		T(test_bad_input),
-		T(test_alternate_in_req),
-		T(test_command_messages),
+	    T(test_handshake),
+	    T(test_qp_attr),
+	    T(test_qp_attr_states),
+	    T(test_req_lost),
+	    T(test_rep_lost),
+	    T(test_rtu_lost_establish),
+	    T(test_rtu_lost_rep_retry),
+	    T(test_mra_extends_timeout),
+	    T(test_mra_rep),
+	    T(test_req_timeout),
+	    T(test_rep_timeout),
+	    T(test_invalid_service),
+	    T(test_req_semantic_rej),
+	    T(test_rej_req_sent),
+	    T(test_rej_mra_req_rcvd),
+	    T(test_rej_rep_sent),
+	    T(test_rej_rep_rcvd),
+	    T(test_rej_established),
+	    T(test_rej_each_state),
+	    T(test_rej_stale_req_sent),
+	    T(test_req_timeout_passive_rej),
+	    T(test_release_req_sent_passive_rej),
+	    T(test_rej_timeout_no_match),
+	    T(test_dup_req_before_rep),
+	    T(test_dup_req_after_rep),
+	    T(test_stale_connection),
+	    T(test_ignored_in_state),
+	    T(test_unknown_comm_id),
+	    T(test_bad_input),
+	    T(test_alternate_in_req),
+	    T(test_command_messages),
 #undef T
 	};
 

@@ -64,10 +64,10 @@ static int nop_send(void *ctx, const struct mad_addr *to, const void *mad, size_
 /* IDs stay unique and non-zero even when the random source repeats itself. */
 static void test_unique_ids(void **state)
 {
-	static const struct cm_engine_ops ops = { nop_send, NULL };
+	static const struct cm_engine_ops ops = {nop_send, NULL};
 	struct mad_timer_heap th;
-	struct cm_engine_config cfg = { .ca_guid = 1, .timers = &th, .ops = &ops,
-					.random32 = constant_random };
+	struct cm_engine_config cfg = {
+	    .ca_guid = 1, .timers = &th, .ops = &ops, .random32 = constant_random};
 	struct cm_connect_cmd cmd;
 	struct cm_engine *e;
 	uint32_t ids[100];
@@ -178,8 +178,8 @@ static void test_stats_dump(void **state)
  */
 static void test_random_input(void **state)
 {
-	static const uint16_t attrs[] = { 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16,
-					  0x17, 0x18, 0x19, 0x1a, 0x01 };
+	static const uint16_t attrs[] = {0x10, 0x11, 0x12, 0x13, 0x14, 0x15,
+					 0x16, 0x17, 0x18, 0x19, 0x1a, 0x01};
 	uint64_t rng = 99;
 	uint8_t mad[256];
 
@@ -237,12 +237,12 @@ static void test_tables_grow(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_table_full, cmh_teardown),
-		cmocka_unit_test_setup_teardown(test_unique_ids, cmh_setup, cmh_teardown),
-		cmocka_unit_test_teardown(test_tables_grow, cmh_teardown),
-		cmocka_unit_test_setup_teardown(test_many_lossy, cmh_setup, cmh_teardown),
-		cmocka_unit_test_setup_teardown(test_stats_dump, cmh_setup, cmh_teardown),
-		cmocka_unit_test_setup_teardown(test_random_input, cmh_setup, cmh_teardown),
+	    cmocka_unit_test_teardown(test_table_full, cmh_teardown),
+	    cmocka_unit_test_setup_teardown(test_unique_ids, cmh_setup, cmh_teardown),
+	    cmocka_unit_test_teardown(test_tables_grow, cmh_teardown),
+	    cmocka_unit_test_setup_teardown(test_many_lossy, cmh_setup, cmh_teardown),
+	    cmocka_unit_test_setup_teardown(test_stats_dump, cmh_setup, cmh_teardown),
+	    cmocka_unit_test_setup_teardown(test_random_input, cmh_setup, cmh_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,7 +20,7 @@ static void sidr_cmd(struct cm_sidr_req_cmd *c, uint64_t sid)
 	c->service_id = sid;
 	c->pkey = 0xffff;
 	c->to.lid = 2;
-	c->timeout = 18;          /* 1.07 s */
+	c->timeout = 18; /* 1.07 s */
 	c->max_cm_retries = 2;
 	c->private_data_len = 3;
 	memcpy(c->private_data, "who", 3);
@@ -39,7 +39,7 @@ static uint32_t sidr_start(uint64_t sid)
 
 static void test_sidr_success(void **state)
 {
-	struct cm_sidr_rep_cmd rep = { .status = CM_SIDR_SUCCESS, .qpn = 0x77, .qkey = 0x1234 };
+	struct cm_sidr_rep_cmd rep = {.status = CM_SIDR_SUCCESS, .qpn = 0x77, .qkey = 0x1234};
 	const struct cm_event *ev;
 	uint32_t id;
 
@@ -77,7 +77,7 @@ static void test_sidr_each_status(void **state)
 {
 	(void)state;
 	for (uint8_t st = CM_SIDR_UNSUPPORTED; st <= CM_SIDR_UNSUPPORTED_VERSION; st++) {
-		struct cm_sidr_rep_cmd rep = { .status = st, .info_len = 2, .info = { 9, 8 } };
+		struct cm_sidr_rep_cmd rep = {.status = st, .info_len = 2, .info = {9, 8}};
 		const struct cm_event *ev;
 		uint32_t id;
 
@@ -109,7 +109,7 @@ static void test_sidr_unsupported(void **state)
 
 static void test_sidr_lost_and_dup(void **state)
 {
-	struct cm_sidr_rep_cmd rep = { .status = CM_SIDR_SUCCESS, .qpn = 5 };
+	struct cm_sidr_rep_cmd rep = {.status = CM_SIDR_SUCCESS, .qpn = 5};
 
 	(void)state;
 	H.drop[A][CM_ATTR_SIDR_REQ - 0x10] = 1;
@@ -121,8 +121,8 @@ static void test_sidr_lost_and_dup(void **state)
 	cmh_advance(&H, 2 * SEC);
 	assert_int_equal(cmh_sent(&H, A, CM_ATTR_SIDR_REQ), 3);
 	assert_int_equal(cmh_count(&H, B, CM_EV_SIDR_REQ_RCVD), 1);
-	assert_int_equal(cm_engine_sidr_rep(H.n[B].e, cmh_event(&H, B, CM_EV_SIDR_REQ_RCVD)->id,
-					    &rep), 0);
+	assert_int_equal(
+	    cm_engine_sidr_rep(H.n[B].e, cmh_event(&H, B, CM_EV_SIDR_REQ_RCVD)->id, &rep), 0);
 	cmh_deliver(&H);
 	assert_non_null(cmh_event(&H, A, CM_EV_SIDR_REP_RCVD));
 }
@@ -155,9 +155,15 @@ static void connect_both(void)
 
 static struct cm_path alt_path(void)
 {
-	struct cm_path p = { .slid = 21, .dlid = 22, .rate = 3, .sl = 5, .subnet_local = 1,
-			     .local_ack_timeout = 16, .packet_life_time = 15, .mtu = 4,
-			     .pkey = 0xffff };
+	struct cm_path p = {.slid = 21,
+			    .dlid = 22,
+			    .rate = 3,
+			    .sl = 5,
+			    .subnet_local = 1,
+			    .local_ack_timeout = 16,
+			    .packet_life_time = 15,
+			    .mtu = 4,
+			    .pkey = 0xffff};
 
 	return p;
 }
@@ -283,16 +289,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_udp, cmh_teardown)
-		T(test_sidr_success),
-		T(test_sidr_each_status),
-		T(test_sidr_unsupported),
-		T(test_sidr_lost_and_dup),
-		T(test_sidr_timeout),
-		T(test_lap_accepted),
-		T(test_lap_rejected),
-		T(test_lap_mra_and_dup),
-		T(test_lap_timeout),
-		T(test_lap_then_dreq),
+	    T(test_sidr_success),      T(test_sidr_each_status), T(test_sidr_unsupported),
+	    T(test_sidr_lost_and_dup), T(test_sidr_timeout),	 T(test_lap_accepted),
+	    T(test_lap_rejected),      T(test_lap_mra_and_dup),	 T(test_lap_timeout),
+	    T(test_lap_then_dreq),
 #undef T
 	};
 

@@ -71,7 +71,7 @@ static void test_idle_starts_only_connections(void **state)
 
 static void print_table(void)
 {
-	static const char act[] = { '.', '>', 'R', 'S', 'I', 'D', 'T' };
+	static const char act[] = {'.', '>', 'R', 'S', 'I', 'D', 'T'};
 
 	printf("%-14s", "state\\input");
 	for (int in = 0; in < CM_IN__COUNT; in++)
@@ -92,15 +92,16 @@ static void print_table(void)
 		}
 		printf("\n");
 	}
-	printf(". drop/-EINVAL  R resend last  S REJ stale  I REJ invalid ID  D DREP  T RTU  = stay\n");
+	printf(". drop/-EINVAL  R resend last  S REJ stale  I REJ invalid ID  D DREP  T RTU  = "
+	       "stay\n");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_targets_valid),
-		cmocka_unit_test(test_timers_have_an_end),
-		cmocka_unit_test(test_idle_starts_only_connections),
+	    cmocka_unit_test(test_targets_valid),
+	    cmocka_unit_test(test_timers_have_an_end),
+	    cmocka_unit_test(test_idle_starts_only_connections),
 	};
 
 	if (getenv("CM_STATE_TABLE_PRINT"))

@@ -9,25 +9,23 @@
 
 #include "mad/field.h"
 
-#define T_FIELDS(X, P) \
-	X(P, A, a, 0, 0, 4, MF_HEX)   /* high nibble of byte 0 */ \
-	X(P, B, b, 0, 4, 12, MF_HEX)  /* low nibble of byte 0 + byte 1 */ \
-	X(P, C, c, 2, 0, 24, MF_HEX)  /* bytes 2..4 */ \
-	X(P, D, d, 5, 7, 1, MF_BOOL)  /* LSB of byte 5 */ \
-	X(P, E, e, 8, 0, 64, MF_HEX) \
+#define T_FIELDS(X, P)                                                                             \
+	X(P, A, a, 0, 0, 4, MF_HEX)  /* high nibble of byte 0 */                                   \
+	X(P, B, b, 0, 4, 12, MF_HEX) /* low nibble of byte 0 + byte 1 */                           \
+	X(P, C, c, 2, 0, 24, MF_HEX) /* bytes 2..4 */                                              \
+	X(P, D, d, 5, 7, 1, MF_BOOL) /* LSB of byte 5 */                                           \
+	X(P, E, e, 8, 0, 64, MF_HEX)                                                               \
 	X(P, G, g, 16, 0, 128, MF_GID)
 
 enum { T_FIELDS(MAD_FIELD_ENUM, T) T__COUNT };
-static const struct mad_field t_fields[] = { T_FIELDS(MAD_FIELD_ENTRY, T) };
-static const struct mad_layout t_layout = {
-	"Test", NULL, 0, 0, 0, 32, MAD_LAYOUT_FIELDS(t_fields)
-};
+static const struct mad_field t_fields[] = {T_FIELDS(MAD_FIELD_ENTRY, T)};
+static const struct mad_layout t_layout = {"Test", NULL, 0, 0, 0, 32, MAD_LAYOUT_FIELDS(t_fields)};
 
 /* Bytes worked out by hand: A=0xa, B=0xbcd -> ab cd; C=0x123456; D=1 -> 01. */
 static void test_known_bytes(void **state)
 {
-	uint8_t buf[32] = { 0 };
-	static const uint8_t want[8] = { 0xab, 0xcd, 0x12, 0x34, 0x56, 0x01, 0, 0 };
+	uint8_t buf[32] = {0};
+	static const uint8_t want[8] = {0xab, 0xcd, 0x12, 0x34, 0x56, 0x01, 0, 0};
 
 	(void)state;
 	assert_int_equal(mad_set(buf, t_fields, T_A, 0xa), 0);
@@ -62,7 +60,7 @@ static void test_range(void **state)
 
 static void test_bytes(void **state)
 {
-	uint8_t buf[32] = { 0 }, gid[16], out[16];
+	uint8_t buf[32] = {0}, gid[16], out[16];
 
 	(void)state;
 	for (int i = 0; i < 16; i++)
@@ -76,9 +74,10 @@ static void test_bytes(void **state)
 static void test_validate(void **state)
 {
 	static const struct mad_field bad[] = {
-		{ "x", 0, 0, 8, MF_HEX }, { "y", 0, 4, 8, MF_HEX },
+	    {"x", 0, 0, 8, MF_HEX},
+	    {"y", 0, 4, 8, MF_HEX},
 	};
-	struct mad_layout l = { "Bad", NULL, 0, 0, 0, 4, MAD_LAYOUT_FIELDS(bad) };
+	struct mad_layout l = {"Bad", NULL, 0, 0, 0, 4, MAD_LAYOUT_FIELDS(bad)};
 	const char *why = NULL;
 
 	(void)state;
@@ -92,10 +91,10 @@ static void test_validate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_known_bytes),
-		cmocka_unit_test(test_range),
-		cmocka_unit_test(test_bytes),
-		cmocka_unit_test(test_validate),
+	    cmocka_unit_test(test_known_bytes),
+	    cmocka_unit_test(test_range),
+	    cmocka_unit_test(test_bytes),
+	    cmocka_unit_test(test_validate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -318,8 +318,7 @@ int main(void)
 	    cmocka_unit_test(test_roundtrip_erf), cmocka_unit_test(test_roundtrip_infiniband),
 	    cmocka_unit_test(test_bad_magic),	  cmocka_unit_test(test_truncated),
 	    cmocka_unit_test(test_oversize),	  cmocka_unit_test(test_swapped_nsec),
-	    cmocka_unit_test(test_build_rejects),
-	    cmocka_unit_test(test_threads),
+	    cmocka_unit_test(test_build_rejects), cmocka_unit_test(test_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,22 +9,32 @@
 #include "mad/timer.h"
 
 static uint64_t fake_now;
-static uint64_t fake_clock(void *ctx) { (void)ctx; return fake_now; }
+static uint64_t fake_clock(void *ctx)
+{
+	(void)ctx;
+	return fake_now;
+}
 
 static int order[64], norder;
-static void record(struct mad_timer *t, void *arg) { (void)t; order[norder++] = (int)(intptr_t)arg; }
+static void record(struct mad_timer *t, void *arg)
+{
+	(void)t;
+	order[norder++] = (int)(intptr_t)arg;
+}
 
 static void test_order_and_cancel(void **state)
 {
 	struct mad_timer_heap h;
-	struct mad_timer t[10] = { 0 };
+	struct mad_timer t[10] = {0};
 
 	(void)state;
 	fake_now = 1000;
 	norder = 0;
 	mad_timer_heap_init(&h, fake_clock, NULL);
 	for (int i = 0; i < 10; i++)
-		assert_int_equal(mad_timer_arm(&h, &t[i], (uint64_t)((i * 7) % 10) * 10, record, (void *)(intptr_t)i), 0);
+		assert_int_equal(mad_timer_arm(&h, &t[i], (uint64_t)((i * 7) % 10) * 10, record,
+					       (void *)(intptr_t)i),
+				 0);
 	mad_timer_cancel(&h, &t[3]);
 	assert_false(mad_timer_armed(&t[3]));
 	assert_int_equal(mad_timer_next_deadline(&h), 1000);
@@ -51,7 +61,7 @@ static void rearm(struct mad_timer *t, void *arg)
 static void test_rearm_from_callback(void **state)
 {
 	struct mad_timer_heap h;
-	struct mad_timer t = { 0 };
+	struct mad_timer t = {0};
 
 	(void)state;
 	fake_now = 0;
@@ -67,7 +77,11 @@ static void test_rearm_from_callback(void **state)
 	mad_timer_heap_destroy(&h);
 }
 
-static void noop(struct mad_timer *t, void *arg) { (void)t; (void)arg; }
+static void noop(struct mad_timer *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+}
 
 static void test_random_stress(void **state)
 {
@@ -101,9 +115,9 @@ static void test_random_stress(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_order_and_cancel),
-		cmocka_unit_test(test_rearm_from_callback),
-		cmocka_unit_test(test_random_stress),
+	    cmocka_unit_test(test_order_and_cancel),
+	    cmocka_unit_test(test_rearm_from_callback),
+	    cmocka_unit_test(test_random_stress),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
