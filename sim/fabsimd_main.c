@@ -114,6 +114,16 @@ static int conn_flush(struct fsd_conn *c)
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
+			/* The peer went away: what it sent before that is
+			 * still to be read (the read side sees the end). */
+			if (errno == EPIPE || errno == ECONNRESET) {
+				c->outq = m->next;
+				if (!c->outq)
+					c->outq_tail = NULL;
+				c->outq_bytes -= m->len;
+				free(m);
+				continue;
+			}
 			c->dead = true;
 			return -errno;
 		}
@@ -140,6 +150,8 @@ static int conn_queue(struct fsd_conn *c, const struct fsp_hdr *h, const void *b
 
 		if (n >= 0)
 			return 0;
+		if (errno == EPIPE || errno == ECONNRESET)
+			return -errno; /* peer gone: its last messages are still read */
 		if (errno != EAGAIN && errno != EWOULDBLOCK) {
 			c->dead = true;
 			return -errno;
@@ -530,7 +542,10 @@ static void conn_readable(struct fsd_conn *c)
 		struct fsp_hdr h;
 
 		if (n < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
+			/* ECONNRESET: the peer closed with data of ours unread;
+			 * reported once, what it sent before is still queued
+			 * (a process's last packets, e.g. ACKs, still count). */
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNRESET)
 				c->dead = true;
 			return;
 		}

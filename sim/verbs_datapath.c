@@ -1453,11 +1453,12 @@ int verbs_rx_pending(int max, bool hold_acks)
  * still run, but it keeps its core awake: in a virtual machine, waking a
  * halted vCPU costs more than the packet's whole trip.  (Sleeping on the
  * socket as soon as the machine looks crowded was measured too: faster
- * under load, but it reorders the end of ibv_srq_pingpong's racy exchange
- * enough to make it fail now and then.)  One that has found nothing for a long
- * time (SPIN_IDLE_NS) is not waiting for a reply any more: it sleeps on the
- * socket, a packet wakes it, and it never sleeps longer than SPIN_SLEEP_NS
- * nor while any CQ holds a completion the application may be about to poll.
+ * under load, but it reorders the end of ibv_srq_pingpong's racy exchange;
+ * the failures seen then were fabsimd dropping an exiting process's last
+ * ACKs, since fixed, so that choice may deserve a new measurement.)  One that has found nothing for
+ * a long time (SPIN_IDLE_NS) is not waiting for a reply any more: it sleeps on the socket, a packet
+ * wakes it, and it never sleeps longer than SPIN_SLEEP_NS nor while any CQ holds a completion the
+ * application may be about to poll.
  */
 #define SPIN_GAP_NS 50000ull	/* empty polls closer than this: spinning */
 #define SPIN_QUICK 8		/* empty polls before yielding */
