@@ -5,7 +5,9 @@
  *     0x09 Get / GetResp) between the two hosts;
  *   - connect latency one connection at a time, REQ sent -> ESTABLISHED on
  *     the active side (REP received, QP to RTR and RTS, RTU sent), median
- *     and p99, and REQ sent -> REP received alone, next to the floor:
+ *     and p99, and REQ sent -> REP received alone, next to the floor
+ *     measured alongside (ten pings before every tenth connect), with the
+ *     wake-ups (voluntary context switches) each thread paid per connect:
  *     with the application moving its QPs (cm_runtime_init_qp_attr), with
  *     the runtime's loop thread moving them (auto QP, as the kernel's
  *     rdma_cm does: what a librdmacm user will see), and without verbs;
@@ -105,16 +107,29 @@ static double pct_us(uint64_t *v, unsigned n, unsigned pct)
 enum { W_APP, W_LOOP, W_OTHER, W__N };
 
 struct wakes {
-	uint64_t v[3][W__N]; /* client, server, fabsimd */
+	uint64_t v[3][W__N];   /* client, server, fabsimd */
+	uint64_t cpu[3][W__N]; /* ns on a CPU (schedstat) */
+	uint64_t probe;	       /* ns this thread spent reading /proc so far */
 };
 
-static void proc_wakes(int pid, uint64_t out[W__N])
+static uint64_t probe_ns; /* the CPU time wakes_get() itself costs, in total */
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void proc_wakes(int pid, uint64_t out[W__N], uint64_t cpu[W__N])
 {
 	char path[64], line[128], comm[32];
 	struct dirent *de;
 	DIR *d;
 
 	memset(out, 0, sizeof(uint64_t) * W__N);
+	memset(cpu, 0, sizeof(uint64_t) * W__N);
 	if (pid <= 0)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
@@ -144,6 +159,13 @@ static void proc_wakes(int pid, uint64_t out[W__N])
 		if (f)
 			fclose(f);
 		out[kind] += n;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
+		f = fopen(path, "r");
+		n = 0;
+		if (f && fscanf(f, "%llu", &n) == 1)
+			cpu[kind] += n;
+		if (f)
+			fclose(f);
 	}
 	if (d)
 		closedir(d);
@@ -151,29 +173,46 @@ static void proc_wakes(int pid, uint64_t out[W__N])
 
 static void wakes_get(struct wakes *w)
 {
-	proc_wakes(getpid(), w->v[0]);
-	proc_wakes(server_pid, w->v[1]);
-	proc_wakes(fabsimd_pid, w->v[2]);
+	uint64_t t0 = thread_cpu_ns();
+
+	proc_wakes(getpid(), w->v[0], w->cpu[0]);
+	proc_wakes(server_pid, w->v[1], w->cpu[1]);
+	proc_wakes(fabsimd_pid, w->v[2], w->cpu[2]);
+	probe_ns += thread_cpu_ns() - t0;
+	w->probe = probe_ns;
 }
 
-static void wakes_print(const struct wakes *a, unsigned n, const char *per)
+/* The wake-ups since *a, less those in *excl (NULL: none), per one of n. */
+static void wakes_print(const struct wakes *a, const struct wakes *excl, unsigned n,
+			const char *per)
 {
 	struct wakes b;
-	double d[3][W__N];
+	double d[3][W__N], cpu[3] = {0};
 
 	if (!n)
 		return;
 	wakes_get(&b);
 	for (int p = 0; p < 3; p++)
-		for (int k = 0; k < W__N; k++)
-			d[p][k] = (double)(b.v[p][k] - a->v[p][k]) / n;
-	printf("  wake-ups per %s: client app %.1f loop %.1f other %.1f", per,
-	       d[0][W_APP], d[0][W_LOOP], d[0][W_OTHER]);
+		for (int k = 0; k < W__N; k++) {
+			d[p][k] = (double)(b.v[p][k] - a->v[p][k] - (excl ? excl->v[p][k] : 0)) / n;
+			cpu[p] +=
+			    (double)(b.cpu[p][k] - a->cpu[p][k] - (excl ? excl->cpu[p][k] : 0)) /
+			    n / 1000.0;
+		}
+	/* Reading /proc is not what is measured: take it out. */
+	cpu[0] -= (double)(b.probe - a->probe) / n / 1000.0;
+	printf("  wake-ups per %s: client app %.1f loop %.1f other %.1f", per, d[0][W_APP],
+	       d[0][W_LOOP], d[0][W_OTHER]);
 	if (server_pid > 0)
 		printf("; server app %.1f loop %.1f other %.1f", d[1][W_APP], d[1][W_LOOP],
 		       d[1][W_OTHER]);
 	if (fabsimd_pid > 0)
 		printf("; fabsimd %.1f", d[2][W_APP] + d[2][W_LOOP] + d[2][W_OTHER]);
+	printf("\n  CPU time per %s: client %.1f us", per, cpu[0]);
+	if (server_pid > 0)
+		printf(", server %.1f us", cpu[1]);
+	if (fabsimd_pid > 0)
+		printf(", fabsimd %.1f us", cpu[2]);
 	printf("\n");
 }
 
@@ -305,46 +344,74 @@ static void *ping_responder(void *arg)
 	return NULL;
 }
 
+/* The client's ping port, open for the whole run: pings go between connects too. */
+static struct {
+	int port, agent;
+	size_t sz;
+	uint8_t *buf, *rbuf;
+	unsigned seq;
+} pg;
+
+static void pinger_open(void)
+{
+	pg.sz = umad_size() + 256;
+	pg.buf = calloc(1, pg.sz);
+	pg.rbuf = calloc(1, pg.sz);
+	if (!pg.buf || !pg.rbuf)
+		die("ping", ENOMEM);
+	pg.port = ping_open(&pg.agent, false);
+}
+
+static void pinger_close(void)
+{
+	umad_close_port(pg.port);
+	free(pg.buf);
+	free(pg.rbuf);
+}
+
+/* One umad round trip (Get, GetResp) to the server's responder: ns, or 0 if lost. */
+static uint64_t ping_once(void)
+{
+	uint8_t *mad = umad_get_mad(pg.buf);
+	unsigned i = pg.seq++;
+	uint64_t t0;
+	int len = 256;
+
+	memset(pg.buf, 0, pg.sz);
+	mad[0] = 1; /* base version */
+	mad[1] = PING_CLASS;
+	mad[2] = PING_VERSION;
+	mad[3] = 0x01;	      /* Get */
+	mad[15] = (uint8_t)i; /* TID low byte; the port owns the high bits */
+	mad[14] = (uint8_t)(i >> 8);
+	mad[17] = 0x10; /* some attribute */
+	umad_set_addr(pg.buf, dlid, 1, 0, 0x80010000);
+	t0 = now_ns();
+	if (umad_send(pg.port, pg.agent, pg.buf, 256, 1000, 0) < 0)
+		return 0;
+	if (umad_recv(pg.port, pg.rbuf, &len, 2000) < 0 || umad_status(pg.rbuf))
+		return 0;
+	return now_ns() - t0;
+}
+
 static double ping_floor(double *p99)
 {
-	size_t sz = umad_size() + 256;
-	uint8_t *buf = calloc(1, sz), *rbuf = calloc(1, sz);
 	uint64_t *t = calloc(n_pings, sizeof(*t));
-	int agent, port = ping_open(&agent, false);
 	unsigned ok = 0;
 	double med;
 
-	if (!buf || !rbuf || !t)
+	if (!t)
 		die("ping", ENOMEM);
 	for (unsigned i = 0; i < n_pings + 100; i++) {
-		uint8_t *mad = umad_get_mad(buf);
-		uint64_t t0;
-		int len = 256;
+		uint64_t d = ping_once();
 
-		memset(buf, 0, sz);
-		mad[0] = 1; /* base version */
-		mad[1] = PING_CLASS;
-		mad[2] = PING_VERSION;
-		mad[3] = 0x01;	      /* Get */
-		mad[15] = (uint8_t)i; /* TID low byte; the port owns the high bits */
-		mad[14] = (uint8_t)(i >> 8);
-		mad[17] = 0x10; /* some attribute */
-		umad_set_addr(buf, dlid, 1, 0, 0x80010000);
-		t0 = now_ns();
-		if (umad_send(port, agent, buf, 256, 1000, 0) < 0)
-			continue;
-		if (umad_recv(port, rbuf, &len, 2000) < 0 || umad_status(rbuf))
-			continue;
-		if (i >= 100) /* the first 100 warm up */
-			t[ok++] = now_ns() - t0;
+		if (d && i >= 100) /* the first 100 warm up */
+			t[ok++] = d;
 	}
-	umad_close_port(port);
 	med = pct_us(t, ok, 50);
 	*p99 = pct_us(t, ok, 99);
 	if (ok < n_pings)
 		printf("  (%u of %u pings answered)\n", ok, n_pings);
-	free(buf);
-	free(rbuf);
 	free(t);
 	return med;
 }
@@ -596,19 +663,30 @@ static int wait_rep(struct cm_runtime *rt, uint32_t id)
 	return wait_for(rt, id, CM_EV_REP_RCVD);
 }
 
-/* Medians (and p99) of one-at-a-time connects next to the floor; rep may be NULL. */
-static void print_latency(uint64_t *rep, uint64_t *lat, unsigned ok, double floor_med)
+/*
+ * Medians (and p99) of one-at-a-time connects next to the floor; rep may be
+ * NULL.  The floor is the median of the pings made between the connects
+ * (fl, nfl): on a shared machine the load changes from second to second,
+ * and a floor measured at another moment than the connects misleads.
+ */
+static void print_latency(uint64_t *rep, uint64_t *lat, unsigned ok, uint64_t *fl, unsigned nfl,
+			  double first_floor)
 {
-	double lat_med = pct_us(lat, ok, 50);
+	double lat_med = pct_us(lat, ok, 50), floor_med = pct_us(fl, nfl, 50);
 
+	printf("  floor alongside (pings between the connects): median %.1f us\n", floor_med);
 	if (rep) {
 		double rep_med = pct_us(rep, ok, 50);
 
-		printf("  REQ sent -> REP received: median %.1f us (%.2fx the floor)\n", rep_med,
-		       floor_med > 0 ? rep_med / floor_med : 0);
+		printf("  REQ sent -> REP received: median %.1f us (%.2fx the floor alongside, "
+		       "%.2fx the first)\n",
+		       rep_med, floor_med > 0 ? rep_med / floor_med : 0,
+		       first_floor > 0 ? rep_med / first_floor : 0);
 	}
-	printf("  REQ sent -> ESTABLISHED : median %.1f us, p99 %.1f us (%.2fx the floor)\n",
-	       lat_med, pct_us(lat, ok, 99), floor_med > 0 ? lat_med / floor_med : 0);
+	printf("  REQ sent -> ESTABLISHED : median %.1f us, p99 %.1f us (%.2fx the floor "
+	       "alongside, %.2fx the first)\n",
+	       lat_med, pct_us(lat, ok, 99), floor_med > 0 ? lat_med / floor_med : 0,
+	       first_floor > 0 ? lat_med / first_floor : 0);
 }
 
 /* What every client row works with. */
@@ -618,9 +696,39 @@ struct run {
 	struct ibv_qp **qp; /* [0, seq): app moves; [seq, 2 seq): loop moves; then in flight */
 	uint32_t *ids;
 	uint64_t *lat, *rep;
-	unsigned nq;
+	uint64_t *fl; /* the pings between this row's connects */
+	unsigned nq, nfl;
+	struct wakes ping_wakes; /* theirs, not counted for the connects */
 	double floor_med;
 };
+
+/*
+ * Pings alongside a row's connects, for its floor: before every tenth
+ * connect, ten pings in a row (their wake-ups are taken out of the
+ * connects'; reading them from /proc costs too much to do it per ping).
+ */
+static void ping_between(struct run *r, unsigned i)
+{
+	struct wakes a, b;
+
+	if (i % 10)
+		return;
+	wakes_get(&a);
+	for (unsigned k = 0; k < 10 && r->nfl < n_seq; k++) {
+		uint64_t d = ping_once();
+
+		if (d)
+			r->fl[r->nfl++] = d;
+	}
+	wakes_get(&b);
+	for (int p = 0; p < 3; p++)
+		for (int k = 0; k < W__N; k++) {
+			r->ping_wakes.v[p][k] += b.v[p][k] - a.v[p][k];
+			r->ping_wakes.cpu[p][k] += b.cpu[p][k] - a.cpu[p][k];
+		}
+	/* b's reading is taken out with all the others (wakes_print) */
+	r->ping_wakes.cpu[0][W_APP] -= b.probe - a.probe;
+}
 
 /* One at a time, the application moves its QPs: REQ sent -> ESTABLISHED. */
 static void row_verbs(struct run *r)
@@ -628,6 +736,8 @@ static void row_verbs(struct run *r)
 	unsigned ok = 0;
 	struct wakes w0;
 
+	r->nfl = 0;
+	memset(&r->ping_wakes, 0, sizeof(r->ping_wakes));
 	wakes_get(&w0);
 	for (unsigned i = 0; i < n_seq; i++) {
 		struct cm_connect_cmd c = r->tmpl;
@@ -637,6 +747,7 @@ static void row_verbs(struct run *r)
 		c.qpn = r->qp[i]->qp_num;
 		c.starting_psn = rand24();
 		c.user = i;
+		ping_between(r, i);
 		t = now_ns();
 		rc = cm_runtime_connect(r->rt, &c, &r->ids[i]);
 		if (!rc)
@@ -651,8 +762,8 @@ static void row_verbs(struct run *r)
 			r->lat[ok++] = now_ns() - t;
 	}
 	printf("connect one at a time (%u of %u), active side\n", ok, n_seq);
-	print_latency(r->rep, r->lat, ok, r->floor_med);
-	wakes_print(&w0, n_seq, "connect");
+	print_latency(r->rep, r->lat, ok, r->fl, r->nfl, r->floor_med);
+	wakes_print(&w0, &r->ping_wakes, n_seq, "connect");
 	disconnect_all(r->rt, r->ids, n_seq);
 }
 
@@ -666,6 +777,8 @@ static void row_loop_qp(struct run *r)
 	unsigned ok = 0;
 	struct wakes w0;
 
+	r->nfl = 0;
+	memset(&r->ping_wakes, 0, sizeof(r->ping_wakes));
 	wakes_get(&w0);
 	for (unsigned i = 0; i < n_seq; i++) {
 		struct cm_connect_cmd c = r->tmpl;
@@ -677,6 +790,7 @@ static void row_loop_qp(struct run *r)
 		c.qpn = q->qp_num;
 		c.starting_psn = rand24();
 		c.user = i;
+		ping_between(r, i);
 		t = now_ns();
 		rc = cm_runtime_connect_qp(r->rt, &c, q, CM_RT_QP_INIT, &r->ids[i]);
 		if (!rc)
@@ -687,8 +801,8 @@ static void row_loop_qp(struct run *r)
 	printf("connect one at a time, with verbs, QP transitions on the loop thread "
 	       "(rdma_cm style, %u)\n",
 	       ok);
-	print_latency(NULL, r->lat, ok, r->floor_med);
-	wakes_print(&w0, n_seq, "connect");
+	print_latency(NULL, r->lat, ok, r->fl, r->nfl, r->floor_med);
+	wakes_print(&w0, &r->ping_wakes, n_seq, "connect");
 	disconnect_all(r->rt, r->ids, n_seq);
 }
 
@@ -698,6 +812,8 @@ static void row_cm_only(struct run *r)
 	unsigned ok = 0;
 	struct wakes w0;
 
+	r->nfl = 0;
+	memset(&r->ping_wakes, 0, sizeof(r->ping_wakes));
 	wakes_get(&w0);
 	for (unsigned i = 0; i < n_seq; i++) {
 		struct cm_connect_cmd c = r->tmpl;
@@ -708,6 +824,7 @@ static void row_cm_only(struct run *r)
 		c.qpn = 0x400000 + i;
 		c.starting_psn = rand24();
 		c.user = i;
+		ping_between(r, i);
 		t = now_ns();
 		rc = cm_runtime_connect(r->rt, &c, &r->ids[i]);
 		if (!rc)
@@ -720,8 +837,8 @@ static void row_cm_only(struct run *r)
 			r->lat[ok++] = now_ns() - t;
 	}
 	printf("connect one at a time, CM only (no QP transitions on either side, %u)\n", ok);
-	print_latency(r->rep, r->lat, ok, r->floor_med);
-	wakes_print(&w0, n_seq, "connect");
+	print_latency(r->rep, r->lat, ok, r->fl, r->nfl, r->floor_med);
+	wakes_print(&w0, &r->ping_wakes, n_seq, "connect");
 	disconnect_all(r->rt, r->ids, n_seq);
 }
 
@@ -731,6 +848,8 @@ static void row_on_loop(struct run *r)
 	unsigned ok = 0;
 	struct wakes w0;
 
+	r->nfl = 0;
+	memset(&r->ping_wakes, 0, sizeof(r->ping_wakes));
 	wakes_get(&w0);
 	for (unsigned i = 0; i < n_seq; i++) {
 		struct cm_connect_cmd c = r->tmpl;
@@ -742,6 +861,7 @@ static void row_on_loop(struct run *r)
 		c.starting_psn = rand24();
 		c.user = EST_BASE + i;
 		est_at[i] = 0;
+		ping_between(r, i);
 		t = now_ns();
 		rc = cm_runtime_connect(r->rt, &c, &r->ids[i]);
 		if (!rc)
@@ -750,8 +870,8 @@ static void row_on_loop(struct run *r)
 			r->lat[ok++] = est_at[i] - t;
 	}
 	printf("connect one at a time, CM only, answered on the loop threads (%u)\n", ok);
-	print_latency(NULL, r->lat, ok, r->floor_med);
-	wakes_print(&w0, n_seq, "connect");
+	print_latency(NULL, r->lat, ok, r->fl, r->nfl, r->floor_med);
+	wakes_print(&w0, &r->ping_wakes, n_seq, "connect");
 	disconnect_all(r->rt, r->ids, n_seq);
 }
 
@@ -827,11 +947,12 @@ static int client(void)
 
 	r.nq = 2 * n_seq + n_flight;
 	printf("umad round trip (plain libibumad ping-pong between the hosts)\n");
+	pinger_open();
 	wakes_get(&w0);
 	r.floor_med = ping_floor(&floor_p99);
 	printf("  floor: median %.1f us, p99 %.1f us (%u pings)\n", r.floor_med, floor_p99,
 	       n_pings);
-	wakes_print(&w0, n_pings + 100, "ping");
+	wakes_print(&w0, NULL, n_pings + 100, "ping");
 
 	est_n = n_seq;
 	est_at = calloc(n_seq, sizeof(*est_at));
@@ -844,7 +965,8 @@ static int client(void)
 	r.ids = calloc(r.nq, sizeof(*r.ids));
 	r.lat = calloc(r.nq, sizeof(*r.lat));
 	r.rep = calloc(r.nq, sizeof(*r.rep));
-	if (!r.qp || !r.ids || !r.lat || !r.rep)
+	r.fl = calloc(n_seq, sizeof(*r.fl));
+	if (!r.qp || !r.ids || !r.lat || !r.rep || !r.fl)
 		die("client", ENOMEM);
 	for (unsigned i = 0; i < r.nq; i++)
 		if (!(r.qp[i] = qp_new(&d)))
@@ -854,12 +976,14 @@ static int client(void)
 			rows[i].fn(&r);
 	printf("engine memory per connection: %zu bytes\n", cm_engine_conn_size());
 	cm_runtime_close(r.rt);
+	pinger_close();
 	for (unsigned i = 0; i < r.nq; i++)
 		ibv_destroy_qp(r.qp[i]);
 	free(r.qp);
 	free(r.ids);
 	free(r.lat);
 	free(r.rep);
+	free(r.fl);
 	free(est_at);
 	return 0;
 }
@@ -962,9 +1086,10 @@ static int run_auto(const char *argv0, char **extra)
 		fclose(f2);
 	cp = fork();
 	if (cp == 0) {
-		char *av[40] = {fabsim,	  "--dir",	dir,	  "run", cli,	   "--",
-				self,	  "client",	"--dgid", gid,	 "--dlid", lidbuf,
-				"--server-pid", spid, "--fabsimd-pid", dpid};
+		char *av[40] = {
+		    fabsim,	     "--dir",  dir, "run",    cli,    "--",	      self,
+		    "client",	     "--dgid", gid, "--dlid", lidbuf, "--server-pid", spid,
+		    "--fabsimd-pid", dpid};
 		int k = 16;
 
 		for (int i = 0; extra[i] && k < 39; i++)

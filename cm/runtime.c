@@ -12,7 +12,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 
 #include "cm/runtime.h"
@@ -62,14 +61,11 @@ struct cm_runtime {
 	struct ev_queue q;
 	int tfd; /* transport fd we watch, or -1 */
 	/*
-	 * What cm_runtime_wait_event sleeps on: the event queue's fd and tfd,
-	 * the latter with EPOLLEXCLUSIVE and registered before the loop's
-	 * watch of it, so that a MAD arriving while an application thread
-	 * waits wakes that thread alone (it runs the MAD itself, see
-	 * drain_here), and the loop's thread only when nobody waits.
-	 * -1 when tfd is -1 or epoll refused it: wait_event polls q.fd.
+	 * Application threads in cm_runtime_wait_event that wait for tfd
+	 * themselves; while there are any, the loop's watch of tfd is paused
+	 * (mad_loop_pause_fd).  On the loop.
 	 */
-	int wait_ep;
+	unsigned tfd_waiters;
 	bool (*hook)(void *arg, struct cm_runtime *rt, const struct cm_event *ev);
 	void *hook_arg;
 	int (*modify_qp)(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
@@ -411,25 +407,6 @@ static void on_readable(struct mad_loop *l, int fd, void *arg)
 	mad_transport_poll(rt->t, 0);
 }
 
-#define WAIT_Q 0
-#define WAIT_UMAD 1
-
-/* The epoll of wait_event (see cm_runtime.wait_ep); -1 on any failure. */
-static int wait_ep_open(int qfd, int umad_fd)
-{
-	struct epoll_event q = {.events = EPOLLIN, .data.u32 = WAIT_Q};
-	struct epoll_event u = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.u32 = WAIT_UMAD};
-	int ep = epoll_create1(EPOLL_CLOEXEC);
-
-	if (ep < 0)
-		return -1;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, qfd, &q) || epoll_ctl(ep, EPOLL_CTL_ADD, umad_fd, &u)) {
-		close(ep);
-		return -1;
-	}
-	return ep;
-}
-
 struct open_args {
 	struct cm_runtime *rt;
 	const struct cm_runtime_params *p;
@@ -446,9 +423,6 @@ static void close_port_on_loop(void *arg)
 	if (rt->tfd >= 0)
 		mad_loop_unwatch_fd(rt->loop, rt->tfd);
 	rt->tfd = -1;
-	if (rt->wait_ep >= 0)
-		close(rt->wait_ep);
-	rt->wait_ep = -1;
 	mad_transport_close(rt->t);
 	qp_map_destroy(&rt->qps);
 	rt->t = NULL;
@@ -484,8 +458,6 @@ static void open_on_loop(void *arg)
 		goto fail;
 	rt->engine = cm_umad_engine(rt->cmu);
 	if (mad_transport_fd(rt->t) >= 0) {
-		/* First the waiters' registration, then the loop's: see wait_ep. */
-		rt->wait_ep = wait_ep_open(rt->q.fd, mad_transport_fd(rt->t));
 		rc = mad_loop_watch_fd(rt->loop, mad_transport_fd(rt->t), on_readable, rt);
 		if (rc)
 			goto fail;
@@ -510,7 +482,6 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 	if (!rt)
 		return -ENOMEM;
 	rt->tfd = -1;
-	rt->wait_ep = -1;
 	rt->hook = p->on_loop_event;
 	rt->hook_arg = p->on_loop_event_arg;
 	rt->modify_qp = p->modify_qp ? p->modify_qp : default_modify_qp;
@@ -720,56 +691,74 @@ static void drain_here(void *arg)
 	d->n = d->rt->t ? mad_transport_poll(d->rt->t, 0) : -ENODEV;
 }
 
-/*
- * Sleep until an event is queued or, when `umad`, the CM's umad fd is
- * readable: 1 when the fd is (its MADs are to be run here), 0 otherwise.
- */
-static int wait_ready(struct cm_runtime *rt, bool umad, int left)
-{
-	struct epoll_event e[2];
-	struct pollfd pfd = {.fd = rt->q.fd, .events = POLLIN};
-	int rc;
+struct tfd_wait_args {
+	struct cm_runtime *rt;
+	bool wait; /* in: start (true) or end waiting for tfd; out: started */
+};
 
-	if (!umad) {
-		rc = poll(&pfd, 1, left);
-		return rc < 0 && errno != EINTR ? -errno : 0;
+/*
+ * A waiting thread starts or stops waiting for tfd itself: the first one
+ * pauses the loop thread's watch, the last one resumes it.
+ */
+static void tfd_wait_here(void *arg)
+{
+	struct tfd_wait_args *a = arg;
+	struct cm_runtime *rt = a->rt;
+
+	if (!a->wait) {
+		if (rt->tfd >= 0 && rt->tfd_waiters && !--rt->tfd_waiters)
+			mad_loop_pause_fd(rt->loop, rt->tfd, false);
+		return;
 	}
-	rc = epoll_wait(rt->wait_ep, e, 2, left);
-	if (rc < 0)
-		return errno != EINTR ? -errno : 0;
-	for (int i = 0; i < rc; i++)
-		if (e[i].data.u32 == WAIT_UMAD)
-			return 1;
-	return 0;
+	a->wait = rt->tfd >= 0 && (rt->tfd_waiters || !mad_loop_pause_fd(rt->loop, rt->tfd, true));
+	if (a->wait)
+		rt->tfd_waiters++;
+}
+
+/* Start (true) or end waiting for tfd on this thread; returns whether it waits. */
+static bool tfd_wait(struct cm_runtime *rt, bool wait)
+{
+	struct tfd_wait_args a = {rt, wait};
+
+	if (mad_loop_call_here(rt->loop, tfd_wait_here, &a))
+		return false;
+	return a.wait;
 }
 
 int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeout_ms)
 {
 	int64_t end = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
 	struct drain_args dr = {rt, 0};
+	struct pollfd pfd[2];
+	bool waiting = false; /* for tfd, loop thread paused */
 	unsigned empty = 0;
-	bool umad;
+	int rc;
 
 	if (!rt || !ev)
 		return -EINVAL;
 	/*
 	 * Also wait for the CM's umad fd: a MAD that comes while we wait is
 	 * run here (holding the loop), so its event needs no hop from the
-	 * loop thread, and (wait_ep) the loop thread is not woken for it at
-	 * all: the one wake-up is this thread's, as for a kernel rdma_cm
-	 * user blocked in read().
+	 * loop thread, and the loop's thread does not wait for that fd
+	 * meanwhile, so it is not woken for it as well: the one wake-up is
+	 * this thread's, as for a kernel rdma_cm user blocked in read().
 	 */
-	umad = rt->wait_ep >= 0;
+	pfd[0].fd = rt->q.fd;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = rt->tfd;
+	pfd[1].events = POLLIN;
 	for (;;) {
-		int rc = evq_pop(&rt->q, ev), left = -1;
+		int left = -1;
 
+		rc = evq_pop(&rt->q, ev);
 		if (rc != -EAGAIN)
-			return rc;
+			break;
 		if (timeout_ms >= 0) {
 			int64_t d = end - now_ms();
 
+			rc = -ETIMEDOUT;
 			if (d <= 0)
-				return -ETIMEDOUT;
+				break;
 			left = (int)d;
 		}
 		/* A loop without a thread makes progress only when driven. */
@@ -777,26 +766,34 @@ int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeou
 			mad_loop_run_once(rt->loop, left < 0 || left > 10 ? 10 : left);
 			continue;
 		}
-		rc = wait_ready(rt, umad, left);
-		if (rc <= 0) {
-			if (rc < 0)
-				return rc;
-			continue;
+		if (pfd[1].fd >= 0 && !waiting && !(waiting = tfd_wait(rt, true)))
+			pfd[1].fd = -1;
+		rc = poll(pfd, 2, left);
+		if (rc < 0 && errno != EINTR) {
+			rc = -errno;
+			break;
 		}
+		if (rc <= 0 || !pfd[1].revents)
+			continue;
 		rc = mad_loop_call_here(rt->loop, drain_here, &dr);
 		if (!rc && dr.n > 0) {
 			empty = 0;
 			continue;
 		}
 		/*
-		 * Nothing to run on a readable fd (the loop thread, awake for
-		 * something else, or another waiter took it; or the port is
-		 * gone): after a few in a row, leave the fd to the loop
-		 * thread for this wait rather than spin on it.
+		 * Nothing to run on a readable fd (another waiter took it, or
+		 * the port is gone): after a few in a row, leave the fd to the
+		 * loop thread for this wait rather than spin on it.
 		 */
-		if (rc || ++empty >= 3)
-			umad = false;
+		if (rc || ++empty >= 3) {
+			pfd[1].fd = -1;
+			if (waiting)
+				waiting = tfd_wait(rt, false);
+		}
 	}
+	if (waiting)
+		tfd_wait(rt, false);
+	return rc;
 }
 
 /* ---- port and paths ---- */

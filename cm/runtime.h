@@ -78,9 +78,9 @@ struct cm_runtime_params {
 	bool sa;	     /* open an SA client (resolve_path) */
 	/*
 	 * Optional fast path: called on the loop for every event before it
-	 * is queued (usually by the loop thread; by a command's caller for
-	 * the events its command makes, or by a thread in
-	 * cm_runtime_wait_event for the MADs it runs); returning true
+	 * is queued (by a thread in cm_runtime_wait_event for the MADs that
+	 * come while it waits, by a command's caller for the events its
+	 * command makes, else by the loop thread); returning true
 	 * consumes it.  It may issue
 	 * commands (they run inline) but must not block.  This is how a
 	 * caller answers without a thread handoff (e.g. an automatic DREP).
@@ -184,7 +184,10 @@ int cm_runtime_get_event(struct cm_runtime *rt, struct cm_event *ev);
 /*
  * Wait up to timeout_ms (-1: forever) for an event: 0, -ETIMEDOUT, -errno.
  * While it waits, CM MADs that arrive are run on this thread (holding the
- * loop), so their events reach it without a hop through the loop thread.
+ * loop), so their events reach it without a hop through the loop thread,
+ * and the loop thread does not wait for them meanwhile
+ * (mad_loop_pause_fd), so it is not woken as well: one wake-up per MAD.
+ * When it returns, the loop thread takes them again.
  */
 int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeout_ms);
 

@@ -6,7 +6,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
@@ -24,7 +23,8 @@
 
 struct watch {
 	int fd;
-	bool in_ep; /* in epfd; else poll()ed next to it (see polled) */
+	bool in_ep;	 /* epoll takes it; else poll()ed next to epfd (see polled) */
+	unsigned paused; /* mad_loop_pause_fd() nesting, the same in every watch of fd */
 	mad_loop_fd_fn fn;
 	void *arg;
 };
@@ -39,12 +39,10 @@ struct mad_loop {
 	pthread_t thread;
 	/*
 	 * The loop sleeps in epoll_wait() on epfd: the command eventfd, the
-	 * timerfd and every watched fd.  Registrations are persistent, so a
-	 * watch added by a caller of mad_loop_call_here() takes effect in the
-	 * sleeping thread without waking it, and each watched fd is added
-	 * with EPOLLEXCLUSIVE: when another thread also sleeps on that fd in
-	 * an exclusive epoll registered before ours (cm_runtime_wait_event),
-	 * the kernel wakes that thread alone, not both (see loop.h).
+	 * timerfd and every watched fd that is not paused.  Registrations are
+	 * persistent, so a watch added, paused or resumed by a caller of
+	 * mad_loop_call_here() takes effect in the sleeping thread without
+	 * waking it (a resumed fd that is readable does wake it).
 	 */
 	int epfd;
 	struct watch w[MAX_WATCH];
@@ -57,7 +55,7 @@ struct mad_loop {
 	 * was told, to know when such a caller must wake it:
 	 */
 	pthread_mutex_t own;
-	uint64_t poll_deadline; /* timer deadline the thread sleeps towards */
+	uint64_t poll_deadline;		    /* timer deadline the thread sleeps towards */
 	unsigned watch_gen, poll_watch_gen; /* changes of the poll()ed watches */
 	/*
 	 * With the real clock, an earlier timer armed by such a caller sets
@@ -182,7 +180,7 @@ static int run_watches(struct mad_loop *l, int fd)
 	int n = 0;
 
 	for (unsigned j = 0; j < l->nw; j++)
-		if (l->w[j].fd == fd)
+		if (l->w[j].fd == fd && !l->w[j].paused) /* paused since epoll reported it */
 			snap[k++] = l->w[j];
 	for (unsigned j = 0; j < k; j++)
 		if (watched(l, &snap[j])) {
@@ -213,13 +211,6 @@ static int sleep_ready(struct mad_loop *l, struct epoll_event *ev, int nev, stru
 	return epoll_wait(l->epfd, ev, nev, 0);
 }
 
-static unsigned long dbg[8];
-__attribute__((destructor)) static void dbg_print(void)
-{
-	if (getenv("LOOPDBG"))
-		fprintf(stderr, "LOOPDBG pid %d iters %lu timeout %lu tfd %lu evfd %lu watch %lu\n", getpid(), dbg[0], dbg[1], dbg[2], dbg[3], dbg[4]);
-}
-
 static int iterate(struct mad_loop *l, int timeout_ms)
 {
 	struct epoll_event ev[MAX_WATCH + 2];
@@ -238,7 +229,7 @@ static int iterate(struct mad_loop *l, int timeout_ms)
 			timeout_ms = (int)(ms > 60000 ? 60000 : ms);
 	}
 	for (unsigned i = 0; l->polled && i < l->nw; i++) {
-		if (l->w[i].in_ep)
+		if (l->w[i].in_ep || l->w[i].paused)
 			continue;
 		snap[np] = l->w[i];
 		p[np + 1].fd = l->w[i].fd;
@@ -250,15 +241,6 @@ static int iterate(struct mad_loop *l, int timeout_ms)
 	l->poll_watch_gen = l->watch_gen;
 	own_unlock(l, prev);
 	rc = sleep_ready(l, ev, MAX_WATCH + 2, p, np, timeout_ms);
-	if (l->started && pthread_equal(pthread_self(), l->thread)) {
-		dbg[0]++;
-		if (rc == 0) dbg[1]++;
-		for (int i = 0; i < rc; i++) {
-			if (ev[i].data.u64 == TAG_TFD) dbg[2]++;
-			else if (ev[i].data.u64 == TAG_EVFD) dbg[3]++;
-			else dbg[4]++;
-		}
-	}
 	prev = own_lock(l);
 	for (int i = 0; i < rc; i++) {
 		uint64_t v;
@@ -478,13 +460,17 @@ int mad_loop_watch_fd(struct mad_loop *l, int fd, mad_loop_fd_fn fn, void *arg)
 	w->fd = fd;
 	w->fn = fn;
 	w->arg = arg;
-	if (other)
-		w->in_ep = other->in_ep; /* one registration serves both */
-	else
-		w->in_ep = !ep_add(l->epfd, fd, EPOLLIN | EPOLLEXCLUSIVE, (uint64_t)fd);
-	if (!w->in_ep) {
-		if (!other && (errno == ENOMEM || errno == ENOSPC))
+	w->paused = 0;
+	if (other) {
+		/* One registration (or pause) serves every watch of the fd. */
+		w->in_ep = other->in_ep;
+		w->paused = other->paused;
+	} else {
+		w->in_ep = !ep_add(l->epfd, fd, EPOLLIN, (uint64_t)fd);
+		if (!w->in_ep && (errno == ENOMEM || errno == ENOSPC))
 			return -errno;
+	}
+	if (!w->in_ep) {
 		/*
 		 * epoll refuses it (EPERM: no poll support, or an fd only a
 		 * preload's poll() knows): poll() it instead; the sleeping
@@ -500,17 +486,54 @@ int mad_loop_watch_fd(struct mad_loop *l, int fd, mad_loop_fd_fn fn, void *arg)
 void mad_loop_unwatch_fd(struct mad_loop *l, int fd)
 {
 	struct watch *w = l ? find_watch(l, fd) : NULL;
+	bool registered;
 
 	if (!w)
 		return;
+	registered = w->in_ep && !w->paused;
 	if (!w->in_ep) {
 		l->polled--;
 		l->watch_gen++;
 	}
 	*w = l->w[--l->nw];
 	/* Fails harmlessly if the fd was closed first. */
-	if (!find_watch(l, fd))
+	if (registered && !find_watch(l, fd))
 		epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+int mad_loop_pause_fd(struct mad_loop *l, int fd, bool pause)
+{
+	struct watch *w = l ? find_watch(l, fd) : NULL;
+	unsigned n;
+
+	if (!w)
+		return l ? -ENOENT : -EINVAL;
+	if (!pause && !w->paused)
+		return -EINVAL;
+	n = pause ? w->paused + 1 : w->paused - 1;
+	if (w->in_ep && (n == 0) != (w->paused == 0)) {
+		/*
+		 * Out of or back into the epoll set: no wake-up for the thread
+		 * sleeping on it, except that an fd put back while readable
+		 * wakes it, as it should (nobody else waits for it then).
+		 */
+		if (pause) {
+			epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
+		} else if (ep_add(l->epfd, fd, EPOLLIN, (uint64_t)fd)) {
+			/* Never leave it unwatched: poll() it from now on. */
+			for (unsigned i = 0; i < l->nw; i++)
+				if (l->w[i].fd == fd) {
+					l->w[i].in_ep = false;
+					l->polled++;
+				}
+		}
+	}
+	if (!w->in_ep)
+		l->watch_gen++; /* the poll()ed set changes: wake the thread */
+	for (unsigned i = 0; i < l->nw; i++)
+		if (l->w[i].fd == fd)
+			l->w[i].paused = n;
+	return 0;
 }
 
 struct mad_timer_heap *mad_loop_timers(struct mad_loop *l)

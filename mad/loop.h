@@ -75,16 +75,23 @@ bool mad_loop_owns(const struct mad_loop *l);
 
 /*
  * Loop-side only: call fn when fd is readable (level-triggered: until fn
- * empties it).  Up to 32 watches (-ENOSPC); an fd may have several.
- * The thread sleeps in epoll_wait() and each watched fd is registered with
- * EPOLLEXCLUSIVE, so a thread that waits for the same fd in an epoll of
- * its own, registered with EPOLLEXCLUSIVE before this watch, is woken
- * alone when it sleeps there, and the loop's thread only when it does not:
- * one wake-up per message, not two (cm_runtime_wait_event does this).
- * A new watch reaches the sleeping thread without waking it.
+ * empties it).  Up to 32 watches (-ENOSPC); an fd may have several.  The
+ * thread sleeps in epoll_wait(), so a watch added (or paused, resumed)
+ * while it sleeps needs no wake-up.
  */
 int mad_loop_watch_fd(struct mad_loop *l, int fd, mad_loop_fd_fn fn, void *arg);
 void mad_loop_unwatch_fd(struct mad_loop *l, int fd);
+
+/*
+ * Loop-side only.  Pause (pause true) or resume the loop thread's wait for
+ * a watched fd; its watches stay and run again once resumed.  For a thread
+ * that waits for fd itself meanwhile and runs what comes on it holding the
+ * loop (mad_loop_call_here): the loop's thread is then not woken as well,
+ * for what it would not find, nor left to compete for the loop.  Pauses
+ * nest; an fd resumed while readable wakes the loop's thread.  0,
+ * -EINVAL (also: resume without pause), -ENOENT (fd not watched).
+ */
+int mad_loop_pause_fd(struct mad_loop *l, int fd, bool pause);
 
 struct mad_timer_heap *mad_loop_timers(struct mad_loop *l);
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -636,6 +637,90 @@ static void test_loop_hook(void **state)
 	pair_close(&p);
 }
 
+/* Which thread ran the last REQ (on_loop_event hook; the event still goes to the queue). */
+static pthread_t req_ran_on;
+
+static bool note_req_thread(void *arg, struct cm_runtime *rt, const struct cm_event *ev)
+{
+	(void)arg;
+	(void)rt;
+	if (ev->type == CM_EV_REQ_RCVD)
+		req_ran_on = pthread_self();
+	return false;
+}
+
+static void note_loop_thread(void *arg)
+{
+	*(pthread_t *)arg = pthread_self();
+}
+
+struct waiter {
+	struct cm_runtime *rt;
+	pthread_t self;
+	struct cm_event ev;
+	int rc;
+};
+
+static void *wait_one(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->self = pthread_self();
+	w->rc = cm_runtime_wait_event(w->rt, &w->ev, WAIT_MS);
+	return NULL;
+}
+
+/*
+ * A MAD that arrives while an application thread waits in
+ * cm_runtime_wait_event is run by that thread (the loop's thread does not
+ * wait for the umad fd meanwhile: one wake-up, not two); once nobody
+ * waits, the loop's thread runs them again.
+ */
+static void test_wait_runs_mads_here(void **state)
+{
+	struct cm_runtime_params rp = {0};
+	struct cm_connect_cmd cc;
+	struct pollfd pfd;
+	struct cm_event ev;
+	struct waiter w = {0};
+	pthread_t th, loop_th;
+	struct pair p;
+	uint32_t id;
+
+	(void)state;
+	pair_open(&p, true);
+	cm_runtime_close(p.s[1].rt);
+	p.s[1].f.next_agent = 0; /* the wire delivers to agent 0 */
+	rp.loop = p.loop;
+	rp.ops = &fake_umad_ops;
+	rp.ops_ctx = &p.s[1].f;
+	rp.on_loop_event = note_req_thread;
+	assert_int_equal(cm_runtime_open(&p.s[1].rt, &rp), 0);
+	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
+	assert_int_equal(mad_loop_call(p.loop, note_loop_thread, &loop_th), 0);
+
+	w.rt = p.s[1].rt;
+	assert_int_equal(pthread_create(&th, NULL, wait_one, &w), 0);
+	usleep(50000); /* let it fall asleep in wait_event */
+	connect_cmd(&p, &cc, 0x1010);
+	assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(w.rc, 0);
+	assert_int_equal(w.ev.type, CM_EV_REQ_RCVD);
+	assert_true(pthread_equal(req_ran_on, w.self));
+
+	/* Nobody waits now: the loop thread takes the next REQ. */
+	connect_cmd(&p, &cc, 0x1011);
+	assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
+	pfd.fd = cm_runtime_event_fd(p.s[1].rt);
+	pfd.events = POLLIN;
+	assert_int_equal(poll(&pfd, 1, WAIT_MS), 1);
+	assert_int_equal(cm_runtime_get_event(p.s[1].rt, &ev), 0);
+	assert_int_equal(ev.type, CM_EV_REQ_RCVD);
+	assert_true(pthread_equal(req_ran_on, loop_th));
+	pair_close(&p);
+}
+
 /* The runtime hosts the engine through cm/umad.c: Get(ClassPortInfo) is answered. */
 static void test_class_port_info(void **state)
 {
@@ -974,6 +1059,7 @@ int main(void)
 	    cmocka_unit_test(test_resolve_path),
 	    cmocka_unit_test(test_path_from_sa),
 	    cmocka_unit_test(test_class_port_info),
+	    cmocka_unit_test(test_wait_runs_mads_here),
 	    cmocka_unit_test(test_auto_qp_inline),
 	    cmocka_unit_test(test_auto_qp_thread),
 	    cmocka_unit_test(test_auto_qp_no_init),
