@@ -46,6 +46,18 @@ build() {
 	(cd "$dir" && { [ -f Makefile ] || ../configure "$@"; } && make -j"$jobs")
 }
 
+# Add one stage's automake counts (from DIR/test-suite.log) to the totals
+# printed at the end, so CI shows one closing "N passed, N failed" line.
+passed=0
+failed=0
+tally() {
+	p=$(sed -n 's/^# PASS: *//p' "$1/test-suite.log" | head -1)
+	f=$(sed -n 's/^# FAIL: *//p' "$1/test-suite.log" | head -1)
+	e=$(sed -n 's/^# ERROR: *//p' "$1/test-suite.log" | head -1)
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0} + ${e:-0}))
+}
+
 case "${1:-}" in
 demo)
 	install_missing
@@ -58,12 +70,14 @@ test)
 	echo "== clang-format"
 	(cd build && make format-check)
 	(cd build && make -j"$jobs" check) || { cat build/test-suite.log 2>/dev/null | tail -100; exit 1; }
+	tally build
 	echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 	build build-asan --enable-werror \
 		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 		LDFLAGS="-fsanitize=address,undefined"
 	(cd build-asan && make -j"$jobs" check-unit) ||
 		{ cat build-asan/test-suite.log 2>/dev/null | tail -100; exit 1; }
+	tally build-asan
 	if command -v clang >/dev/null; then
 		echo "== fuzz targets (libFuzzer)"
 		(cd build && make fuzz-run FUZZ_RUNS="${FUZZ_RUNS:-200000}")
@@ -71,7 +85,8 @@ test)
 	echo "== make distcheck"
 	(cd build && make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror) ||
 		exit 1
-	echo "all test stages passed"
+	echo "all test stages passed (make check, ASan+UBSan unit tests, libFuzzer, distcheck)"
+	echo "tests: $passed passed, $failed failed"
 	;;
 *)
 	echo "usage: $0 demo|test" >&2
