@@ -64,5 +64,5 @@ echo "== the first REQ, as IBA fields"
 if command -v tshark >/dev/null 2>&1; then
 	echo
 	echo "== tshark's view of the same capture (CM packets)"
-	tshark -r "$dir/cm.pcap" -Y infiniband.cm 2>/dev/null | head -12
+	tshark -r "$dir/cm.pcap" -Y "infiniband.mad.mgmtclass == 0x07" 2>/dev/null | head -16
 fi
