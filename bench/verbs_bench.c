@@ -9,9 +9,19 @@
  *   - UNIX socket ping-pong round trip (blocking read/write)
  *   - RC SEND ping-pong round trip, woken by completion events
  *   - RC SEND ping-pong round trip, busy polling the CQ
+ *     (these three as median and p99 of single round trips, and the
+ *     RC / UNIX ratio of medians and median, p10 and p90 of per-block
+ *     ratios)
  *   - RDMA WRITE latency: post to completion (the target's HCA answers,
  *     its application does nothing)
  *   - QP create -> RTS time (median and p99)
+ *
+ * The three ping-pongs are interleaved in short blocks (BLOCK round trips
+ * of each kind in turn, ITERS / BLOCK times), not run one after another:
+ * on a small shared VM the speed of the machine drifts by several times
+ * within seconds, so a baseline measured at another moment than the RC
+ * ping-pong makes their ratio meaningless.
+ *
  * Numbers only; nothing is asserted.  VERBS_BENCH_ONLY=unix,events,poll,
  * write,churn (a comma-separated subset) runs only those parts, for
  * profiling one of them.
@@ -42,6 +52,24 @@ static struct ibv_qp *qp;
 static struct ibv_mr *mr;
 static uint8_t *buf;
 static struct ibv_port_attr port;
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The pct-th percentile of n samples, sorting them in place. */
+static double pct(double *v, int n, int pct)
+{
+	size_t i = (size_t)n * (size_t)pct / 100;
+
+	if (n <= 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), cmp);
+	return v[i < (size_t)n ? i : (size_t)n - 1];
+}
 
 /* Whether a part of the benchmark runs (VERBS_BENCH_ONLY, all if unset). */
 static bool part(const char *name)
@@ -78,7 +106,11 @@ static void xfer(int fd, void *p, size_t n, bool out)
 	while (n) {
 		ssize_t r = out ? write(fd, b, n) : read(fd, b, n);
 
-		if (r <= 0)
+		if (r == 0) {
+			fprintf(stderr, "verbs_bench: peer closed the socket\n");
+			exit(1);
+		}
+		if (r < 0)
 			die(out ? "write" : "read");
 		b += r;
 		n -= (size_t)r;
@@ -225,6 +257,64 @@ static void wait_op(enum ibv_wc_opcode want, bool events)
 	}
 }
 
+enum kind { K_UNIX, K_EVENTS, K_POLL, NKINDS };
+
+static const struct {
+	const char *part;  /* its VERBS_BENCH_ONLY name */
+	const char *label; /* its line in the output */
+} kinds[NKINDS] = {
+    [K_UNIX] = {"unix", "UNIX socket ping-pong (blocking):"},
+    [K_EVENTS] = {"events", "RC SEND ping-pong (completion events):"},
+    [K_POLL] = {"poll", "RC SEND ping-pong (busy polling):"},
+};
+
+/* Round trips of one kind in a row: short, so that all kinds see the
+ * machine in the same state, but long enough that switching kinds (the
+ * peer moving from a socket read to a CQ wait) is a small part of it. */
+#define BLOCK 50
+
+static int block_len(int iters)
+{
+	return iters < BLOCK ? iters : BLOCK;
+}
+
+static int nblocks(int iters)
+{
+	return iters / block_len(iters);
+}
+
+/* The passive half of one round trip: wait for the ping, answer it. */
+static void serve_one(int fd, enum kind k)
+{
+	uint64_t v;
+
+	if (k == K_UNIX) {
+		xfer(fd, &v, sizeof(v), false);
+		xfer(fd, &v, sizeof(v), true);
+		return;
+	}
+	wait_op(IBV_WC_RECV, k == K_EVENTS);
+	post_recv();
+	post_send(IBV_WR_SEND, NULL);
+}
+
+/* The active half of one round trip, timed. */
+static double ping_one(int fd, enum kind k)
+{
+	double t0 = now_us();
+	uint64_t v = 0;
+
+	if (k == K_UNIX) {
+		xfer(fd, &v, sizeof(v), true);
+		xfer(fd, &v, sizeof(v), false);
+	} else {
+		post_send(IBV_WR_SEND, NULL);
+		wait_op(IBV_WC_RECV, k == K_EVENTS);
+		post_recv();
+	}
+	return now_us() - t0;
+}
+
 static int serve(int fd, int iters)
 {
 	struct info me, peer;
@@ -236,20 +326,11 @@ static int serve(int fd, int iters)
 		post_recv();
 	connect_to(&peer, me.psn);
 	xfer(fd, &me, sizeof(me), true);
-	/* UNIX socket ping-pong */
-	for (int i = 0; part("unix") && i < iters; i++) {
-		uint64_t v;
-
-		xfer(fd, &v, sizeof(v), false);
-		xfer(fd, &v, sizeof(v), true);
-	}
-	/* SEND ping-pong: events, then spinning */
-	for (int mode = 0; mode < 2; mode++)
-		for (int i = 0; part(mode ? "poll" : "events") && i < iters; i++) {
-			wait_op(IBV_WC_RECV, mode == 0);
-			post_recv();
-			post_send(IBV_WR_SEND, NULL);
-		}
+	/* The ping-pongs, in the same interleaved order as the client. */
+	for (int b = 0; b < nblocks(iters); b++)
+		for (int k = 0; k < NKINDS; k++)
+			for (int i = 0; part(kinds[k].part) && i < block_len(iters); i++)
+				serve_one(fd, (enum kind)k);
 	/* RDMA WRITE: nothing to do; wait until the client says done. */
 	{
 		char c;
@@ -257,13 +338,6 @@ static int serve(int fd, int iters)
 		xfer(fd, &c, 1, false);
 	}
 	return 0;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static void qp_churn(int n)
@@ -304,10 +378,70 @@ static void qp_churn(int n)
 	free(t);
 }
 
-static void report(const char *what, double total_us, int iters)
+/*
+ * Run the interleaved ping-pongs: per block, BLOCK round trips of each
+ * enabled kind in turn.  Prints every kind's median and p99, then RC over
+ * UNIX two ways: the ratio of the overall medians, and the median of the
+ * ratios of the medians of each block (each block's RC against the UNIX
+ * baseline measured just before it).
+ */
+static void ping_pongs(int fd, int iters)
 {
-	printf("%-44s %8.2f us round trip  %8.2f us per message\n", what, total_us / iters,
-	       total_us / iters / 2);
+	int nb = nblocks(iters), bl = block_len(iters), n = nb * bl;
+	double *all[NKINDS] = {0}, *blk[NKINDS] = {0}, *ratio[NKINDS] = {0};
+	double med[NKINDS] = {0};
+	bool on[NKINDS];
+
+	for (int k = 0; k < NKINDS; k++) {
+		on[k] = part(kinds[k].part);
+		all[k] = calloc((size_t)n, sizeof(double));
+		blk[k] = calloc((size_t)bl, sizeof(double));
+		ratio[k] = calloc((size_t)nb, sizeof(double));
+		if (!all[k] || !blk[k] || !ratio[k])
+			die("calloc");
+	}
+	for (int b = 0; b < nb; b++) {
+		double bmed[NKINDS] = {0};
+
+		for (int k = 0; k < NKINDS; k++) {
+			for (int i = 0; on[k] && i < bl; i++)
+				all[k][b * bl + i] = blk[k][i] = ping_one(fd, (enum kind)k);
+			if (on[k])
+				bmed[k] = pct(blk[k], bl, 50);
+		}
+		for (int k = K_EVENTS; k < NKINDS; k++)
+			ratio[k][b] = bmed[K_UNIX] > 0 ? bmed[k] / bmed[K_UNIX] : 0;
+	}
+	printf("%d blocks of %d round trips of each kind, interleaved\n", nb, bl);
+	for (int k = 0; k < NKINDS; k++) {
+		if (!on[k])
+			continue;
+		med[k] = pct(all[k], n, 50);
+		printf("%-44s median %8.2f us   p99 %8.2f us   round trip\n", kinds[k].label,
+		       med[k], pct(all[k], n, 99));
+	}
+	if (on[K_UNIX] && (on[K_EVENTS] || on[K_POLL])) {
+		printf("%-44s", "RC SEND / UNIX, ratio of medians:");
+		for (int k = K_EVENTS; k < NKINDS; k++)
+			if (on[k])
+				printf(" %8.2fx (%s)", med[k] / med[K_UNIX], kinds[k].part);
+		printf("\n%-44s", "RC SEND / UNIX, median of per-block ratios:");
+		for (int k = K_EVENTS; k < NKINDS; k++)
+			if (on[k])
+				printf(" %8.2fx (%s)", pct(ratio[k], nb, 50), kinds[k].part);
+		/* How much the blocks disagree: their p10 and p90. */
+		printf("\n%-44s", "  per-block ratios, p10 .. p90:");
+		for (int k = K_EVENTS; k < NKINDS; k++)
+			if (on[k])
+				printf("  %.2f .. %.2f (%s)", pct(ratio[k], nb, 10),
+				       pct(ratio[k], nb, 90), kinds[k].part);
+		printf("\n");
+	}
+	for (int k = 0; k < NKINDS; k++) {
+		free(all[k]);
+		free(blk[k]);
+		free(ratio[k]);
+	}
 }
 
 int main(int argc, char **argv)
@@ -316,7 +450,7 @@ int main(int argc, char **argv)
 	int iters = argc > 2 ? atoi(argv[2]) : 2000;
 	struct info me, peer;
 	int sv[2], status;
-	double t0, unix_rt, ev_rt, spin_rt, wr_rt;
+	double t0, wr_rt;
 	pid_t pid;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -348,42 +482,9 @@ int main(int argc, char **argv)
 		post_recv();
 	connect_to(&peer, me.psn);
 	printf("verbs_bench: LID %u -> LID %u (%s), %d iterations\n", port.lid, peer.lid, peer_host,
-	       iters);
+	       nblocks(iters) * block_len(iters));
 
-	unix_rt = ev_rt = spin_rt = 0;
-	if (part("unix")) {
-		t0 = now_us();
-		for (int i = 0; i < iters; i++) {
-			uint64_t v = (uint64_t)i;
-
-			xfer(sv[0], &v, sizeof(v), true);
-			xfer(sv[0], &v, sizeof(v), false);
-		}
-		unix_rt = now_us() - t0;
-		report("UNIX socket ping-pong (blocking):", unix_rt, iters);
-	}
-
-	if (part("events")) {
-		t0 = now_us();
-		for (int i = 0; i < iters; i++) {
-			post_send(IBV_WR_SEND, NULL);
-			wait_op(IBV_WC_RECV, true);
-			post_recv();
-		}
-		ev_rt = now_us() - t0;
-		report("RC SEND ping-pong (completion events):", ev_rt, iters);
-	}
-
-	if (part("poll")) {
-		t0 = now_us();
-		for (int i = 0; i < iters; i++) {
-			post_send(IBV_WR_SEND, NULL);
-			wait_op(IBV_WC_RECV, false);
-			post_recv();
-		}
-		spin_rt = now_us() - t0;
-		report("RC SEND ping-pong (busy polling):", spin_rt, iters);
-	}
+	ping_pongs(sv[0], iters);
 
 	if (part("write")) {
 		t0 = now_us();
@@ -398,9 +499,6 @@ int main(int argc, char **argv)
 	xfer(sv[0], "x", 1, true);
 	waitpid(pid, &status, 0);
 
-	if (unix_rt > 0 && ev_rt > 0 && spin_rt > 0)
-		printf("%-44s %8.2fx (events)  %8.2fx (polling)\n",
-		       "RC SEND ping-pong / UNIX ping-pong:", ev_rt / unix_rt, spin_rt / unix_rt);
 	if (part("churn"))
 		qp_churn(2000);
 	return 0;
