@@ -730,15 +730,29 @@ static void ping_between(struct run *r, unsigned i)
 	r->ping_wakes.cpu[0][W_APP] -= b.probe - a.probe;
 }
 
+/* What every one-at-a-time row does before its loop: fresh floor samples
+ * and ping wake-ups, and a snapshot of the wake-up counters. */
+static void row_start(struct run *r, struct wakes *w0)
+{
+	r->nfl = 0;
+	memset(&r->ping_wakes, 0, sizeof(r->ping_wakes));
+	wakes_get(w0);
+}
+
+/* ... and after it: wake-ups per connect, then tear the connections down. */
+static void row_finish(struct run *r, const struct wakes *w0)
+{
+	wakes_print(w0, &r->ping_wakes, n_seq, "connect");
+	disconnect_all(r->rt, r->ids, n_seq);
+}
+
 /* One at a time, the application moves its QPs: REQ sent -> ESTABLISHED. */
 static void row_verbs(struct run *r)
 {
 	unsigned ok = 0;
 	struct wakes w0;
 
-	r->nfl = 0;
-	memset(&r->ping_wakes, 0, sizeof(r->ping_wakes));
-	wakes_get(&w0);
+	row_start(r, &w0);
 	for (unsigned i = 0; i < n_seq; i++) {
 		struct cm_connect_cmd c = r->tmpl;
 		uint64_t t;
@@ -763,8 +777,7 @@ static void row_verbs(struct run *r)
 	}
 	printf("connect one at a time (%u of %u), active side\n", ok, n_seq);
 	print_latency(r->rep, r->lat, ok, r->fl, r->nfl, r->floor_med);
-	wakes_print(&w0, &r->ping_wakes, n_seq, "connect");
-	disconnect_all(r->rt, r->ids, n_seq);
+	row_finish(r, &w0);
 }
 
 /*
@@ -777,9 +790,7 @@ static void row_loop_qp(struct run *r)
 	unsigned ok = 0;
 	struct wakes w0;
 
-	r->nfl = 0;
-	memset(&r->ping_wakes, 0, sizeof(r->ping_wakes));
-	wakes_get(&w0);
+	row_start(r, &w0);
 	for (unsigned i = 0; i < n_seq; i++) {
 		struct cm_connect_cmd c = r->tmpl;
 		struct ibv_qp *q = r->qp[n_seq + i];
@@ -802,8 +813,7 @@ static void row_loop_qp(struct run *r)
 	       "(rdma_cm style, %u)\n",
 	       ok);
 	print_latency(NULL, r->lat, ok, r->fl, r->nfl, r->floor_med);
-	wakes_print(&w0, &r->ping_wakes, n_seq, "connect");
-	disconnect_all(r->rt, r->ids, n_seq);
+	row_finish(r, &w0);
 }
 
 /* The same without verbs on either side: the CM handshake alone. */
@@ -812,9 +822,7 @@ static void row_cm_only(struct run *r)
 	unsigned ok = 0;
 	struct wakes w0;
 
-	r->nfl = 0;
-	memset(&r->ping_wakes, 0, sizeof(r->ping_wakes));
-	wakes_get(&w0);
+	row_start(r, &w0);
 	for (unsigned i = 0; i < n_seq; i++) {
 		struct cm_connect_cmd c = r->tmpl;
 		uint64_t t;
@@ -838,8 +846,7 @@ static void row_cm_only(struct run *r)
 	}
 	printf("connect one at a time, CM only (no QP transitions on either side, %u)\n", ok);
 	print_latency(r->rep, r->lat, ok, r->fl, r->nfl, r->floor_med);
-	wakes_print(&w0, &r->ping_wakes, n_seq, "connect");
-	disconnect_all(r->rt, r->ids, n_seq);
+	row_finish(r, &w0);
 }
 
 /* CM only, and both sides answer on their loop threads (on_loop_event). */
@@ -848,9 +855,7 @@ static void row_on_loop(struct run *r)
 	unsigned ok = 0;
 	struct wakes w0;
 
-	r->nfl = 0;
-	memset(&r->ping_wakes, 0, sizeof(r->ping_wakes));
-	wakes_get(&w0);
+	row_start(r, &w0);
 	for (unsigned i = 0; i < n_seq; i++) {
 		struct cm_connect_cmd c = r->tmpl;
 		uint64_t t;
@@ -871,8 +876,7 @@ static void row_on_loop(struct run *r)
 	}
 	printf("connect one at a time, CM only, answered on the loop threads (%u)\n", ok);
 	print_latency(NULL, r->lat, ok, r->fl, r->nfl, r->floor_med);
-	wakes_print(&w0, &r->ping_wakes, n_seq, "connect");
-	disconnect_all(r->rt, r->ids, n_seq);
+	row_finish(r, &w0);
 }
 
 /* Many in flight: all REQs out in batches, RTU as each REP comes. */
