@@ -775,6 +775,20 @@ static void rc_nak(struct vqp *qp, const struct vpkt *p, uint8_t code)
 		send_aeth(qp, p, p->psn, VAETH_NAK | code);
 }
 
+/*
+ * A FIRST/ONLY packet inside a message, or a MIDDLE/LAST outside one: RC
+ * NAKs "invalid request" and puts the QP in error; UC silently skips it.
+ */
+static void out_of_sequence(struct vqp *qp, const struct vpkt *p, bool rc)
+{
+	if (!rc) {
+		qp->epsn = (p->psn + 1) & VPSN_MASK;
+		return;
+	}
+	rc_nak(qp, p, VNAK_INV_REQ);
+	responder_error(qp, IBV_EVENT_QP_REQ_ERR);
+}
+
 static void read_respond(struct vqp *qp, const struct vpkt *p, const uint8_t *src)
 {
 	uint32_t mtu = mtu_bytes(qp->attr.path_mtu);
@@ -882,13 +896,7 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 		       op == VOP_SEND_ONLY_IMM;
 		imm = op == VOP_SEND_LAST_IMM || op == VOP_SEND_ONLY_IMM;
 		if (first == qp->in_msg) {
-			/* FIRST inside a message, or MIDDLE/LAST outside one. */
-			if (!rc) {
-				qp->epsn = (p->psn + 1) & VPSN_MASK;
-				return;
-			}
-			rc_nak(qp, p, VNAK_INV_REQ);
-			responder_error(qp, IBV_EVENT_QP_REQ_ERR);
+			out_of_sequence(qp, p, rc);
 			return;
 		}
 		if (first) {
@@ -942,12 +950,7 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 		       op == VOP_WRITE_ONLY_IMM;
 		imm = op == VOP_WRITE_LAST_IMM || op == VOP_WRITE_ONLY_IMM;
 		if (first == qp->in_msg) {
-			if (!rc) {
-				qp->epsn = (p->psn + 1) & VPSN_MASK;
-				return;
-			}
-			rc_nak(qp, p, VNAK_INV_REQ);
-			responder_error(qp, IBV_EVENT_QP_REQ_ERR);
+			out_of_sequence(qp, p, rc);
 			return;
 		}
 		if (first) {
