@@ -562,7 +562,6 @@ static void decode_pcap(struct decode_state *st, const char *name, const uint8_t
 	if (data_packets)
 		fprintf(st->err, "madcm decode: %s: %u data packets (no MAD) skipped\n", name,
 			data_packets);
-	st->data_packets += data_packets;
 	if (ret < 0) {
 		fprintf(st->err, "madcm decode: %s: after frame %u: %s\n", name, r.index,
 			ret == -EMSGSIZE ? "record larger than 65535 bytes" : "truncated record");

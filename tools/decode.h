@@ -18,10 +18,9 @@ struct decode_state {
 	FILE *out; /* decoded MADs and per-MAD errors */
 	FILE *err; /* notes (skipped records, unreadable input) */
 	bool json;
-	unsigned mads;	       /* MADs seen */
-	unsigned malformed;    /* MADs or inputs that were malformed */
-	unsigned skipped;      /* capture records that carry no MAD */
-	unsigned data_packets; /* of those, well-formed non-MAD IB packets */
+	unsigned mads;	    /* MADs seen */
+	unsigned malformed; /* MADs or inputs that were malformed */
+	unsigned skipped;   /* capture records that carry no MAD */
 };
 
 /* Where a MAD came from, for the heading / the JSON "source" members. */
