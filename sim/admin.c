@@ -218,14 +218,17 @@ int fsd_admin(const char *cmdline, char **res)
 		out(&o, "trace %s (in fabsimd.log)\n", fsd_trace ? "on" : "off");
 	} else if (!strcmp(buf, "ping"))
 		out(&o, "pong %d\n", getpid());
-	else if (!strcmp(buf, "link"))
+	else if (!strcmp(buf, "link")) {
 		ret = cmd_link(&o, args);
-	else if (!strcmp(buf, "capture"))
+		fsd_verbs_changed();
+	} else if (!strcmp(buf, "capture")) {
 		ret = cmd_capture(&o, args);
-	else if (!strcmp(buf, "fault")) {
+		fsd_verbs_changed();
+	} else if (!strcmp(buf, "fault")) {
 		char tmp[8192] = "";
 
 		ret = fsd_fault_cmd(args, tmp, sizeof(tmp));
+		fsd_verbs_changed();
 		out(&o, "%s", tmp);
 	} else if (!strcmp(buf, "shutdown")) {
 		out(&o, "bye\n");

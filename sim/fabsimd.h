@@ -214,6 +214,7 @@ void fsd_rmpp_agent_gone(struct fsd_agent *a);
 int fsd_fault_apply(const struct fsd_port *from, const struct fsd_port *to, const uint8_t *mad,
 		    uint32_t *delay_ms);
 int fsd_fault_cmd(const char *args, char *out, size_t outlen);
+bool fsd_fault_any(void); /* any rule at all */
 struct fsd_capture;
 int fsd_capture_start(struct fsd_port *p, const char *path);
 void fsd_capture_stop(struct fsd_port *p);
@@ -263,8 +264,11 @@ int fsd_admin(const char *cmd, char **out);
  * ---- soft verbs extension point (implemented in sim/fabsimd_verbs.c) ----
  * Weak defaults live in fabsimd_main.c so the daemon links without it.
  */
-/* once at start, after the topology is loaded */
-int fsd_verbs_init(void);
+/* once at start, after the topology is loaded; dir: the fabric's */
+int fsd_verbs_init(const char *dir);
+/* something a route depends on changed (SMP Set, port state, link, fault,
+ * capture): cut-through grants are void (sim/verbs_proto.h) */
+void fsd_verbs_changed(void);
 /* a message with FSP_VERBS_FIRST <= type <= FSP_VERBS_LAST; reply with
  * fsd_reply() (or not, for one-way messages).  Return -errno to have the
  * daemon reply with that status. */

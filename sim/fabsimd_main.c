@@ -40,10 +40,13 @@ static volatile sig_atomic_t stop;
 static FILE *logf;
 
 /* ---- weak defaults for the verbs module ---- */
-__attribute__((weak)) int fsd_verbs_init(void)
+__attribute__((weak)) int fsd_verbs_init(const char *dir)
 {
+	(void)dir;
 	return 0;
 }
+
+__attribute__((weak)) void fsd_verbs_changed(void) {}
 
 __attribute__((weak)) int fsd_verbs_msg(struct fsd_conn *c, const struct fsp_hdr *h,
 					const void *body, size_t len)
@@ -833,7 +836,7 @@ int main(int argc, char **argv)
 	struct epoll_event lev = {.events = EPOLLIN, .data.ptr = NULL};
 
 	epoll_ctl(epfd, EPOLL_CTL_ADD, lfd, &lev);
-	fsd_verbs_init();
+	fsd_verbs_init(dir);
 	fsd_log("fabric '%s' up: %d nodes, %d hosts, socket %s", fab.name, fab.num_nodes,
 		fab.num_hosts, sa.sun_path);
 

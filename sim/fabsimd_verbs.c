@@ -16,8 +16,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "sim/fabsimd.h"
 #include "sim/verbs_proto.h"
@@ -50,6 +54,7 @@ struct fv_conn {
 	uint32_t *blocks;
 	uint32_t nblocks, cap;
 	struct fv_member *groups; /* this connection's memberships */
+	struct fsp_verbs_direct direct; /* its cut-through socket, if any */
 	/* packets routed to it while handling one message (FSP_VERBS_PKTS) */
 	uint8_t *obuf;
 	uint32_t olen, ocount;
@@ -62,7 +67,23 @@ static void port_now(struct fsd_port *p, struct fsp_verbs_port_event *e);
 static struct fsd_port *cur_src; /* port of the packet being routed */
 static struct {
 	uint64_t pkts, bytes, drop_route, drop_noqp, drop_bad, drop_fault, mcast_copies;
+	uint64_t grants, refusals;
 } st;
+
+/* The fabric generation (sim/verbs_proto.h), in a file every verbs
+ * process maps; 0 if it could not be made (then nothing is granted). */
+static uint64_t *gen_word;
+
+void fsd_verbs_changed(void)
+{
+	if (gen_word)
+		__atomic_add_fetch(gen_word, 1, __ATOMIC_SEQ_CST);
+}
+
+static uint64_t gen_now(void)
+{
+	return gen_word ? __atomic_load_n(gen_word, __ATOMIC_SEQ_CST) : 0;
+}
 
 static struct fv_port *vport_get(struct fsd_port *p, bool create)
 {
@@ -166,6 +187,7 @@ static int v_qpn_block(struct fsd_conn *c, const struct fsp_hdr *h)
 			continue;
 		vp->blk[b] = c;
 		vc->blocks[vc->nblocks++] = b;
+		fsd_verbs_changed(); /* refusals for this block are stale */
 		return fsd_reply(c, h, (int32_t)(b * FSP_VERBS_QPN_BLOCK_SIZE), NULL, 0);
 	}
 	return -ENOSPC;
@@ -537,8 +559,99 @@ static int v_pkts(struct fsd_conn *c, const uint8_t *body, size_t len)
 	return 0;
 }
 
-int fsd_verbs_init(void)
+int fsd_verbs_init(const char *dir)
 {
+	char path[4200];
+	void *m;
+	int fd;
+
+	/* A new file, not a truncated one: processes of an earlier daemon
+	 * in the same directory keep the old generation word. */
+	snprintf(path, sizeof(path), "%s/%s", dir, FSP_VERBS_GEN_FILE);
+	unlink(path);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, 4096)) {
+		close(fd);
+		return -errno;
+	}
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -errno;
+	gen_word = m;
+	*gen_word = 1; /* processes take 0 for "never asked" */
+	return 0;
+}
+
+/* Whether a packet from src to dlid, DestQP block blk, may skip the
+ * daemon; 0 and the owner's socket name if so. */
+static int route_check(struct fsd_port *src, uint32_t dlid, uint32_t dqpn,
+		       const struct fsp_verbs_direct **to)
+{
+	enum fsd_counter why = FSD_C_NO_ROUTE;
+	struct fsd_port *dst;
+	struct fv_port *vp;
+	struct fsd_conn *owner;
+
+	if (!gen_word)
+		return -ENOSYS;
+	if (dlid >= MCAST_BASE || !dlid)
+		return -EINVAL; /* multicast floods through the daemon */
+	if (fsd_fault_any())
+		return -EAGAIN; /* faults act on each packet here */
+	if (src->capture)
+		return -EAGAIN; /* captures see each packet here */
+	dst = fsd_route_lid(src, (uint16_t)dlid, false, &why);
+	if (!dst || dst->node->type != FSD_CA)
+		return -EHOSTUNREACH;
+	if (dst->capture)
+		return -EAGAIN;
+	vp = vport_get(dst, false);
+	if (!vp || dqpn / FSP_VERBS_QPN_BLOCK_SIZE >= NBLOCKS)
+		return -ENOENT;
+	owner = vp->blk[dqpn / FSP_VERBS_QPN_BLOCK_SIZE];
+	if (!owner || !owner->verbs || !((struct fv_conn *)owner->verbs)->direct.addr_len)
+		return -ENOENT;
+	*to = &((struct fv_conn *)owner->verbs)->direct;
+	return 0;
+}
+
+static int v_route(struct fsd_conn *c, const void *body, size_t len)
+{
+	struct fv_conn *vc = c->verbs;
+	const struct fsp_verbs_direct *to = NULL;
+	struct fsp_verbs_route r;
+
+	if (!vc || len < sizeof(r))
+		return -EINVAL;
+	memcpy(&r, body, sizeof(r));
+	r.gen = gen_now();
+	r.status = route_check(vc->vp->port, r.dlid, r.dqpn, &to);
+	memset(r.addr, 0, sizeof(r.addr));
+	r.addr_len = 0;
+	if (!r.status) {
+		r.addr_len = to->addr_len;
+		memcpy(r.addr, to->addr, to->addr_len);
+		st.grants++;
+	} else {
+		st.refusals++;
+	}
+	return fsd_conn_send(c, FSP_VERBS_ROUTE, 0, 0, 0, &r, sizeof(r));
+}
+
+static int v_direct(struct fsd_conn *c, const void *body, size_t len)
+{
+	struct fv_conn *vc = c->verbs;
+	struct fsp_verbs_direct d;
+
+	if (!vc || len < sizeof(d))
+		return -EINVAL;
+	memcpy(&d, body, sizeof(d));
+	if (d.addr_len < 2 || d.addr_len > sizeof(d.addr))
+		return -EINVAL;
+	vc->direct = d;
 	return 0;
 }
 
@@ -551,6 +664,10 @@ int fsd_verbs_msg(struct fsd_conn *c, const struct fsp_hdr *h, const void *body,
 		return v_qpn_block(c, h);
 	case FSP_VERBS_MCAST:
 		return v_mcast(c, h, body, len);
+	case FSP_VERBS_DIRECT:
+		return v_direct(c, body, len);
+	case FSP_VERBS_ROUTE:
+		return v_route(c, body, len);
 	case FSP_VERBS_PKT:
 	case FSP_VERBS_PKTS: {
 		int ret;
@@ -570,6 +687,9 @@ int fsd_verbs_msg(struct fsd_conn *c, const struct fsp_hdr *h, const void *body,
 		    .drop_bad = st.drop_bad,
 		    .mcast_copies = st.mcast_copies,
 		    .drop_fault = st.drop_fault,
+		    .grants = st.grants,
+		    .refusals = st.refusals,
+		    .gen = gen_now(),
 		};
 		struct fv_port *vp;
 		struct fv_conn *vc;
@@ -613,6 +733,8 @@ void fsd_verbs_conn_closed(struct fsd_conn *c)
 	}
 	if (vc->oqueued)
 		out_unqueue(vc);
+	/* Grants naming its socket are void (senders also see it closed). */
+	fsd_verbs_changed();
 	free(vc->obuf);
 	free(vc->blocks);
 	free(vc);

@@ -42,6 +42,11 @@ static double rnd(void)
 	return (double)((rng_state * 0x2545f4914f6cdd1dull) >> 11) / 9007199254740992.0;
 }
 
+bool fsd_fault_any(void)
+{
+	return nrules > 0;
+}
+
 int fsd_fault_apply(const struct fsd_port *a, const struct fsd_port *b, const uint8_t *mad,
 		    uint32_t *delay_ms)
 {

@@ -101,6 +101,8 @@ void fsd_port_set_state(struct fsd_port *p, int state, int phys)
 		pset(p, IB_PORT_PHYS_STATE_F, (uint32_t)phys);
 	if (old != state && (state == PS_DOWN || state == PS_INIT))
 		state_changed(p);
+	if (old != state)
+		fsd_verbs_changed();
 }
 
 /*
@@ -547,6 +549,9 @@ int fsd_sma_handle(struct fsd_node *n, int in_port, const uint8_t *mad, uint8_t 
 	else
 		status =
 		    handle_attr(n, in_port, method, attr, mod, mad + SMP_DATA, resp + SMP_DATA);
+	/* LFTs, MFTs, LIDs, P_Keys: routes may have changed. */
+	if (method == IB_MAD_METHOD_SET)
+		fsd_verbs_changed();
 	resp[3] = IB_MAD_METHOD_GET_RESPONSE;
 	if (hide_mkey && attr == ATTR_PORT_INFO)
 		mad_set_field64(resp + SMP_DATA, 0, IB_PORT_MKEY_F, 0);

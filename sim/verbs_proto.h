@@ -24,6 +24,22 @@
  *    together, as an HCA raises one interrupt for several.
  *  - Multicast: FSP_VERBS_MCAST joins/leaves an MLID for this connection.
  *  - Closing the connection (or dying) releases its blocks and groups.
+ *
+ * Cut-through (FSP_VERBS_DIRECT, FSP_VERBS_ROUTE): where routing a packet
+ * would only carry it from one process to another unchanged (a route of
+ * Active links exists, no `fabsim fault` rule exists, neither port is
+ * captured), the daemon lets the sender hand it to the receiving process
+ * directly, as a switch's cut-through forwarding does not change what
+ * arrives.  Each process listens on a SOCK_SEQPACKET socket (abstract
+ * name, FSP_VERBS_DIRECT tells it); a sender asks FSP_VERBS_ROUTE for a
+ * (DLID, DestQP block) and gets the owner's name, or a refusal, tagged
+ * with the fabric generation: a counter in the file FSP_VERBS_GEN_FILE of
+ * the fabric directory, mapped by every process, that the daemon bumps
+ * whenever anything a route depends on changes (an SMP Set, a port state,
+ * `fabsim link|fault|capture`, a QPN block handed out or released).  A
+ * grant is used only while the generation is still the one it carries;
+ * otherwise packets go through the daemon as above.  Direct messages carry
+ * fsp_verbs_rec records, as the body of FSP_VERBS_PKTS, without header.
  */
 #ifndef SIM_VERBS_PROTO_H
 #define SIM_VERBS_PROTO_H
@@ -51,6 +67,30 @@ enum fsp_verbs_type {
 	/* one-way, both directions: struct fsp_verbs_rec + packet bytes,
 	 * padded to 4, repeated; in the order they were sent */
 	FSP_VERBS_PKTS = FSP_VERBS_FIRST + 6,
+	/* one-way, process -> daemon: fsp_verbs_direct, the name of the
+	 * process's cut-through socket */
+	FSP_VERBS_DIRECT = FSP_VERBS_FIRST + 7,
+	/* one-way both ways: fsp_verbs_route; the process asks with dlid and
+	 * dqpn, the daemon answers (not as a reply: the HCA thread or a
+	 * waiting application thread takes it) with gen, status and addr */
+	FSP_VERBS_ROUTE = FSP_VERBS_FIRST + 8,
+};
+
+#define FSP_VERBS_GEN_FILE "verbs.gen"
+#define FSP_VERBS_ADDR_MAX 108u /* sun_path */
+
+struct fsp_verbs_direct {
+	uint32_t addr_len; /* bytes of addr used (abstract: leading NUL) */
+	uint8_t addr[FSP_VERBS_ADDR_MAX];
+};
+
+struct fsp_verbs_route {
+	uint32_t dlid;
+	uint32_t dqpn;
+	uint64_t gen;	/* fabric generation the answer holds for */
+	int32_t status; /* 0: send to addr directly; -errno: through the daemon */
+	uint32_t addr_len;
+	uint8_t addr[FSP_VERBS_ADDR_MAX];
 };
 
 /* One packet of an FSP_VERBS_PKTS message. */
@@ -99,6 +139,9 @@ struct fsp_verbs_stats {
 	uint64_t drop_bad;	/* malformed or spoofed */
 	uint64_t mcast_copies;
 	uint64_t drop_fault; /* dropped by `fabsim fault` rules */
+	uint64_t grants;     /* cut-through routes granted */
+	uint64_t refusals;   /* cut-through routes refused */
+	uint64_t gen;	     /* fabric generation */
 };
 
 #endif

@@ -5,6 +5,10 @@
  * Fabric mode (FABSIM_DIR set): one FSP_KIND_STREAM connection to fabsimd
  * per process carries FSP_VERBS_PKT both ways; the daemon routes each
  * packet along the forwarding tables, so link state and faults apply.
+ * Where the daemon allows it, packets go from process to process directly
+ * instead (cut-through, sim/verbs_direct.c); either way a batch of packets
+ * leaves in one message to one place, so a batch ends where the next
+ * packet goes elsewhere.
  * Requests (QPN blocks, multicast) are sent by the calling thread, and
  * their replies, which arrive on the same connection, are handed over by
  * the HCA thread that reads it.
@@ -32,11 +36,13 @@
 #include <unistd.h>
 
 #include "sim/verbs_client.h"
+#include "sim/verbs_direct.h"
 #include "sim/verbs_priv.h"
 #include "sim/verbs_proto.h"
 
 static struct {
 	int fd;
+	int ep; /* fabric: the epoll set of sim/verbs_direct.c, or -1 */
 	bool fabric;
 	uint16_t lid;
 	/* standalone */
@@ -54,10 +60,12 @@ static struct {
 	uint8_t rx[FSP_VERBS_BATCH_MAX + FSP_VERBS_PKT_MAX + sizeof(struct fsp_hdr)];
 	size_t rx_off, rx_len;
 	uint8_t tx[FSP_VERBS_BATCH_MAX];
+	void *tx_to; /* where the batch goes: a direct peer, or NULL: fabsimd */
 	size_t tx_len;
 	unsigned int tx_count, tx_depth;
 } vt = {
     .fd = -1,
+    .ep = -1,
     .call_lock = PTHREAD_MUTEX_INITIALIZER,
     .rep_lock = PTHREAD_MUTEX_INITIALIZER,
     .rep_cond = PTHREAD_COND_INITIALIZER,
@@ -65,7 +73,7 @@ static struct {
 
 int verbs_transport_fd(void)
 {
-	return vt.fd;
+	return vt.ep >= 0 ? vt.ep : vt.fd;
 }
 
 static int standalone_open(const struct verbs_port_info *pi)
@@ -148,6 +156,7 @@ static int fabric_open(void)
 	vt.fd = fd;
 	vt.lid = (uint16_t)rep.lid;
 	vt.fabric = true;
+	vt.ep = vdirect_open(fd);
 	/* The daemon follows the reply with the port's state and MTU; take
 	 * it now so the first ibv_query_port already reports them. */
 	{
@@ -252,11 +261,28 @@ ssize_t verbs_transport_recv(uint8_t *buf, size_t len)
 	}
 	if (vt.rx_off < vt.rx_len)
 		return rx_next(buf, len);
+	if (vt.ep >= 0) {
+		size_t got;
+
+		switch (vdirect_next(vt.rx, sizeof(vt.rx), &got)) {
+		case VD_NONE:
+			return -EAGAIN;
+		case VD_DONE:
+			return 0;
+		case VD_DATA:
+			vt.rx_off = 0;
+			vt.rx_len = got;
+			return rx_next(buf, len);
+		case VD_DAEMON:
+			break;
+		}
+	}
 	n = recv(vt.fd, msg, sizeof(vt.rx), MSG_DONTWAIT);
 	if (n < 0)
 		return -errno;
 	if (n == 0) {
 		fabric_gone();
+		vdirect_daemon_gone();
 		return -ECONNRESET;
 	}
 	if ((size_t)n < sizeof(h))
@@ -280,6 +306,14 @@ ssize_t verbs_transport_recv(uint8_t *buf, size_t len)
 
 		memcpy(&e, msg + sizeof(h), sizeof(e));
 		verbs_port_event(&e);
+		return 0;
+	}
+	if (h.type == FSP_VERBS_ROUTE &&
+	    (size_t)n >= sizeof(h) + sizeof(struct fsp_verbs_route)) {
+		struct fsp_verbs_route r;
+
+		memcpy(&r, msg + sizeof(h), sizeof(r));
+		vdirect_grant(&r);
 		return 0;
 	}
 	if (h.type == FSP_VERBS_PKTS) {
@@ -332,7 +366,9 @@ static int tx_flush(void)
 {
 	int ret = 0;
 
-	if (vt.tx_count == 1) { /* the plain form, for a lone packet */
+	if (vt.tx_count && vt.tx_to) {
+		vdirect_send(vt.tx_to, vt.tx, vt.tx_len);
+	} else if (vt.tx_count == 1) { /* the plain form, for a lone packet */
 		struct fsp_verbs_rec r;
 
 		memcpy(&r, vt.tx, sizeof(r));
@@ -344,7 +380,7 @@ static int tx_flush(void)
 }
 
 /* Packets sent between begin and end leave in one message (fabric mode):
- * one wakeup of the daemon for them all.  Nests; under VERBS_LOCK. */
+ * one wakeup of the receiver for them all.  Nests; under VERBS_LOCK. */
 void verbs_transport_batch_begin(void)
 {
 	vt.tx_depth++;
@@ -360,6 +396,7 @@ int verbs_transport_send(const uint8_t *pkt, size_t len)
 {
 	struct fsp_verbs_rec r = {.len = (uint16_t)len};
 	size_t space = FSP_VERBS_REC_SPACE(len);
+	void *to;
 	int ret;
 
 	if (vt.fd < 0)
@@ -368,19 +405,20 @@ int verbs_transport_send(const uint8_t *pkt, size_t len)
 		standalone_send(pkt, len);
 		return 0;
 	}
-	if (!vt.tx_depth || space > sizeof(vt.tx)) {
-		if (vt.tx_count && (ret = tx_flush())) /* keep the order */
-			return ret;
-		return verbs_client_send(vt.fd, FSP_VERBS_PKT, 0, pkt, len);
-	}
-	if (vt.tx_len + space > sizeof(vt.tx) && (ret = tx_flush()))
+	if (space > sizeof(vt.tx))
+		return -EMSGSIZE;
+	to = vdirect_route(pkt, len);
+	/* A batch goes to one place; keep the order of what was sent. */
+	if (vt.tx_count && (to != vt.tx_to || vt.tx_len + space > sizeof(vt.tx)) &&
+	    (ret = tx_flush()))
 		return ret;
+	vt.tx_to = to;
 	memcpy(vt.tx + vt.tx_len, &r, sizeof(r));
 	memcpy(vt.tx + vt.tx_len + sizeof(r), pkt, len);
 	memset(vt.tx + vt.tx_len + sizeof(r) + len, 0, space - sizeof(r) - len);
 	vt.tx_len += space;
 	vt.tx_count++;
-	return 0;
+	return vt.tx_depth ? 0 : tx_flush();
 }
 
 static int link_alive(const char *path)

@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Cut-through: packets handed from process to process without passing
+ * through fabsimd, where the daemon says routing them would not change
+ * them (sim/verbs_proto.h has the protocol and the rules).
+ *
+ * Why: every packet through the daemon costs one more process wakeup, and
+ * on this kind of machine wakeups are what latency is made of; a
+ * ping-pong through the daemon takes four where a socket ping-pong takes
+ * two.  What is preserved: a packet only skips the daemon while the
+ * fabric generation is the one its grant was given for, so the moment a
+ * link goes down, an SM reprograms a table, a fault rule or a capture
+ * appears, or the receiving process goes, packets route through the
+ * daemon again (a packet already sent is a packet already on the wire).
+ *
+ * Sockets, all in one epoll set so that a waiting thread polls one fd:
+ *  - the daemon stream (the caller reads it: VD_DAEMON);
+ *  - our listener, a SOCK_SEQPACKET socket with an abstract name the
+ *    kernel picks (autobind), told to the daemon with FSP_VERBS_DIRECT;
+ *  - connections accepted on it: one per process sending to us;
+ *  - our connections to the processes we send to, one per process,
+ *    watched for hang-up, and for room while messages wait in `q`: a
+ *    full receiver never blocks the sender (both could be full at once,
+ *    each holding its HCA lock); messages wait here, in order, instead.
+ * All of it runs under VERBS_LOCK (the transport's callers hold it).
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "sim/verbs_client.h"
+#include "sim/verbs_direct.h"
+#include "sim/verbs_proto.h"
+
+enum src_kind { SRC_DAEMON, SRC_LISTEN, SRC_IN, SRC_OUT };
+
+struct src {
+	enum src_kind kind;
+	int fd;
+};
+
+struct qmsg {
+	struct qmsg *next;
+	size_t len;
+	uint8_t data[];
+};
+
+/* A process we send to (kept when it goes, marked dead: grants may still
+ * point at it until the generation moves). */
+struct peer {
+	struct src s;
+	struct peer *next;
+	bool dead;
+	bool want_out;
+	struct qmsg *q, *qtail;
+	uint32_t addr_len;
+	uint8_t addr[FSP_VERBS_ADDR_MAX];
+};
+
+/* A process sending to us. */
+struct inconn {
+	struct src s;
+};
+
+enum route_state { R_PENDING = 1, R_GRANTED, R_REFUSED };
+
+/* What the daemon said of one (DLID, DestQP block), in the generation
+ * `gen`; direct-mapped, a collision only costs a new question. */
+struct route {
+	uint64_t gen;
+	uint32_t key;
+	uint8_t state;
+	struct peer *peer;
+};
+
+#define ROUTE_SLOTS 256
+#define READY_MAX 16
+#define PEER_SNDBUF (4 << 20)
+
+static struct {
+	int ep, lfd, dfd;
+	const uint64_t *gen; /* the daemon's generation word, mapped */
+	struct src daemon, listen;
+	struct peer *peers;
+	struct route routes[ROUTE_SLOTS];
+	struct epoll_event ready[READY_MAX];
+	int nready, iready;
+} vd = {.ep = -1, .lfd = -1, .dfd = -1};
+
+struct vdirect_stats vdirect_stats;
+
+static int ep_add(struct src *s, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = s};
+
+	return epoll_ctl(vd.ep, EPOLL_CTL_ADD, s->fd, &ev) ? -errno : 0;
+}
+
+static const uint64_t *gen_map(void)
+{
+	const char *dir = getenv("FABSIM_DIR");
+	char path[4200];
+	void *m;
+	int fd;
+
+	if (!dir)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/%s", dir, FSP_VERBS_GEN_FILE);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+static int listener_open(struct fsp_verbs_direct *d)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	socklen_t sl = sizeof(sa_family_t);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	/* Autobind: the kernel picks an unused abstract name. */
+	if (bind(fd, (struct sockaddr *)&sa, sl) || listen(fd, 128))
+		goto fail;
+	sl = sizeof(sa);
+	if (getsockname(fd, (struct sockaddr *)&sa, &sl) || sl <= sizeof(sa_family_t))
+		goto fail;
+	memset(d, 0, sizeof(*d));
+	d->addr_len = (uint32_t)(sl - sizeof(sa_family_t));
+	memcpy(d->addr, sa.sun_path, d->addr_len);
+	return fd;
+fail:
+	close(fd);
+	return -errno;
+}
+
+int vdirect_open(int daemon_fd)
+{
+	struct fsp_verbs_direct d;
+	const char *off = getenv("FABSIM_VERBS_DIRECT");
+	int ret;
+
+	vd.dfd = daemon_fd;
+	vd.ep = epoll_create1(EPOLL_CLOEXEC);
+	if (vd.ep < 0)
+		return -errno;
+	vd.daemon = (struct src){SRC_DAEMON, daemon_fd};
+	ret = ep_add(&vd.daemon, EPOLLIN);
+	if (ret)
+		goto fail;
+	/* FABSIM_VERBS_DIRECT=0: everything through the daemon (to compare). */
+	if (off && !strcmp(off, "0"))
+		return vd.ep;
+	vd.gen = gen_map();
+	if (!vd.gen)
+		return vd.ep;
+	vd.lfd = listener_open(&d);
+	if (vd.lfd < 0)
+		return vd.ep;
+	vd.listen = (struct src){SRC_LISTEN, vd.lfd};
+	if (ep_add(&vd.listen, EPOLLIN) ||
+	    verbs_client_send(daemon_fd, FSP_VERBS_DIRECT, 0, &d, sizeof(d))) {
+		close(vd.lfd);
+		vd.lfd = -1;
+	}
+	return vd.ep;
+fail:
+	close(vd.ep);
+	vd.ep = -1;
+	return ret;
+}
+
+/* ---- sending ------------------------------------------------------------ */
+
+static uint32_t route_key(uint16_t dlid, uint32_t dqpn)
+{
+	return (uint32_t)dlid << 16 | (dqpn / FSP_VERBS_QPN_BLOCK_SIZE);
+}
+
+static struct route *route_slot(uint32_t key)
+{
+	return &vd.routes[(key * 2654435761u) >> 24];
+}
+
+static uint64_t gen_now(void)
+{
+	return __atomic_load_n(vd.gen, __ATOMIC_ACQUIRE);
+}
+
+static void peer_dead(struct peer *p)
+{
+	struct qmsg *m;
+
+	if (p->dead)
+		return;
+	p->dead = true;
+	close(p->s.fd); /* also leaves the epoll set */
+	p->s.fd = -1;
+	while ((m = p->q)) {
+		p->q = m->next;
+		free(m);
+		vdirect_stats.lost++;
+	}
+	p->qtail = NULL;
+}
+
+static void want_out(struct peer *p, bool on)
+{
+	struct epoll_event ev = {.events = on ? EPOLLOUT : 0, .data.ptr = &p->s};
+
+	if (p->want_out == on)
+		return;
+	p->want_out = on;
+	epoll_ctl(vd.ep, EPOLL_CTL_MOD, p->s.fd, &ev);
+}
+
+static bool queue(struct peer *p, const uint8_t *buf, size_t len)
+{
+	struct qmsg *m = malloc(sizeof(*m) + len);
+
+	if (!m)
+		return false;
+	m->next = NULL;
+	m->len = len;
+	memcpy(m->data, buf, len);
+	if (p->qtail)
+		p->qtail->next = m;
+	else
+		p->q = m;
+	p->qtail = m;
+	return true;
+}
+
+/* Send one message now; 1 sent, 0 no room, -1 the peer is gone. */
+static int try_send(struct peer *p, const uint8_t *buf, size_t len)
+{
+	for (;;) {
+		ssize_t n = send(p->s.fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n == (ssize_t)len) {
+			vdirect_stats.tx++;
+			return 1;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == ENOBUFS))
+			return 0;
+		return -1;
+	}
+}
+
+static void flush_queue(struct peer *p)
+{
+	struct qmsg *m;
+	int r = 1;
+
+	while ((m = p->q) && (r = try_send(p, m->data, m->len)) == 1) {
+		p->q = m->next;
+		if (!p->q)
+			p->qtail = NULL;
+		free(m);
+	}
+	if (r < 0)
+		peer_dead(p);
+	else
+		want_out(p, p->q != NULL);
+}
+
+void vdirect_send(void *to, const uint8_t *recs, size_t len)
+{
+	struct peer *p = to;
+	int r = 0;
+
+	if (p->dead) {
+		vdirect_stats.lost++;
+		return;
+	}
+	if (!p->q)
+		r = try_send(p, recs, len);
+	if (r < 0) {
+		/* The process went: lost, as a packet to a dead port is. */
+		peer_dead(p);
+		vdirect_stats.lost++;
+	} else if (r == 0) {
+		if (queue(p, recs, len)) {
+			vdirect_stats.queued++;
+			want_out(p, true);
+		} else {
+			vdirect_stats.lost++;
+		}
+	}
+}
+
+static void ask(uint16_t dlid, uint32_t dqpn)
+{
+	struct fsp_verbs_route r = {.dlid = dlid, .dqpn = dqpn};
+
+	vdirect_stats.asked++;
+	(void)verbs_client_send(vd.dfd, FSP_VERBS_ROUTE, 0, &r, sizeof(r));
+}
+
+void *vdirect_route(const uint8_t *pkt, size_t len)
+{
+	size_t bth;
+	uint16_t dlid;
+	uint32_t dqpn, key;
+	uint64_t g;
+	struct route *r;
+
+	if (!vd.gen || vd.lfd < 0 || len < 8 + 12)
+		return NULL;
+	/* LRH (8) [GRH (40)] BTH (12): as fabsimd reads them. */
+	bth = (pkt[1] & 3) == 3 ? 48 : 8;
+	if ((pkt[1] & 3) < 2 || len < bth + 12)
+		return NULL;
+	dlid = (uint16_t)(pkt[2] << 8 | pkt[3]);
+	if (!dlid || dlid >= 0xc000)
+		return NULL; /* multicast is flooded by the daemon */
+	dqpn = (uint32_t)pkt[bth + 5] << 16 | (uint32_t)pkt[bth + 6] << 8 | pkt[bth + 7];
+	key = route_key(dlid, dqpn);
+	g = gen_now();
+	r = route_slot(key);
+	if (r->key != key || r->gen != g || !r->state) {
+		r->key = key;
+		r->gen = g;
+		r->state = R_PENDING;
+		r->peer = NULL;
+		ask(dlid, dqpn);
+		return NULL;
+	}
+	if (r->state == R_GRANTED && !r->peer->dead)
+		return r->peer;
+	return NULL;
+}
+
+static struct peer *peer_get(const struct fsp_verbs_route *g)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int sndbuf = PEER_SNDBUF;
+	struct peer *p;
+	int fd;
+
+	if (g->addr_len < 2 || g->addr_len > sizeof(sa.sun_path))
+		return NULL;
+	for (p = vd.peers; p; p = p->next)
+		if (p->addr_len == g->addr_len && !memcmp(p->addr, g->addr, g->addr_len))
+			break;
+	if (p && !p->dead)
+		return p;
+	memcpy(sa.sun_path, g->addr, g->addr_len);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return NULL;
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	if (connect(fd, (struct sockaddr *)&sa, (socklen_t)(sizeof(sa_family_t) + g->addr_len))) {
+		close(fd);
+		return NULL;
+	}
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			close(fd);
+			return NULL;
+		}
+		p->addr_len = g->addr_len;
+		memcpy(p->addr, g->addr, g->addr_len);
+		p->next = vd.peers;
+		vd.peers = p;
+	}
+	p->s = (struct src){SRC_OUT, fd};
+	p->dead = false;
+	p->want_out = false;
+	/* No events asked: hang-up and errors are always reported. */
+	if (ep_add(&p->s, 0)) {
+		peer_dead(p);
+		return NULL;
+	}
+	return p;
+}
+
+void vdirect_grant(const struct fsp_verbs_route *g)
+{
+	uint32_t key;
+	struct route *r;
+
+	if (!vd.gen || g->dlid > 0xffff)
+		return;
+	key = route_key((uint16_t)g->dlid, g->dqpn);
+	r = route_slot(key);
+	/* An answer for another generation than now is void: the next
+	 * packet asks again. */
+	if (r->key != key || g->gen != gen_now())
+		return;
+	r->gen = g->gen;
+	r->peer = g->status ? NULL : peer_get(g);
+	r->state = r->peer ? R_GRANTED : R_REFUSED;
+	if (r->peer)
+		vdirect_stats.granted++;
+}
+
+/* ---- receiving ---------------------------------------------------------- */
+
+static void accept_all(void)
+{
+	for (;;) {
+		int fd = accept4(vd.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct inconn *in;
+
+		if (fd < 0)
+			return;
+		in = malloc(sizeof(*in));
+		if (!in) {
+			close(fd);
+			continue;
+		}
+		in->s = (struct src){SRC_IN, fd};
+		if (ep_add(&in->s, EPOLLIN)) {
+			close(fd);
+			free(in);
+		}
+	}
+}
+
+int vdirect_next(uint8_t *buf, size_t cap, size_t *len)
+{
+	struct epoll_event *ev;
+	struct src *s;
+	ssize_t n;
+
+	if (vd.iready >= vd.nready) {
+		int k = epoll_wait(vd.ep, vd.ready, READY_MAX, 0);
+
+		vd.iready = vd.nready = 0;
+		if (k <= 0)
+			return VD_NONE;
+		vd.nready = k;
+	}
+	ev = &vd.ready[vd.iready++];
+	s = ev->data.ptr;
+	switch (s->kind) {
+	case SRC_DAEMON:
+		return VD_DAEMON;
+	case SRC_LISTEN:
+		accept_all();
+		return VD_DONE;
+	case SRC_OUT: {
+		struct peer *p = (struct peer *)s;
+
+		if (p->dead)
+			return VD_DONE;
+		if (ev->events & (EPOLLHUP | EPOLLERR))
+			peer_dead(p);
+		else if (ev->events & EPOLLOUT)
+			flush_queue(p);
+		return VD_DONE;
+	}
+	case SRC_IN:
+		break;
+	}
+	n = recv(s->fd, buf, cap, MSG_DONTWAIT);
+	if (n > 0) {
+		vdirect_stats.rx++;
+		*len = (size_t)n;
+		return VD_DATA;
+	}
+	if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+		/* The sender went (its process exited). */
+		close(s->fd);
+		free(s);
+		/* Later entries of this round cannot name it: each source
+		 * appears once per epoll_wait, and this one is done. */
+	}
+	return VD_DONE;
+}
+
+void vdirect_daemon_gone(void)
+{
+	if (vd.ep >= 0)
+		epoll_ctl(vd.ep, EPOLL_CTL_DEL, vd.dfd, NULL);
+}

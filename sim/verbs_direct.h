@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Cut-through between verbs processes (sim/verbs_direct.c); used by the
+ * fabric transport (sim/verbs_transport.c), under VERBS_LOCK.
+ */
+#ifndef SIM_VERBS_DIRECT_H
+#define SIM_VERBS_DIRECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/verbs_proto.h"
+
+/* The epoll set a waiting thread polls (the daemon stream is in it), or
+ * -errno; cut-through stays off when the fabric offers none. */
+int vdirect_open(int daemon_fd);
+
+/* The process a packet may go to directly, or NULL: through the daemon
+ * (and, when the answer is not known for this generation, the daemon is
+ * asked, the answer coming back as FSP_VERBS_ROUTE). */
+void *vdirect_route(const uint8_t *pkt, size_t len);
+/* Send fsp_verbs_rec records to it; a full receiver queues them here. */
+void vdirect_send(void *to, const uint8_t *recs, size_t len);
+/* The daemon's answer (FSP_VERBS_ROUTE). */
+void vdirect_grant(const struct fsp_verbs_route *g);
+
+enum vdirect_next {
+	VD_NONE,   /* nothing is waiting */
+	VD_DAEMON, /* the daemon stream is readable: the caller reads it */
+	VD_DATA,   /* buf holds *len bytes of fsp_verbs_rec records */
+	VD_DONE,   /* something was handled here; look again */
+};
+int vdirect_next(uint8_t *buf, size_t cap, size_t *len);
+/* The daemon closed the stream: stop watching it. */
+void vdirect_daemon_gone(void);
+
+struct vdirect_stats {
+	uint64_t tx, rx;       /* messages sent and received directly */
+	uint64_t asked;	       /* FSP_VERBS_ROUTE questions */
+	uint64_t granted;      /* answers that opened a direct path */
+	uint64_t queued, lost; /* waited for a full receiver; receiver gone */
+};
+extern struct vdirect_stats vdirect_stats;
+
+#endif
