@@ -890,9 +890,10 @@ static int cmd_daemon_stats(void)
 		return 1;
 	printf("conns %" PRIu64 " qpn_blocks %" PRIu64 " mcast_members %" PRIu64 " pkts %" PRIu64
 	       " drop_route %" PRIu64 " drop_noqp %" PRIu64 " drop_bad %" PRIu64
-	       " drop_fault %" PRIu64 "\n",
+	       " drop_fault %" PRIu64 " grants %" PRIu64 " refusals %" PRIu64 " gen %" PRIu64 "\n",
 	       m.u.st.conns, m.u.st.qpn_blocks, m.u.st.mcast_members, m.u.st.pkts,
-	       m.u.st.drop_route, m.u.st.drop_noqp, m.u.st.drop_bad, m.u.st.drop_fault);
+	       m.u.st.drop_route, m.u.st.drop_noqp, m.u.st.drop_bad, m.u.st.drop_fault,
+	       m.u.st.grants, m.u.st.refusals, m.u.st.gen);
 	close(fd);
 	return 0;
 }

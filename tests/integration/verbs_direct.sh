@@ -1,0 +1,70 @@
+#!/bin/sh
+# Cut-through (sim/verbs_direct.c): packets go from process to process
+# without fabsimd only while routing them would not change them, and the
+# moment something a route depends on changes, they route through the
+# daemon again, so faults, captures and link state act on every packet.
+#  1. A ping-pong on a quiet fabric goes direct: fabsimd routes almost
+#     none of its packets, and granted the two routes.
+#  2. A capture on h1 sees every packet: all go through the daemon.
+#  3. Any fault rule, even one that never matches data, sends them all
+#     through the daemon, where faults are applied.
+#  4. A fault rule added in the middle of a direct stream acts at once: a
+#     100% drop on h1's link ends the stream with RETRY_EXC_ERR.
+#  5. FABSIM_VERBS_DIRECT=0 turns it off.
+. "$(dirname "$0")/verbs_lib.sh"
+fab_up --gen b2b
+stat() { on h1 "$VERBS_CHECK" daemon-stats | sed -n "s/.* $1 \([0-9]*\).*/\1/p"; }
+
+p0=$(stat pkts) g0=$(stat grants)
+pair h1 h2 direct ibv_rc_pingpong -p "$(vt_port 41)" -n 1000 || fail "rc_pingpong"
+p1=$(stat pkts) g1=$(stat grants)
+echo "direct: daemon routed $((p1 - p0)) packets of a 1000-message ping-pong, granted $((g1 - g0))"
+[ $((p1 - p0)) -lt 100 ] || fail "the ping-pong went through the daemon"
+[ $((g1 - g0)) -ge 2 ] || fail "no cut-through granted"
+
+fabsim capture h1 "$vt_dir/h1.pcap" >/dev/null || fail "capture"
+pair h1 h2 captured ibv_rc_pingpong -p "$(vt_port 42)" -n 200 -s 64 || fail "rc_pingpong, captured"
+fabsim capture h1 off
+p2=$(stat pkts)
+echo "captured: daemon routed $((p2 - p1)) packets"
+[ $((p2 - p1)) -ge 400 ] || fail "packets skipped the daemon during a capture"
+if command -v tshark >/dev/null 2>&1; then
+	n=$(tshark -r "$vt_dir/h1.pcap" -Y 'infiniband.bth.opcode == 4' 2>/dev/null | wc -l)
+	echo "captured: $n RC Send Only packets"
+	[ "$n" -ge 400 ] || fail "the capture missed packets"
+fi
+
+fabsim fault add link h1:1 class 7 drop >/dev/null || fail "fault add"
+pair h1 h2 faulted ibv_rc_pingpong -p "$(vt_port 43)" -n 200 || fail "rc_pingpong, fault rule"
+p3=$(stat pkts)
+echo "fault rule: daemon routed $((p3 - p2)) packets"
+[ $((p3 - p2)) -ge 400 ] || fail "packets skipped the daemon while a fault rule exists"
+fabsim fault clear >/dev/null
+
+info=$vt_dir/pair.info
+bg_on h2 "$VERBS_CHECK" server "$info" >"$vt_dir/srv.out" 2>&1
+bg_on h1 "$VERBS_CHECK" client "$info" >"$vt_dir/cli.out" 2>&1
+cpid=$!
+i=0
+until grep -q streaming "$vt_dir/cli.out" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 300 ] || { cat "$vt_dir/cli.out" "$vt_dir/srv.out"; fail "no traffic"; }
+	sleep 0.1
+done
+sleep 0.3
+g4=$(stat grants)
+[ "$g4" -gt "$g1" ] || fail "the stream did not go direct"
+fabsim fault add link h1:1 drop >/dev/null || fail "fault add"
+wait "$cpid"
+crc=$?
+cat "$vt_dir/cli.out"
+[ $crc -eq 0 ] || fail "a drop rule added mid-stream did not end it in RETRY_EXC_ERR"
+grep -q "transport retry counter exceeded" "$vt_dir/cli.out" || fail "wrong status"
+fabsim fault clear >/dev/null
+
+p5=$(stat pkts)
+FABSIM_VERBS_DIRECT=0 pair h1 h2 off ibv_rc_pingpong -p "$(vt_port 44)" -n 200 || fail "rc_pingpong, off"
+p6=$(stat pkts)
+echo "FABSIM_VERBS_DIRECT=0: daemon routed $((p6 - p5)) packets"
+[ $((p6 - p5)) -ge 400 ] || fail "FABSIM_VERBS_DIRECT=0 did not turn it off"
+echo PASS
