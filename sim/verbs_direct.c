@@ -71,6 +71,7 @@ struct peer {
 /* A process sending to us. */
 struct inconn {
 	struct src s;
+	struct inconn *next, **pprev;
 };
 
 enum route_state { R_PENDING = 1, R_GRANTED, R_REFUSED };
@@ -93,6 +94,7 @@ static struct {
 	const uint64_t *gen; /* the daemon's generation word, mapped */
 	struct src daemon, listen;
 	struct peer *peers;
+	struct inconn *ins;
 	struct route routes[ROUTE_SLOTS];
 	struct epoll_event ready[READY_MAX];
 	int nready, iready;
@@ -431,7 +433,13 @@ static void accept_all(void)
 		if (ep_add(&in->s, EPOLLIN)) {
 			close(fd);
 			free(in);
+			continue;
 		}
+		in->next = vd.ins;
+		in->pprev = &vd.ins;
+		if (vd.ins)
+			vd.ins->pprev = &in->next;
+		vd.ins = in;
 	}
 }
 
@@ -478,9 +486,14 @@ int vdirect_next(uint8_t *buf, size_t cap, size_t *len)
 		return VD_DATA;
 	}
 	if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+		struct inconn *in = (struct inconn *)s;
+
 		/* The sender went (its process exited). */
 		close(s->fd);
-		free(s);
+		*in->pprev = in->next;
+		if (in->next)
+			in->next->pprev = in->pprev;
+		free(in);
 		/* Later entries of this round cannot name it: each source
 		 * appears once per epoll_wait, and this one is done. */
 	}
