@@ -98,6 +98,15 @@ static void *hca_thread(void *arg)
 		/* Timers, and the time we sleep until, under one lock hold:
 		 * arm_timer() kicks us if it needs us earlier than that. */
 		VERBS_LOCK();
+		if (verbs_timers_due(verbs_now_ns())) {
+			/* Before a timer fires, what the wire brought: the
+			 * ACK it waits for may be there, unread while an
+			 * application thread held the lease.  An HCA takes
+			 * packets as they arrive. */
+			VERBS_UNLOCK();
+			verbs_rx_pending(64, false);
+			VERBS_LOCK();
+		}
 		verbs_transport_batch_begin();
 		until = verbs_run_timers(verbs_now_ns());
 		verbs_transport_batch_end();
@@ -163,6 +172,18 @@ void verbs_wire_unwatch(void)
 		verbs_hca_kick();
 }
 
+/* A process that exits sends the ACKs its threads still hold (lazy ones
+ * above all, verbs_datapath.c), as an HCA would have sent them already:
+ * its peers need not retry into a QP that is gone.  Never waits for the
+ * lock: another thread may hold it forever now. */
+__attribute__((destructor)) static void hca_exit(void)
+{
+	if (!verbs_hca.started || pthread_mutex_trylock(&verbs_hca.lock))
+		return;
+	verbs_ack_flush();
+	VERBS_UNLOCK();
+}
+
 /* Wake the HCA thread so it recomputes its next timer. */
 void verbs_hca_kick(void)
 {
@@ -189,6 +210,7 @@ static int hca_start(struct vdevice *dev)
 		close(verbs_hca.wake[1]);
 		return -ret;
 	}
+	pthread_setname_np(verbs_hca.thread, "fabsim-hca");
 	pthread_detach(verbs_hca.thread);
 	verbs_hca.started = true;
 	return 0;
@@ -910,23 +932,44 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 			    {.fd = ch->fd, .events = POLLIN},
 			    {.fd = verbs_transport_fd(), .events = POLLIN},
 			};
+			struct timespec ts, *tsp = NULL;
+			uint64_t due;
+			int r;
 
-			/* About to wait: held ACKs leave now. */
+			/* About to wait: held ACKs leave now, but for lazy
+			 * ones (verbs_datapath.c), which wake us when due. */
 			VERBS_LOCK();
-			verbs_ack_flush();
+			due = verbs_ack_flush_due();
 			VERBS_UNLOCK();
-			if (poll(pfd, 2, -1) < 0) {
+			if (due) {
+				uint64_t now = verbs_now_ns(), d = due > now ? due - now : 0;
+
+				ts.tv_sec = (time_t)(d / 1000000000ull);
+				ts.tv_nsec = (long)(d % 1000000000ull);
+				tsp = &ts;
+			}
+			r = ppoll(pfd, 2, tsp, NULL);
+			if (r < 0) {
 				if (errno == EINTR)
 					continue;
 				break;
 			}
+			if (!r)
+				continue; /* a lazy ACK is due */
 			if (pfd[0].revents & POLLIN)
 				break;
 			if (pfd[1].revents & (POLLERR | POLLHUP | POLLNVAL))
 				break; /* the fabric is gone: just wait */
 			if (pfd[1].revents & POLLIN) {
+				/* Up to the event we wait for: what is
+				 * behind it waits for our next look (we
+				 * hold the lease), which saves the recv
+				 * that would find the socket empty. */
 				watching = vch;
-				verbs_rx_pending(16, true);
+				for (int i = 0; i < 16; i++)
+					if (__atomic_load_n(&vch->nlocal, __ATOMIC_RELAXED) ||
+					    !verbs_rx_pending(1, true))
+						break;
 				watching = NULL;
 				p = local_event(vch);
 				if (p)

@@ -229,9 +229,19 @@ static void xmit_now(struct vpkt *p)
 	}
 }
 
+/* A response (READ response, atomic ACK, NAK): every held ACK leaves
+ * first, so that the responder's packets keep their order. */
 static void xmit(struct vpkt *p)
 {
-	verbs_ack_flush(); /* coalesced ACKs leave first, in order */
+	verbs_ack_flush();
+	xmit_now(p);
+}
+
+/* A request: only the held ACKs that are due leave first; the others
+ * belong to another stream (the peer's requests) and may wait. */
+static void xmit_req(struct vpkt *p)
+{
+	verbs_ack_flush_due();
 	xmit_now(p);
 }
 
@@ -251,7 +261,18 @@ static bool state_receives(struct vqp *qp);
  * destroyed; or at the latest when the HCA thread next looks, within the
  * lease (VERBS_LEASE_NS, verbs_api.c), below the 1 ms floor of any ACK
  * timeout, so a requester never retries for it.  NAKs never wait, and
- * anything sent sends the held ACKs first, so the wire order is kept.
+ * every response sends the held ACKs first, so the wire order is kept.
+ *
+ * Lazy ACKs: the requester sets AckReq only where it needs the ACK soon
+ * (a signalled WQE, a resend, a send queue half full, SQD; see want_ack),
+ * as a requester may (IBA 9.7.5.1.2: the responder may coalesce the
+ * others).  An ACK for a message without AckReq is held even across this
+ * process's own requests and waits, until an ACK with AckReq or a response
+ * of the same QP carries it, or VERBS_ACK_LAZY_NS have passed (the waiting
+ * thread wakes for it), or the HCA thread looks.  A ping-pong of unsignalled
+ * SENDs then sends one packet per message, not two: in standalone mode,
+ * where every packet is a datagram of its own, the ACK alone woke the peer
+ * (and, on one CPU, preempted the sender) just before the reply did.
  */
 static struct vqp *ack_list; /* QPs with ack_pending, under VERBS_LOCK */
 
@@ -259,9 +280,12 @@ static void ack_defer(struct vqp *qp, const struct vpkt *in, uint32_t psn)
 {
 	qp->ack_dlid = in->slid;
 	qp->ack_psn = psn;
+	if (in->ack_req)
+		qp->ack_eager = true;
 	if (qp->ack_pending)
 		return;
 	qp->ack_pending = true;
+	qp->ack_due = verbs_now_ns() + VERBS_ACK_LAZY_NS;
 	qp->ack_next = ack_list;
 	ack_list = qp;
 }
@@ -278,27 +302,59 @@ void verbs_ack_cancel(struct vqp *qp)
 			break;
 		}
 	qp->ack_pending = false;
+	qp->ack_eager = false;
+}
+
+static void ack_send(struct vqp *qp)
+{
+	struct vpkt p;
+
+	qp->ack_pending = false;
+	qp->ack_eager = false;
+	if (!state_receives(qp))
+		return;
+	pkt_init(qp, &p, &qp->attr.ah_attr);
+	p.dlid = qp->ack_dlid;
+	p.opcode = VOP_RC | VOP_ACK;
+	p.dqpn = qp->attr.dest_qp_num;
+	p.psn = qp->ack_psn;
+	p.syndrome = VAETH_ACK;
+	p.msn = qp->msn & VPSN_MASK;
+	xmit_now(&p);
 }
 
 void verbs_ack_flush(void)
 {
 	while (ack_list) {
 		struct vqp *qp = ack_list;
-		struct vpkt p;
 
 		ack_list = qp->ack_next;
-		qp->ack_pending = false;
-		if (!state_receives(qp))
-			continue;
-		pkt_init(qp, &p, &qp->attr.ah_attr);
-		p.dlid = qp->ack_dlid;
-		p.opcode = VOP_RC | VOP_ACK;
-		p.dqpn = qp->attr.dest_qp_num;
-		p.psn = qp->ack_psn;
-		p.syndrome = VAETH_ACK;
-		p.msn = qp->msn & VPSN_MASK;
-		xmit_now(&p);
+		ack_send(qp);
 	}
+}
+
+/* Send the held ACKs that must not wait any longer (AckReq, or lazy for
+ * VERBS_ACK_LAZY_NS); returns when the earliest of the others is due, 0
+ * if none is held. */
+uint64_t verbs_ack_flush_due(void)
+{
+	struct vqp **pp = &ack_list, *qp;
+	uint64_t now, soonest = 0;
+
+	if (!ack_list)
+		return 0;
+	now = verbs_now_ns();
+	while ((qp = *pp)) {
+		if (qp->ack_eager || qp->ack_due <= now) {
+			*pp = qp->ack_next;
+			ack_send(qp);
+			continue;
+		}
+		if (!soonest || qp->ack_due < soonest)
+			soonest = qp->ack_due;
+		pp = &qp->ack_next;
+	}
+	return soonest;
 }
 
 /* Responder -> requester: ACK / NAK / RNR NAK (9.7.5). */
@@ -414,7 +470,23 @@ static uint32_t wqe_psns(const struct vqp *qp, const struct vwqe *w)
 	}
 }
 
-static void send_rc_uc_wqe(struct vqp *qp, struct vwqe *w)
+/*
+ * Whether the last packet of a SEND or RDMA WRITE asks for its ACK now
+ * (AckReq) or lets the responder coalesce it (see "Lazy ACKs" above): the
+ * ACK is wanted soon when the WQE completes to the application (signalled,
+ * or an error would show), when this is a resend (the ACK got lost, or
+ * the responder wanted a pause), when the send queue is half full (its
+ * slots come back with ACKs), or when the QP is draining (SQD).  UC asks
+ * as before: its responder never answers.
+ */
+static bool want_ack(const struct vqp *qp, const struct vwqe *w, bool resend)
+{
+	return vqp_ibqp(qp)->qp_type != IBV_QPT_RC || resend || qp->sq_sig_all ||
+	       (w->flags & IBV_SEND_SIGNALED) || qp->attr.qp_state != IBV_QPS_RTS || qp->retries ||
+	       qp->rnr_retries || qp->sq.count * 2 >= qp->sq.size;
+}
+
+static void send_rc_uc_wqe(struct vqp *qp, struct vwqe *w, bool resend)
 {
 	uint32_t mtu = mtu_bytes(qp->attr.path_mtu);
 	uint8_t tp = vqp_ibqp(qp)->qp_type == IBV_QPT_RC ? VOP_RC : VOP_UC;
@@ -440,7 +512,7 @@ static void send_rc_uc_wqe(struct vqp *qp, struct vwqe *w)
 			p.compare = w->compare_add;
 			p.swap = w->swap;
 		}
-		xmit(&p);
+		xmit_req(&p);
 		return;
 	}
 	for (i = 0; i < w->npkts; i++) {
@@ -463,7 +535,7 @@ static void send_rc_uc_wqe(struct vqp *qp, struct vwqe *w)
 		p.opcode = tp | op;
 		p.psn = (w->psn + i) & VPSN_MASK;
 		p.se = last && (w->flags & IBV_SEND_SOLICITED);
-		p.ack_req = last;
+		p.ack_req = last && want_ack(qp, w, resend);
 		p.imm = be32toh(w->imm);
 		p.va = w->raddr;
 		p.rkey = w->rkey;
@@ -471,7 +543,7 @@ static void send_rc_uc_wqe(struct vqp *qp, struct vwqe *w)
 		p.paylen = sg_copy(w, off, buf, w->len - off < mtu ? w->len - off : mtu, false);
 		p.payload = buf;
 		off += p.paylen;
-		xmit(&p);
+		xmit_req(&p);
 	}
 }
 
@@ -498,7 +570,7 @@ static void send_ud_wqe(struct vqp *qp, struct vwqe *w)
 	p.imm = be32toh(w->imm);
 	p.paylen = sg_copy(w, 0, buf, w->len, false);
 	p.payload = buf;
-	xmit(&p);
+	xmit_req(&p);
 	sq_complete_head(qp, IBV_WC_SUCCESS);
 }
 
@@ -530,7 +602,7 @@ static void sq_progress(struct vqp *qp)
 		w->npkts = wqe_psns(qp, w);
 		w->read_off = 0;
 		qp->npsn = (qp->npsn + w->npkts) & VPSN_MASK;
-		send_rc_uc_wqe(qp, w);
+		send_rc_uc_wqe(qp, w, false);
 		if (ib->qp_type == IBV_QPT_UC) {
 			sq_complete_head(qp, IBV_WC_SUCCESS);
 			continue;
@@ -557,7 +629,7 @@ static void rc_resend(struct vqp *qp)
 		struct vwqe *w = &qp->sq.q[(qp->sq.head + i) % qp->sq.size];
 
 		w->read_off = 0;
-		send_rc_uc_wqe(qp, w);
+		send_rc_uc_wqe(qp, w, true);
 	}
 }
 
@@ -1200,6 +1272,15 @@ void verbs_rx_packet(const uint8_t *buf, size_t len)
 	}
 }
 
+/* Whether a retransmission or RNR timer has expired. */
+bool verbs_timers_due(uint64_t now)
+{
+	for (struct vqp *qp = verbs_hca.active; qp; qp = qp->anext)
+		if (qp->deadline && qp->deadline <= now)
+			return true;
+	return false;
+}
+
 uint64_t verbs_run_timers(uint64_t now)
 {
 	struct vqp *qp, *next;
@@ -1450,11 +1531,15 @@ int verbs_rx_pending(int max, bool hold_acks)
  * wire brought without waiting for the HCA thread to be scheduled, and
  * holds the wire lease meanwhile (verbs_api.c).  Spinning is recognised by
  * empty polls in quick succession, not by one or two polls of an
- * application about to wait for an event or busy elsewhere between polls.
- * After a few quick looks a spinner yields the CPU at every empty poll, so
+ * application about to wait for an event or busy elsewhere between polls;
+ * a lone empty poll does not look at the wire at all.
+ * After one quick look a spinner yields the CPU at every empty poll, so
  * that on this machine (fewer cores than spinners) the daemon and the peer
  * still run, but it keeps its core awake: in a virtual machine, waking a
- * halted vCPU costs more than the packet's whole trip.  (Sleeping on the
+ * halted vCPU costs more than the packet's whole trip.  (There were 8
+ * quick looks: on one CPU each side then looked 8 times at an empty socket
+ * before letting its peer answer, most of the round trip; a yield with
+ * nothing else to run on the CPU returns at once.)  (Sleeping on the
  * socket as soon as the machine looks crowded was measured too: faster
  * under load, but it reorders the end of ibv_srq_pingpong's racy exchange;
  * the failures seen then were fabsimd dropping an exiting process's last
@@ -1464,7 +1549,7 @@ int verbs_rx_pending(int max, bool hold_acks)
  * application may be about to poll.
  */
 #define SPIN_GAP_NS 50000ull	/* empty polls closer than this: spinning */
-#define SPIN_QUICK 8		/* empty polls before yielding */
+#define SPIN_QUICK 2		/* empty polls before yielding */
 #define SPIN_IDLE_NS 1000000ull /* spinning with nothing coming in */
 #define SPIN_SLEEP_NS 100000ull /* longest sleep of an idle spinner */
 
@@ -1476,21 +1561,27 @@ static void spin_wait(uint64_t now)
 	int fd = verbs_transport_fd();
 	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 	struct timespec ts = {.tv_nsec = (long)SPIN_SLEEP_NS};
-	bool spinning = empty_run > 1;
 
-	/* Only a spinner holds ACKs: its lease bounds how long they wait. */
-	if (spinning)
-		verbs_wire_lease(now + VERBS_LEASE_NS);
-	if (verbs_rx_pending(16, spinning)) {
+	/* A lone empty poll leaves the wire alone: if this thread holds the
+	 * lease it looks again soon (its next poll, ibv_get_cq_event) or the
+	 * lease ends and the HCA thread does; otherwise the HCA thread is
+	 * on the wire.  Typically it is the poll before or after arming the
+	 * CQ: ibv_get_cq_event looks next, and the recv found nothing. */
+	if (empty_run <= 1)
+		return;
+	/* A spinner holds ACKs: its lease bounds how long they wait. */
+	verbs_wire_lease(now + VERBS_LEASE_NS);
+	if (verbs_rx_pending(16, true)) {
 		spin_since_ns = now;
 		return;
 	}
-	/* A few quick looks first: the reply may be on its way. */
+	/* One quick look first: the reply may be on its way. */
 	if (empty_run <= SPIN_QUICK)
 		return;
-	/* Nothing came and the application sends nothing: ACKs leave. */
+	/* Nothing came and the application sends nothing: ACKs leave, but
+	 * for lazy ones not due yet. */
 	VERBS_LOCK();
-	verbs_ack_flush();
+	verbs_ack_flush_due();
 	VERBS_UNLOCK();
 	if (fd < 0 || __atomic_load_n(&verbs_hca.cqes, __ATOMIC_RELAXED)) {
 		sched_yield();

@@ -173,6 +173,8 @@ struct vqp {
 	uint32_t wr_rkey;
 	/* a coalesced ACK not sent yet (verbs_ack_flush) */
 	bool ack_pending;
+	bool ack_eager;	  /* one of the packets it answers had AckReq */
+	uint64_t ack_due; /* lazy: send it by then (ns) */
 	uint16_t ack_dlid;
 	uint32_t ack_psn;
 	struct vqp *ack_next;
@@ -217,6 +219,10 @@ extern struct vhca verbs_hca;
  * within this; the HCA thread stays off it meanwhile (verbs_api.c). */
 #define VERBS_LEASE_NS 500000ull
 
+/* The longest a thread holds an ACK the requester did not ask for at once
+ * (verbs_datapath.c): well below the 1 ms floor of ACK timeouts. */
+#define VERBS_ACK_LAZY_NS 250000ull
+
 /* verbs_api.c */
 void verbs_hca_kick(void);
 void verbs_wire_lease(uint64_t until);
@@ -242,12 +248,14 @@ int verbs_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
 int verbs_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 void verbs_rx_packet(const uint8_t *buf, size_t len);
 void verbs_ack_flush(void);
+uint64_t verbs_ack_flush_due(void);
 void verbs_ack_cancel(struct vqp *qp);
 /* Process up to max arrived messages; hold_acks: an application thread,
  * whose ACKs may wait for its next send (see verbs_datapath.c). */
 int verbs_rx_pending(int max, bool hold_acks);
 void verbs_sqd_check(struct vqp *qp);
 void verbs_sq_kick(struct vqp *qp);
+bool verbs_timers_due(uint64_t now);
 uint64_t verbs_run_timers(uint64_t now);
 void verbs_active_add(struct vqp *qp);
 void verbs_active_del(struct vqp *qp);
