@@ -151,9 +151,12 @@ void verbs_wire_lease(uint64_t until)
 	__atomic_store_n(&verbs_hca.lease_until, until, __ATOMIC_SEQ_CST);
 }
 
+__thread bool verbs_thread_waits;
+
 /* An application thread starts blocking on the wire in ibv_get_cq_event. */
 void verbs_wire_watch(void)
 {
+	verbs_thread_waits = true;
 	__atomic_add_fetch(&verbs_hca.watch_gen, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&verbs_hca.watchers, 1, __ATOMIC_SEQ_CST);
 }

@@ -1618,6 +1618,18 @@ int verbs_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	}
 	empty_run = 0;
 	spin_since_ns = last_empty_ns;
+	/* Completions the HCA thread made while it served the wire, taken by
+	 * a thread that waits for completion events: it takes the wire back,
+	 * since it looks again when it next waits (if it does not, the lease
+	 * ends and the HCA thread looks).  Otherwise such an application,
+	 * always finding its completion already there (its peer answered
+	 * while it was preempted after posting, as on one CPU), never waits
+	 * again, never leases, and leaves the HCA thread on the wire for
+	 * good: one more wakeup for every packet.  Not for other threads:
+	 * one that spins on memory next, as ib_write_lat does for its peer's
+	 * RDMA WRITE, would leave that WRITE unread until the lease ends. */
+	if (verbs_thread_waits && !__atomic_load_n(&verbs_hca.hca_look_at, __ATOMIC_RELAXED))
+		verbs_wire_lease(verbs_now_ns() + VERBS_LEASE_NS);
 	VERBS_LOCK();
 	for (i = 0; i < n && cq->count; i++) {
 		wc[i] = cq->ring[cq->head];

@@ -228,6 +228,8 @@ void verbs_hca_kick(void);
 void verbs_wire_lease(uint64_t until);
 void verbs_wire_watch(void);
 void verbs_wire_unwatch(void);
+/* This thread has waited in ibv_get_cq_event (it is event-driven). */
+extern __thread bool verbs_thread_waits;
 uint16_t verbs_pkey_at(unsigned int index);
 struct vmr *verbs_mr_lookup(uint32_t key);
 int verbs_cq_push(struct vcq *cq, const struct ibv_wc *wc, bool solicited);
