@@ -10,6 +10,7 @@
 #endif
 #include <endian.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim/verbs_direct.h"
 #include "sim/verbs_priv.h"
 #include "sim/verbs_proto.h"
 
@@ -185,6 +187,17 @@ __attribute__((destructor)) static void hca_exit(void)
 		return;
 	verbs_ack_flush();
 	VERBS_UNLOCK();
+	/* FABSIM_VERBS_STATS=1: what this process's HCA did, on stderr. */
+	if (getenv("FABSIM_VERBS_STATS"))
+		fprintf(stderr,
+			"fabsim verbs %d: rx %" PRIu64 " tx %" PRIu64 " drop qpn %" PRIu64
+			" state %" PRIu64 " pkey %" PRIu64 " qkey %" PRIu64 "; direct tx %" PRIu64
+			" rx %" PRIu64 " asked %" PRIu64 " granted %" PRIu64 " queued %" PRIu64
+			" lost %" PRIu64 "\n",
+			(int)getpid(), verbs_hca.rx_pkts, verbs_hca.tx_pkts, verbs_hca.drop_qpn,
+			verbs_hca.drop_state, verbs_hca.drop_pkey, verbs_hca.drop_qkey,
+			vdirect_stats.tx, vdirect_stats.rx, vdirect_stats.asked,
+			vdirect_stats.granted, vdirect_stats.queued, vdirect_stats.lost);
 }
 
 /* Wake the HCA thread so it recomputes its next timer. */

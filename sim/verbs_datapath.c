@@ -666,6 +666,8 @@ static bool rc_retire_upto(struct vqp *qp, uint32_t psn, bool inclusive)
 		qp->retries = 0;
 		qp->rnr_retries = 0;
 	}
+	if (!qp->send_idx)
+		qp->nak_resending = false;
 	return progress;
 }
 
@@ -703,12 +705,25 @@ static void rc_requester_rx(struct vqp *qp, const struct vpkt *p)
 			case VNAK_PSN_SEQ:
 				if (qp->rnr_wait)
 					break; /* the RNR timer resends */
+				/* Packets sent before our resend reached the
+				 * responder after the NAK: each new gap makes
+				 * it NAK again, for a PSN we already went back
+				 * to or before.  Resending for those again
+				 * would go back over and over (with 2000
+				 * packets in flight, a storm that exhausts
+				 * retry_cnt) for one reordering: ignore them,
+				 * as hardware does; a loss during the resend
+				 * is the ACK timeout's. */
+				if (qp->nak_resending && vpsn_cmp(p->psn, qp->nak_psn) <= 0)
+					break;
 				/* Counted like a timeout: a peer that expects
 				 * another PSN forever ends in RETRY_EXC_ERR. */
 				if (++qp->retries > qp->attr.retry_cnt) {
 					sq_fail(qp, IBV_WC_RETRY_EXC_ERR);
 					return;
 				}
+				qp->nak_resending = true;
+				qp->nak_psn = p->psn;
 				rc_resend(qp);
 				rc_restart_timer(qp);
 				break;

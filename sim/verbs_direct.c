@@ -43,7 +43,9 @@
 #include "sim/verbs_direct.h"
 #include "sim/verbs_proto.h"
 
-enum src_kind { SRC_DAEMON, SRC_LISTEN, SRC_IN, SRC_OUT };
+/* SRC_ROUTE: not a socket, a destination whose route is being asked for
+ * (struct route); it shares the header so vdirect_send can tell. */
+enum src_kind { SRC_DAEMON, SRC_LISTEN, SRC_IN, SRC_OUT, SRC_ROUTE };
 
 struct src {
 	enum src_kind kind;
@@ -77,12 +79,21 @@ struct inconn {
 enum route_state { R_PENDING = 1, R_GRANTED, R_REFUSED };
 
 /* What the daemon said of one (DLID, DestQP block), in the generation
- * `gen`; direct-mapped, a collision only costs a new question. */
+ * `gen`; direct-mapped, a collision only costs a new question.  While the
+ * question is open, packets for it wait in `pend`: sent through the
+ * daemon meanwhile, they would reach the receiver after those sent
+ * directly once the answer came (the daemon may hold megabytes for a
+ * slow receiver), and every such overtaking is a sequence-error NAK and
+ * a go-back-N resend, each counted against retry_cnt. */
 struct route {
+	struct src s; /* SRC_ROUTE */
 	uint64_t gen;
 	uint32_t key;
 	uint8_t state;
+	uint16_t dlid;
+	uint32_t dqpn;
 	struct peer *peer;
+	struct qmsg *pend, *pend_tail;
 };
 
 #define ROUTE_SLOTS 256
@@ -230,7 +241,7 @@ static void want_out(struct peer *p, bool on)
 	epoll_ctl(vd.ep, EPOLL_CTL_MOD, p->s.fd, &ev);
 }
 
-static bool queue(struct peer *p, const uint8_t *buf, size_t len)
+static bool append(struct qmsg **head, struct qmsg **tail, const uint8_t *buf, size_t len)
 {
 	struct qmsg *m = malloc(sizeof(*m) + len);
 
@@ -239,12 +250,17 @@ static bool queue(struct peer *p, const uint8_t *buf, size_t len)
 	m->next = NULL;
 	m->len = len;
 	memcpy(m->data, buf, len);
-	if (p->qtail)
-		p->qtail->next = m;
+	if (*tail)
+		(*tail)->next = m;
 	else
-		p->q = m;
-	p->qtail = m;
+		*head = m;
+	*tail = m;
 	return true;
+}
+
+static bool queue(struct peer *p, const uint8_t *buf, size_t len)
+{
+	return append(&p->q, &p->qtail, buf, len);
 }
 
 /* Send one message now; 1 sent, 0 no room, -1 the peer is gone. */
@@ -282,9 +298,8 @@ static void flush_queue(struct peer *p)
 		want_out(p, p->q != NULL);
 }
 
-void vdirect_send(void *to, const uint8_t *recs, size_t len)
+static void peer_send(struct peer *p, const uint8_t *recs, size_t len)
 {
-	struct peer *p = to;
 	int r = 0;
 
 	if (p->dead) {
@@ -305,6 +320,48 @@ void vdirect_send(void *to, const uint8_t *recs, size_t len)
 			vdirect_stats.lost++;
 		}
 	}
+}
+
+/* Records through the daemon, as the transport sends a batch. */
+static int daemon_send(const uint8_t *recs, size_t len)
+{
+	return verbs_client_send(vd.dfd, FSP_VERBS_PKTS, 0, recs, len);
+}
+
+int vdirect_send(void *to, const uint8_t *recs, size_t len)
+{
+	struct route *r = to;
+
+	if (r->s.kind == SRC_OUT) {
+		peer_send(to, recs, len);
+		return 0;
+	}
+	if (r->state == R_PENDING) {
+		if (!append(&r->pend, &r->pend_tail, recs, len))
+			vdirect_stats.lost++;
+		return 0;
+	}
+	if (r->state == R_GRANTED && !r->peer->dead) {
+		peer_send(r->peer, recs, len);
+		return 0;
+	}
+	return daemon_send(recs, len);
+}
+
+/* The answer came: what waited for it leaves, in order, where it says. */
+static void pend_flush(struct route *r)
+{
+	struct qmsg *m;
+
+	while ((m = r->pend)) {
+		r->pend = m->next;
+		if (r->state == R_GRANTED && !r->peer->dead)
+			peer_send(r->peer, m->data, m->len);
+		else
+			(void)daemon_send(m->data, m->len);
+		free(m);
+	}
+	r->pend_tail = NULL;
 }
 
 static void ask(uint16_t dlid, uint32_t dqpn)
@@ -336,16 +393,26 @@ void *vdirect_route(const uint8_t *pkt, size_t len)
 	key = route_key(dlid, dqpn);
 	g = gen_now();
 	r = route_slot(key);
+	if (r->key != key && r->state == R_PENDING)
+		return NULL; /* the slot waits for another answer: the daemon */
 	if (r->key != key || r->gen != g || !r->state) {
+		/* Asked anew; what waits for an earlier question keeps
+		 * waiting, for this answer. */
+		r->s.kind = SRC_ROUTE;
+		r->s.fd = -1;
 		r->key = key;
 		r->gen = g;
 		r->state = R_PENDING;
+		r->dlid = dlid;
+		r->dqpn = dqpn;
 		r->peer = NULL;
 		ask(dlid, dqpn);
-		return NULL;
+		return r;
 	}
 	if (r->state == R_GRANTED && !r->peer->dead)
 		return r->peer;
+	if (r->state == R_PENDING)
+		return r;
 	return NULL;
 }
 
@@ -403,15 +470,21 @@ void vdirect_grant(const struct fsp_verbs_route *g)
 		return;
 	key = route_key((uint16_t)g->dlid, g->dqpn);
 	r = route_slot(key);
-	/* An answer for another generation than now is void: the next
-	 * packet asks again. */
-	if (r->key != key || g->gen != gen_now())
+	if (r->key != key || r->state != R_PENDING)
 		return;
+	/* An answer for another generation than now is void: ask again
+	 * (packets may be waiting for it). */
+	if (g->gen != gen_now()) {
+		r->gen = gen_now();
+		ask(r->dlid, r->dqpn);
+		return;
+	}
 	r->gen = g->gen;
 	r->peer = g->status ? NULL : peer_get(g);
 	r->state = r->peer ? R_GRANTED : R_REFUSED;
 	if (r->peer)
 		vdirect_stats.granted++;
+	pend_flush(r);
 }
 
 /* ---- receiving ---------------------------------------------------------- */
@@ -476,6 +549,8 @@ int vdirect_next(uint8_t *buf, size_t cap, size_t *len)
 			flush_queue(p);
 		return VD_DONE;
 	}
+	case SRC_ROUTE: /* never in the epoll set */
+		return VD_DONE;
 	case SRC_IN:
 		break;
 	}
@@ -504,4 +579,18 @@ void vdirect_daemon_gone(void)
 {
 	if (vd.ep >= 0)
 		epoll_ctl(vd.ep, EPOLL_CTL_DEL, vd.dfd, NULL);
+	/* No answer will come: what waited for one is lost. */
+	for (int i = 0; i < ROUTE_SLOTS; i++) {
+		struct route *r = &vd.routes[i];
+		struct qmsg *m;
+
+		while ((m = r->pend)) {
+			r->pend = m->next;
+			free(m);
+			vdirect_stats.lost++;
+		}
+		r->pend_tail = NULL;
+		if (r->state == R_PENDING)
+			r->state = R_REFUSED;
+	}
 }

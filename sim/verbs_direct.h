@@ -15,12 +15,15 @@
  * -errno; cut-through stays off when the fabric offers none. */
 int vdirect_open(int daemon_fd);
 
-/* The process a packet may go to directly, or NULL: through the daemon
- * (and, when the answer is not known for this generation, the daemon is
- * asked, the answer coming back as FSP_VERBS_ROUTE). */
+/* Where a packet goes: NULL, through the daemon; otherwise a handle for
+ * vdirect_send: the process it may go to directly, or the question to the
+ * daemon about it (FSP_VERBS_ROUTE, asked when no answer is known for
+ * this generation), behind which it waits until the answer comes.
+ * Packets for one handle may be batched together, never with others'. */
 void *vdirect_route(const uint8_t *pkt, size_t len);
-/* Send fsp_verbs_rec records to it; a full receiver queues them here. */
-void vdirect_send(void *to, const uint8_t *recs, size_t len);
+/* Send fsp_verbs_rec records there; a full receiver queues them here.
+ * 0, or -errno when the daemon could not take them. */
+int vdirect_send(void *to, const uint8_t *recs, size_t len);
 /* The daemon's answer (FSP_VERBS_ROUTE). */
 void vdirect_grant(const struct fsp_verbs_route *g);
 

@@ -158,6 +158,10 @@ struct vqp {
 	uint32_t send_idx; /* SQ entries [head, head+send_idx) were sent */
 	uint64_t deadline; /* ns; 0 = no timer running */
 	uint8_t retries, rnr_retries;
+	/* Went back to resend after a sequence-error NAK for nak_psn: NAKs
+	 * for it or before it are echoes of what was in flight then. */
+	bool nak_resending;
+	uint32_t nak_psn;
 	bool rnr_wait;
 
 	/* responder */

@@ -376,6 +376,7 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	if (next == IBV_QPS_RTS && cur == IBV_QPS_RTR) {
 		qp->npsn = qp->attr.sq_psn;
 		qp->retries = qp->rnr_retries = 0;
+		qp->nak_resending = false;
 	}
 	if (next == IBV_QPS_SQD && cur == IBV_QPS_RTS) {
 		/* New WQEs wait; those sent complete, then SQ_DRAINED. */

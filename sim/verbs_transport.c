@@ -367,7 +367,7 @@ static int tx_flush(void)
 	int ret = 0;
 
 	if (vt.tx_count && vt.tx_to) {
-		vdirect_send(vt.tx_to, vt.tx, vt.tx_len);
+		ret = vdirect_send(vt.tx_to, vt.tx, vt.tx_len);
 	} else if (vt.tx_count == 1) { /* the plain form, for a lone packet */
 		struct fsp_verbs_rec r;
 
