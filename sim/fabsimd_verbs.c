@@ -53,7 +53,7 @@ struct fv_conn {
 	struct fv_port *vp;
 	uint32_t *blocks;
 	uint32_t nblocks, cap;
-	struct fv_member *groups; /* this connection's memberships */
+	struct fv_member *groups;	/* this connection's memberships */
 	struct fsp_verbs_direct direct; /* its cut-through socket, if any */
 	/* packets routed to it while handling one message (FSP_VERBS_PKTS) */
 	uint8_t *obuf;

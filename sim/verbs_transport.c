@@ -308,8 +308,7 @@ ssize_t verbs_transport_recv(uint8_t *buf, size_t len)
 		verbs_port_event(&e);
 		return 0;
 	}
-	if (h.type == FSP_VERBS_ROUTE &&
-	    (size_t)n >= sizeof(h) + sizeof(struct fsp_verbs_route)) {
+	if (h.type == FSP_VERBS_ROUTE && (size_t)n >= sizeof(h) + sizeof(struct fsp_verbs_route)) {
 		struct fsp_verbs_route r;
 
 		memcpy(&r, msg + sizeof(h), sizeof(r));

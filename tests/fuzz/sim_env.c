@@ -129,6 +129,4 @@ void sim_env_conns_free(void)
 }
 
 /* No verbs module here: nothing holds cut-through grants. */
-void fsd_verbs_changed(void)
-{
-}
+void fsd_verbs_changed(void) {}

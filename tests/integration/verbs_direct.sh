@@ -10,7 +10,12 @@
 #     through the daemon, where faults are applied.
 #  4. A fault rule added in the middle of a direct stream acts at once: a
 #     100% drop on h1's link ends the stream with RETRY_EXC_ERR.
-#  5. FABSIM_VERBS_DIRECT=0 turns it off.
+#  5. Bandwidth across the switch to cut-through: ib_write_bw puts 2000
+#     packets in flight before the route is granted; none may overtake
+#     another (they wait for the answer), or every gap is a sequence NAK
+#     counted against retry_cnt and the run fails with RETRY_EXC_ERR
+#     (it did in 2 runs of 15).  Eight runs in a row.
+#  6. FABSIM_VERBS_DIRECT=0 turns it off.
 . "$(dirname "$0")/verbs_lib.sh"
 fab_up --gen b2b
 stat() { on h1 "$VERBS_CHECK" daemon-stats | sed -n "s/.* $1 \([0-9]*\).*/\1/p"; }
@@ -61,6 +66,12 @@ cat "$vt_dir/cli.out"
 [ $crc -eq 0 ] || fail "a drop rule added mid-stream did not end it in RETRY_EXC_ERR"
 grep -q "transport retry counter exceeded" "$vt_dir/cli.out" || fail "wrong status"
 fabsim fault clear >/dev/null
+
+for i in 1 2 3 4 5 6 7 8; do
+	pair h1 h2 "write_bw$i" ib_write_bw -p "$(vt_port $((50 + i)))" -n 200 >"$vt_dir/bw.out" 2>&1 ||
+		{ cat "$vt_dir/bw.out"; fail "ib_write_bw run $i"; }
+done
+echo "8 ib_write_bw runs passed"
 
 p5=$(stat pkts)
 FABSIM_VERBS_DIRECT=0 pair h1 h2 off ibv_rc_pingpong -p "$(vt_port 44)" -n 200 || fail "rc_pingpong, off"
