@@ -46,16 +46,7 @@ echo "fault rule: daemon routed $((p3 - p2)) packets"
 [ $((p3 - p2)) -ge 400 ] || fail "packets skipped the daemon while a fault rule exists"
 fabsim fault clear >/dev/null
 
-info=$vt_dir/pair.info
-bg_on h2 "$VERBS_CHECK" server "$info" >"$vt_dir/srv.out" 2>&1
-bg_on h1 "$VERBS_CHECK" client "$info" >"$vt_dir/cli.out" 2>&1
-cpid=$!
-i=0
-until grep -q streaming "$vt_dir/cli.out" 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 300 ] || { cat "$vt_dir/cli.out" "$vt_dir/srv.out"; fail "no traffic"; }
-	sleep 0.1
-done
+stream_start
 sleep 0.3
 g4=$(stat grants)
 [ "$g4" -gt "$g1" ] || fail "the stream did not go direct"

@@ -8,16 +8,7 @@
 fab_up --gen b2b
 on h1 "$VERBS_CHECK" loopback || fail "loopback checks"
 
-info=$vt_dir/pair.info
-bg_on h2 "$VERBS_CHECK" server "$info" >"$vt_dir/srv.out" 2>&1
-bg_on h1 "$VERBS_CHECK" client "$info" >"$vt_dir/cli.out" 2>&1
-cpid=$!
-i=0
-until grep -q streaming "$vt_dir/cli.out" 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 300 ] || { cat "$vt_dir/cli.out" "$vt_dir/srv.out"; fail "no traffic"; }
-	sleep 0.1
-done
+stream_start
 fabsim link h1 1 down
 wait "$cpid"
 crc=$?

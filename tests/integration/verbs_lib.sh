@@ -74,3 +74,19 @@ pair() {
 	fi
 	return 0
 }
+
+# An RC stream from h1 (verbs_check client) to h2 (verbs_check server)
+# that runs until a completion fails; returns once SENDs flow, with the
+# client's PID in $cpid and its output in $vt_dir/cli.out.
+stream_start() {
+	info=$vt_dir/pair.info
+	bg_on h2 "$VERBS_CHECK" server "$info" >"$vt_dir/srv.out" 2>&1
+	bg_on h1 "$VERBS_CHECK" client "$info" >"$vt_dir/cli.out" 2>&1
+	cpid=$!
+	i=0
+	until grep -q streaming "$vt_dir/cli.out" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || { cat "$vt_dir/cli.out" "$vt_dir/srv.out"; fail "no traffic"; }
+		sleep 0.1
+	done
+}
