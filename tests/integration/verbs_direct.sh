@@ -16,6 +16,8 @@
 #     counted against retry_cnt and the run fails with RETRY_EXC_ERR
 #     (it did in 2 runs of 15).  Eight runs in a row.
 #  6. FABSIM_VERBS_DIRECT=0 turns it off.
+#  7. Both ends of a cut-through ping-pong run valgrind-clean (sockets,
+#     queues and waiting packets are reachable or freed).
 . "$(dirname "$0")/verbs_lib.sh"
 fab_up --gen b2b
 stat() { on h1 "$VERBS_CHECK" daemon-stats | sed -n "s/.* $1 \([0-9]*\).*/\1/p"; }
@@ -69,4 +71,26 @@ FABSIM_VERBS_DIRECT=0 pair h1 h2 off ibv_rc_pingpong -p "$(vt_port 44)" -n 200 |
 p6=$(stat pkts)
 echo "FABSIM_VERBS_DIRECT=0: daemon routed $((p6 - p5)) packets"
 [ $((p6 - p5)) -ge 400 ] || fail "FABSIM_VERBS_DIRECT=0 did not turn it off"
+if command -v valgrind >/dev/null 2>&1; then
+	vg="valgrind -q --error-exitcode=3 --leak-check=full --show-possibly-lost=no"
+	vg="$vg --errors-for-leak-kinds=definite"
+	port=$(vt_port 45)
+	# shellcheck disable=SC2086
+	bg_on h1 $vg ibv_rc_pingpong -p "$port" -n 300 >"$vt_dir/vg.srv" 2>&1
+	spid=$!
+	i=0 # valgrind takes seconds to start the server
+	until ss -ltn 2>/dev/null | grep -q ":$port "; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || fail "the server under valgrind never listened"
+		sleep 0.1
+	done
+	# shellcheck disable=SC2086
+	on h2 $vg ibv_rc_pingpong -p "$port" -n 300 127.0.0.1 >"$vt_dir/vg.cli" 2>&1
+	crc=$?
+	wait "$spid"
+	src=$?
+	tail -n 1 "$vt_dir/vg.cli"
+	[ $crc -eq 0 ] && [ $src -eq 0 ] ||
+		{ cat "$vt_dir/vg.srv" "$vt_dir/vg.cli"; fail "valgrind found errors on the cut-through path"; }
+fi
 echo PASS

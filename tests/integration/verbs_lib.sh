@@ -17,9 +17,11 @@ vt_cleanup() {
 trap vt_cleanup EXIT
 trap 'exit 99' INT TERM
 
-# A TCP port for the pingpong programs, distinct per test process.
+# A TCP port for the pingpong programs, distinct per test process, and
+# below the ephemeral range (32768 up): a client's own end of an earlier
+# connection, in TIME_WAIT there, made a server fail to listen.
 vt_port() {
-	echo $((20000 + ($$ * 7 + ${1:-0}) % 30000))
+	echo $((20000 + ($$ * 7 + ${1:-0}) % 12000))
 }
 
 fab_up() {
