@@ -79,24 +79,26 @@ struct inconn {
 enum route_state { R_PENDING = 1, R_GRANTED, R_REFUSED };
 
 /* What the daemon said of one (DLID, DestQP block), in the generation
- * `gen`; direct-mapped, a collision only costs a new question.  While the
+ * `gen`; one per pair ever sent to, never freed (they are handles for
+ * vdirect_send), listed by DLID in `by_lid`.  While the
  * question is open, packets for it wait in `pend`: sent through the
  * daemon meanwhile, they would reach the receiver after those sent
  * directly once the answer came (the daemon may hold megabytes for a
  * slow receiver), and every such overtaking is a sequence-error NAK and
  * a go-back-N resend, each counted against retry_cnt. */
 struct route {
-	struct src s; /* SRC_ROUTE */
+	struct src s;	    /* SRC_ROUTE */
+	struct route *next; /* same DLID */
 	uint64_t gen;
-	uint32_t key;
 	uint8_t state;
 	uint16_t dlid;
-	uint32_t dqpn;
+	uint32_t block;
+	uint32_t dqpn; /* one QPN of the block, to ask with */
 	struct peer *peer;
 	struct qmsg *pend, *pend_tail;
 };
 
-#define ROUTE_SLOTS 256
+#define UNICAST_LIDS 0xc000u
 #define READY_MAX 16
 #define PEER_SNDBUF (4 << 20)
 
@@ -106,7 +108,7 @@ static struct {
 	struct src daemon, listen;
 	struct peer *peers;
 	struct inconn *ins;
-	struct route routes[ROUTE_SLOTS];
+	struct route **by_lid; /* [UNICAST_LIDS], allocated when first needed */
 	struct epoll_event ready[READY_MAX];
 	int nready, iready;
 } vd = {.ep = -1, .lfd = -1, .dfd = -1};
@@ -199,14 +201,31 @@ fail:
 
 /* ---- sending ------------------------------------------------------------ */
 
-static uint32_t route_key(uint16_t dlid, uint32_t dqpn)
+/* The route of (dlid, dqpn's block); created if asked to (NULL if out
+ * of memory, then the daemon carries the packet). */
+static struct route *route_find(uint16_t dlid, uint32_t dqpn, bool create)
 {
-	return (uint32_t)dlid << 16 | (dqpn / FSP_VERBS_QPN_BLOCK_SIZE);
-}
+	uint32_t block = dqpn / FSP_VERBS_QPN_BLOCK_SIZE;
+	struct route *r;
 
-static struct route *route_slot(uint32_t key)
-{
-	return &vd.routes[(key * 2654435761u) >> 24];
+	if (!dlid || dlid >= UNICAST_LIDS)
+		return NULL;
+	if (!vd.by_lid) {
+		if (!create || !(vd.by_lid = calloc(UNICAST_LIDS, sizeof(*vd.by_lid))))
+			return NULL;
+	}
+	for (r = vd.by_lid[dlid]; r; r = r->next)
+		if (r->block == block)
+			return r;
+	if (!create || !(r = calloc(1, sizeof(*r))))
+		return NULL;
+	r->s = (struct src){SRC_ROUTE, -1};
+	r->dlid = dlid;
+	r->block = block;
+	r->dqpn = dqpn;
+	r->next = vd.by_lid[dlid];
+	vd.by_lid[dlid] = r;
+	return r;
 }
 
 static uint64_t gen_now(void)
@@ -376,7 +395,7 @@ void *vdirect_route(const uint8_t *pkt, size_t len)
 {
 	size_t bth;
 	uint16_t dlid;
-	uint32_t dqpn, key;
+	uint32_t dqpn;
 	uint64_t g;
 	struct route *r;
 
@@ -390,21 +409,15 @@ void *vdirect_route(const uint8_t *pkt, size_t len)
 	if (!dlid || dlid >= 0xc000)
 		return NULL; /* multicast is flooded by the daemon */
 	dqpn = (uint32_t)pkt[bth + 5] << 16 | (uint32_t)pkt[bth + 6] << 8 | pkt[bth + 7];
-	key = route_key(dlid, dqpn);
+	r = route_find(dlid, dqpn, true);
+	if (!r)
+		return NULL;
 	g = gen_now();
-	r = route_slot(key);
-	if (r->key != key && r->state == R_PENDING)
-		return NULL; /* the slot waits for another answer: the daemon */
-	if (r->key != key || r->gen != g || !r->state) {
+	if (r->gen != g || !r->state) {
 		/* Asked anew; what waits for an earlier question keeps
 		 * waiting, for this answer. */
-		r->s.kind = SRC_ROUTE;
-		r->s.fd = -1;
-		r->key = key;
 		r->gen = g;
 		r->state = R_PENDING;
-		r->dlid = dlid;
-		r->dqpn = dqpn;
 		r->peer = NULL;
 		ask(dlid, dqpn);
 		return r;
@@ -463,14 +476,12 @@ static struct peer *peer_get(const struct fsp_verbs_route *g)
 
 void vdirect_grant(const struct fsp_verbs_route *g)
 {
-	uint32_t key;
 	struct route *r;
 
 	if (!vd.gen || g->dlid > 0xffff)
 		return;
-	key = route_key((uint16_t)g->dlid, g->dqpn);
-	r = route_slot(key);
-	if (r->key != key || r->state != R_PENDING)
+	r = route_find((uint16_t)g->dlid, g->dqpn, false);
+	if (!r || r->state != R_PENDING)
 		return;
 	/* An answer for another generation than now is void: ask again
 	 * (packets may be waiting for it). */
@@ -580,17 +591,17 @@ void vdirect_daemon_gone(void)
 	if (vd.ep >= 0)
 		epoll_ctl(vd.ep, EPOLL_CTL_DEL, vd.dfd, NULL);
 	/* No answer will come: what waited for one is lost. */
-	for (int i = 0; i < ROUTE_SLOTS; i++) {
-		struct route *r = &vd.routes[i];
-		struct qmsg *m;
+	for (uint32_t lid = 0; vd.by_lid && lid < UNICAST_LIDS; lid++)
+		for (struct route *r = vd.by_lid[lid]; r; r = r->next) {
+			struct qmsg *m;
 
-		while ((m = r->pend)) {
-			r->pend = m->next;
-			free(m);
-			vdirect_stats.lost++;
+			while ((m = r->pend)) {
+				r->pend = m->next;
+				free(m);
+				vdirect_stats.lost++;
+			}
+			r->pend_tail = NULL;
+			if (r->state == R_PENDING)
+				r->state = R_REFUSED;
 		}
-		r->pend_tail = NULL;
-		if (r->state == R_PENDING)
-			r->state = R_REFUSED;
-	}
 }
