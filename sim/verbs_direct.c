@@ -159,8 +159,9 @@ static int listener_open(struct fsp_verbs_direct *d)
 	memcpy(d->addr, sa.sun_path, d->addr_len);
 	return fd;
 fail:
+	sl = (socklen_t)errno;
 	close(fd);
-	return -errno;
+	return -(int)sl;
 }
 
 int vdirect_open(int daemon_fd)
