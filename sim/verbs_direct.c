@@ -464,6 +464,11 @@ static struct peer *peer_get(const struct fsp_verbs_route *g)
 		p->next = vd.peers;
 		vd.peers = p;
 	}
+	/* A reused entry: events the last epoll_wait reported for its old
+	 * socket must not act on the new one. */
+	for (int i = vd.iready; i < vd.nready; i++)
+		if (vd.ready[i].data.ptr == &p->s)
+			vd.ready[i].events = 0;
 	p->s = (struct src){SRC_OUT, fd};
 	p->dead = false;
 	p->want_out = false;
