@@ -464,23 +464,13 @@ static int v_pkt(struct fsd_conn *c, const uint8_t *pkt, size_t len)
 	struct fv_port *vp;
 	uint16_t dlid, slid, base;
 	uint32_t dqpn;
-	size_t bth;
 	int lmc;
 
-	/* LRH (8) [GRH (40)] BTH (12) ... ICRC VCRC (6) */
-	if (!vc || len < 8 + 12 + 6 || len > FSP_VERBS_PKT_MAX) {
+	if (!vc || len > FSP_VERBS_PKT_MAX || fsp_verbs_pkt_addr(pkt, len, &dlid, &slid, &dqpn)) {
 		st.drop_bad++;
 		return 0;
 	}
 	src = vc->vp->port;
-	bth = (pkt[1] & 3) == 3 ? 48 : 8;
-	if ((pkt[1] & 3) < 2 || len < bth + 12 + 6) {
-		st.drop_bad++;
-		return 0;
-	}
-	dlid = (uint16_t)(pkt[2] << 8 | pkt[3]);
-	slid = (uint16_t)(pkt[6] << 8 | pkt[7]);
-	dqpn = (uint32_t)pkt[bth + 5] << 16 | (uint32_t)pkt[bth + 6] << 8 | pkt[bth + 7];
 	/* No spoofing: the SLID must be one of the sender's port's LIDs. */
 	base = fsd_port_lid(src);
 	lmc = fsd_port_lmc(src);

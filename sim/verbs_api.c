@@ -50,6 +50,13 @@ static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
  */
 #define IDLE_WATCH_MAX_NS 64000000ull
 
+/* A relative timeout of d ns for ppoll. */
+static struct timespec ns_timespec(uint64_t d)
+{
+	return (struct timespec){.tv_sec = (time_t)(d / 1000000000ull),
+				 .tv_nsec = (long)(d % 1000000000ull)};
+}
+
 static void *hca_thread(void *arg)
 {
 	uint64_t backoff = VERBS_LEASE_NS;
@@ -121,8 +128,7 @@ static void *hca_thread(void *arg)
 
 			if (d > 1000000000ull)
 				d = 1000000000ull;
-			ts.tv_sec = (time_t)(d / 1000000000ull);
-			ts.tv_nsec = (long)(d % 1000000000ull);
+			ts = ns_timespec(d);
 			tsp = &ts;
 		}
 		if (ppoll(pfd, nfds, tsp, NULL) < 0 && errno != EINTR)
@@ -960,8 +966,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 			if (due) {
 				uint64_t now = verbs_now_ns(), d = due > now ? due - now : 0;
 
-				ts.tv_sec = (time_t)(d / 1000000000ull);
-				ts.tv_nsec = (long)(d % 1000000000ull);
+				ts = ns_timespec(d);
 				tsp = &ts;
 			}
 			r = ppoll(pfd, 2, tsp, NULL);

@@ -394,22 +394,15 @@ static void ask(uint16_t dlid, uint32_t dqpn)
 
 void *vdirect_route(const uint8_t *pkt, size_t len)
 {
-	size_t bth;
-	uint16_t dlid;
+	uint16_t dlid, slid;
 	uint32_t dqpn;
 	uint64_t g;
 	struct route *r;
 
-	if (!vd.gen || vd.lfd < 0 || len < 8 + 12)
-		return NULL;
-	/* LRH (8) [GRH (40)] BTH (12): as fabsimd reads them. */
-	bth = (pkt[1] & 3) == 3 ? 48 : 8;
-	if ((pkt[1] & 3) < 2 || len < bth + 12)
-		return NULL;
-	dlid = (uint16_t)(pkt[2] << 8 | pkt[3]);
-	if (!dlid || dlid >= 0xc000)
+	if (!vd.gen || vd.lfd < 0 || fsp_verbs_pkt_addr(pkt, len, &dlid, &slid, &dqpn))
+		return NULL; /* malformed: fabsimd drops and counts it */
+	if (!dlid || dlid >= UNICAST_LIDS)
 		return NULL; /* multicast is flooded by the daemon */
-	dqpn = (uint32_t)pkt[bth + 5] << 16 | (uint32_t)pkt[bth + 6] << 8 | pkt[bth + 7];
 	r = route_find(dlid, dqpn, true);
 	if (!r)
 		return NULL;

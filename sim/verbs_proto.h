@@ -44,6 +44,7 @@
 #ifndef SIM_VERBS_PROTO_H
 #define SIM_VERBS_PROTO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/proto.h"
@@ -105,6 +106,29 @@ struct fsp_verbs_rec {
 
 #define FSP_VERBS_QPN_BLOCK_SIZE 256u
 #define FSP_VERBS_PKT_MAX 8192u
+
+/*
+ * Where a data packet goes, as fabsimd routes it and a process decides
+ * whether it may skip fabsimd: DLID and SLID from the LRH, DestQP from the
+ * BTH (behind a GRH when LNH says so).  0, or -1 when the packet is too
+ * short or its LNH names no IBA transport: LRH (8) [GRH (40)] BTH (12) ...
+ * ICRC VCRC (6).
+ */
+static inline int fsp_verbs_pkt_addr(const uint8_t *pkt, size_t len, uint16_t *dlid, uint16_t *slid,
+				     uint32_t *dqpn)
+{
+	size_t bth;
+
+	if (len < 8 + 12 + 6 || (pkt[1] & 3) < 2)
+		return -1;
+	bth = (pkt[1] & 3) == 3 ? 48 : 8;
+	if (len < bth + 12 + 6)
+		return -1;
+	*dlid = (uint16_t)(pkt[2] << 8 | pkt[3]);
+	*slid = (uint16_t)(pkt[6] << 8 | pkt[7]);
+	*dqpn = (uint32_t)pkt[bth + 5] << 16 | (uint32_t)pkt[bth + 6] << 8 | pkt[bth + 7];
+	return 0;
+}
 
 struct fsp_verbs_open_rep {
 	uint32_t port; /* resolved port number */
