@@ -789,3 +789,23 @@ int cm_engine_release(struct cm_engine *e, uint32_t id)
 		return 0;
 	}
 }
+
+/*
+ * Forget a REQ just received, silently: no REJ, no event, as the kernel's
+ * cm_destroy_id does for a REQ it cannot queue (-ENOMEM, a full listen
+ * backlog), so that the peer's retry of the REQ is taken as a new one.
+ */
+int cm_engine_drop(struct cm_engine *e, uint32_t id)
+{
+	struct cm_conn *c;
+
+	if (!e)
+		return -EINVAL;
+	c = cm_ids_by_local(e, id);
+	if (!c)
+		return -ENOENT;
+	if (c->state != CM_ST_REQ_RCVD)
+		return -EINVAL;
+	cm_conn_free(e, c);
+	return 0;
+}

@@ -572,6 +572,8 @@ static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
 		return cm_engine_accept(e, c->id, c->user, &c->accept);
 	case CM_RT_REJECT:
 		return cm_engine_reject(e, c->id, &c->reject);
+	case CM_RT_DROP:
+		return cm_engine_drop(e, c->id);
 	case CM_RT_MRA:
 		return cm_engine_mra(e, c->id, c->mra.service_timeout, c->private_data,
 				     c->private_data_len);
@@ -797,6 +799,11 @@ int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeou
 }
 
 /* ---- port and paths ---- */
+
+struct sa_client *cm_runtime_sa(const struct cm_runtime *rt)
+{
+	return rt ? rt->sa : NULL;
+}
 
 int cm_runtime_port(const struct cm_runtime *rt, struct mad_port_attr *out)
 {

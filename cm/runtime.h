@@ -62,6 +62,7 @@
 
 struct cm_runtime;
 struct sa_path;
+struct sa_client;
 
 struct cm_runtime_params {
 	/* NULL: the runtime creates and starts a private loop (own thread).
@@ -125,6 +126,7 @@ enum cm_rt_op {
 	CM_RT_ESTABLISH,    /* .id */
 	CM_RT_DISCONNECT,   /* .id, private data (DREQ, or DREP after DREQ_RCVD) */
 	CM_RT_RELEASE,	    /* .id */
+	CM_RT_DROP,	    /* .id: a REQ just received, forgotten without REJ */
 	CM_RT_INIT_QP_ATTR, /* .id, .qp.state -> .qp.attr, .qp.mask */
 	CM_RT_CONN_STATE,   /* .id -> .state */
 	CM_RT_STATS,	    /* -> .stats */
@@ -194,6 +196,9 @@ int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeou
 /* The port (LID, GID, SM LID ...) as read when the runtime opened. */
 int cm_runtime_port(const struct cm_runtime *rt, struct mad_port_attr *out);
 struct mad_loop *cm_runtime_loop(const struct cm_runtime *rt);
+/* The SA client opened with params.sa (NULL without): its async calls are
+ * how lib/ resolves routes without blocking. */
+struct sa_client *cm_runtime_sa(const struct cm_runtime *rt);
 
 /*
  * Ask the SA for a path from this port to `dgid` (P_Key `pkey`, or any

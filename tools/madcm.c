@@ -19,6 +19,7 @@
 	X(service, "register, query or delete SA service records") \
 	X(trace, "print a MAD capture (MADCM_TRACE=FILE.pcap)") \
 	X(stat, "print CM engine counters and connections (MADCM_STAT_FILE)") \
+	X(run, "run a librdmacm program on madcm's librdmacm.so.1") \
 	/* one line per subcommand above this one */
 /* clang-format on */
 

@@ -1,0 +1,269 @@
+/*
+ * lib/: the librdmacm API on madcm's CM runtime (cm/runtime.h) and SA
+ * client (sa/client.h).  Internal declarations shared by lib/cma_*.c.
+ *
+ * What is where:
+ *   cma_init.c     process state: devices, their ports and the CM runtime
+ *                  of each port (opened on first use), the address sources
+ *   cma_state.c    the id states and every allowed transition (one table)
+ *   cma_channel.c  event channels, the event queue, get/ack, sync ids
+ *   cma_id.c       create/destroy/migrate ids, options, devices, ports
+ *   cma_ports.c    the port-space table: bind rules, ephemeral ports
+ *   cma_addr.c     bind, resolve_addr, resolve_route
+ *   cma_conn.c     connect/accept/reject/disconnect/establish, QP attrs
+ *   cma_events.c   CM runtime events -> rdma_cm events (runs on the loop)
+ *   cma_qp.c       QPs, SRQs, the default PD and CQs
+ *   cma_ep.c       getaddrinfo, endpoints (create_ep, get_request)
+ *   rpoll.c        rpoll/rselect for plain fds (rsockets come later)
+ *
+ * Locking.  One process mutex, cma.lock, guards every lib/ structure (ids,
+ * channels and their queues, the port-space table).  The CM runtime calls
+ * back (cma_events.c) while it holds its loop, and takes cma.lock there:
+ * so the order is loop -> cma.lock, and no code may call into the runtime
+ * (cm_runtime_*, sa_*) while holding cma.lock.  Calls therefore read what
+ * they need under the lock, drop it, issue the command, and retake it.
+ */
+#ifndef MADCM_LIB_CMA_H
+#define MADCM_LIB_CMA_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+
+#include "cm/engine.h"
+
+struct cm_runtime;
+struct madcm_addrs;
+struct cma_id;
+
+#define CMA_EXPORT __attribute__((visibility("default")))
+
+/* Fail with errno = e: the librdmacm convention (-1 and errno). */
+static inline int cma_err(int e)
+{
+	errno = e;
+	return -1;
+}
+
+/* librdmacm's event buffer for private data (RDMA_MAX_PRIVATE_DATA). */
+#define CMA_MAX_PRIVATE_DATA 256
+/* The kernel's IP CM header before the user's REQ private data. */
+#define CMA_IP_HDR_SIZE 36
+/* Kernel rdma_cm REQ parameters (cma.c cma_connect_ib). */
+#define CMA_CM_RESPONSE_TIMEOUT 20
+#define CMA_MAX_CM_RETRIES 15
+/* The MRA the kernel sends for a REQ or REP handed to user space. */
+#define CMA_MRA_SERVICE_TIMEOUT 24
+/* Listen backlog bound (ucma's max_backlog default). */
+#define CMA_MAX_BACKLOG 1024
+
+/* One port of a device, and the CM runtime on it (opened on first use). */
+struct cma_port {
+	struct cma_device *dev;
+	uint8_t port_num;
+	bool active;
+	uint8_t gid[16];
+	uint16_t lid;
+	struct cm_runtime *rt; /* NULL until cma_port_runtime() */
+	int rt_err;	       /* why it could not be opened (-errno) */
+	/* Engine listeners on this port, shared by listen ids (cma_conn.c). */
+	struct cma_listen_sid *lsids;
+	/* Connections of this port by local comm ID (cma_init.c). */
+	struct cma_conn_link **conns;
+	uint32_t nconns, nbuckets;
+};
+
+struct cma_device {
+	struct ibv_context *verbs;
+	struct ibv_device_attr attr;
+	struct ibv_pd *pd; /* default PD, made by the first QP that needs one */
+	int nports;
+	struct cma_port *ports; /* [nports], port_num = index + 1 */
+};
+
+/* Id states: the kernel's enum rdma_cm_state (cma_priv.h). */
+enum cma_state {
+	CMA_IDLE,
+	CMA_ADDR_QUERY,
+	CMA_ADDR_RESOLVED,
+	CMA_ROUTE_QUERY,
+	CMA_ROUTE_RESOLVED,
+	CMA_CONNECT, /* handshake under way or connected (both sides) */
+	CMA_DISCONNECT,
+	CMA_ADDR_BOUND,
+	CMA_LISTEN,
+	CMA_DESTROYING,
+	CMA__STATE_COUNT
+};
+
+const char *cma_state_name(enum cma_state s);
+/* Compare and exchange the state under cma.lock: true when it was `from`. */
+bool cma_comp_exch(struct cma_id *id, enum cma_state from, enum cma_state to);
+/* Set the state (a transition the table lists), under cma.lock. */
+void cma_set_state(struct cma_id *id, enum cma_state to);
+
+struct cma_event;
+
+struct cma_channel {
+	struct rdma_event_channel ch; /* public part first: apps see &ch */
+	struct cma_event *head, *tail;
+	unsigned count;
+	unsigned ids; /* ids using this channel */
+	bool private_sync;
+};
+
+/* One bound (port space, port) entry of the port-space table (cma_ports.c). */
+struct cma_bind_list;
+
+struct cma_listen_sid; /* an engine listener shared by listen ids */
+
+struct cma_id {
+	struct rdma_cm_id id; /* public part first: apps see &id */
+	uint64_t cookie;      /* the runtime's user cookie: never reused */
+	struct cma_id *cookie_next;
+	enum cma_state state;
+	bool sync;
+	struct cma_port *port; /* device port the id is bound to, or NULL */
+	/* The CM connection on port->rt, once there is one. */
+	bool has_conn;
+	uint32_t conn;
+	bool passive;
+	/* Port space table entry and options. */
+	struct cma_bind_list *bind;
+	struct cma_id *bind_next;
+	bool reuseaddr, afonly, afonly_set;
+	uint8_t tos;
+	bool tos_set;
+	uint8_t ack_timeout;
+	bool ack_timeout_set;
+	/* Listen ids: the backlog, and whether engine listeners are held. */
+	bool listening;
+	int backlog;
+	int pending_reqs;      /* CONNECT_REQUESTs queued and not yet acked */
+	struct cma_id *listen; /* passive ids: the listener that made them */
+	/* Handshake parameters. */
+	uint32_t seq_num; /* our receive PSN (REQ/REP starting PSN) */
+	uint8_t responder_resources, initiator_depth;
+	uint32_t remote_qpn;
+	uint32_t ece_vendor, ece_attr;		     /* rdma_set_local_ece */
+	uint32_t remote_ece_vendor, remote_ece_attr; /* from REQ/REP */
+	bool connect_error; /* a CONNECT_ERROR was reported: drop REJ/DISC after */
+	bool established;
+	/* Events reported and acked on this id (rdma_destroy_id waits). */
+	unsigned events_reported, events_acked;
+	unsigned pins; /* async work in flight that holds the id */
+	pthread_cond_t cond;
+	/* The route's path records (id.route.path_rec points here). */
+	struct ibv_sa_path_rec paths[2];
+	struct cm_path cm_paths[2];
+	/* rdma_create_ep: what rdma_get_request makes a QP from. */
+	struct ibv_qp_init_attr *qp_init_attr;
+	/* Resolution in flight (resolve_addr / resolve_route) */
+	unsigned op_gen;
+	/* rdma_resolve_addrinfo's result, until rdma_query_addrinfo takes it. */
+	struct rdma_addrinfo *addrinfo;
+};
+
+struct cma_event {
+	struct rdma_cm_event ev; /* public part first */
+	struct cma_event *next;
+	struct cma_id *id;     /* ev.id's owner */
+	struct cma_id *listen; /* CONNECT_REQUEST: the listener */
+	uint8_t pdata[CMA_MAX_PRIVATE_DATA];
+};
+
+/* Process state. */
+struct cma_global {
+	pthread_mutex_t lock;
+	pthread_once_t once;
+	int init_err; /* errno of a failed init */
+	struct ibv_device **dev_list;
+	struct cma_device *devs;
+	int ndevs;
+	struct mad_loop *loop;
+	struct madcm_addrs *addrs;
+	uint64_t rand_state;
+};
+
+extern struct cma_global cma;
+
+/* Make sure the process state exists: 0, or -1 with errno (ENODEV ...). */
+int cma_init(void);
+uint32_t cma_random32(void);
+/* The CM runtime of a port, opened on first use: 0 or -errno. */
+int cma_port_runtime(struct cma_port *p, struct cm_runtime **out);
+/* The device port with this GID, or NULL. */
+struct cma_port *cma_port_by_gid(const uint8_t gid[16]);
+/* The first port whose link is ACTIVE (else port 1 of the first device). */
+struct cma_port *cma_first_active_port(void);
+/* Attach an id to a port: sets id.verbs and id.port_num.  Under cma.lock. */
+void cma_attach(struct cma_id *id, struct cma_port *p);
+
+/* Connection map of a port (under cma.lock). */
+int cma_conn_add(struct cma_port *p, uint32_t conn, struct cma_id *id);
+struct cma_id *cma_conn_find(struct cma_port *p, uint32_t conn);
+void cma_conn_del(struct cma_port *p, uint32_t conn);
+
+/* Events (cma_channel.c), under cma.lock. */
+struct cma_event *cma_event_new(struct cma_id *id, enum rdma_cm_event_type type, int status);
+void cma_event_queue(struct cma_channel *ch, struct cma_event *e);
+/* Queue the event on the id's channel (under cma.lock). */
+void cma_report(struct cma_id *id, struct cma_event *e);
+/* Listen ids lose their engine listeners (rdma_destroy_id). */
+void cma_unlisten(struct cma_id *id);
+int cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr, int *mask);
+int cma_set_ib_paths(struct cma_id *id, const struct ibv_path_data *pd, size_t n);
+/* Sync ids: wait for the event a call started and return its outcome. */
+int cma_complete(struct cma_id *id);
+struct cma_channel *cma_channel_of(struct rdma_cm_id *id);
+struct cma_channel *cma_channel_create_locked(void);
+void cma_channel_unref_locked(struct cma_channel *ch);
+
+/* The CM runtime's event callback (cma_events.c), on the loop. */
+bool cma_on_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev);
+
+/* Ids (cma_id.c). */
+static inline struct cma_id *cma_id_of(struct rdma_cm_id *id)
+{
+	return (struct cma_id *)id;
+}
+struct cma_id *cma_id_alloc(struct cma_channel *ch, void *context, enum rdma_port_space ps,
+			    enum ibv_qp_type qpt);
+void cma_id_free_locked(struct cma_id *id);
+/* The live id with this cookie, or NULL (under cma.lock). */
+struct cma_id *cma_id_by_cookie(uint64_t cookie);
+/* The CM connection of an id goes away: release it in the runtime. */
+void cma_release_conn(struct cma_id *id);
+
+/* Port space table (cma_ports.c), under cma.lock. */
+int cma_ports_bind(struct cma_id *id, struct sockaddr *addr);
+void cma_ports_unbind(struct cma_id *id);
+/* rdma_listen's re-check: conflicts ignoring REUSEADDR.  0 or -errno. */
+int cma_ports_listen_check(struct cma_id *id);
+/* Listen ids on (ps, port) in bind order, for the REQ dispatcher. */
+struct cma_id *cma_ports_listeners(enum rdma_port_space ps, uint16_t port);
+
+/* Addresses (cma_addr.c). */
+socklen_t cma_addr_len(const struct sockaddr *sa);
+uint16_t cma_addr_port(const struct sockaddr *sa);
+void cma_addr_set_port(struct sockaddr *sa, uint16_t port);
+bool cma_addr_any(const struct sockaddr *sa); /* wildcard or loopback */
+bool cma_addr_is_wildcard(const struct sockaddr *sa);
+bool cma_addr_is_loopback(const struct sockaddr *sa);
+bool cma_addr_equal(const struct sockaddr *a, const struct sockaddr *b); /* no port */
+/* Fill id.route.path_rec from a CM path (also used for passive ids). */
+void cma_set_path(struct cma_id *id, int i, const struct cm_path *p);
+
+/* QPs (cma_qp.c). */
+int cma_qp_move(struct cma_id *id, enum ibv_qp_state state);
+void cma_qp_to_err(struct cma_id *id);
+
+/* Service ID of an id's port space and port. */
+uint64_t cma_service_id(enum rdma_port_space ps, uint16_t port);
+
+#endif

@@ -1,0 +1,522 @@
+/*
+ * rdma_bind_addr, rdma_resolve_addr, rdma_resolve_route: addresses come
+ * from the address sources (lib/addr.h: the address file, IPoIB netlink),
+ * never from a kernel; routes are PathRecords from the port's SA client
+ * (cached), as the kernel's cma_query_ib_route asks for them.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/ib.h>
+
+#include "cm/runtime.h"
+#include "lib/addr.h"
+#include "lib/cma.h"
+#include "sa/client.h"
+#include "sa/sa_wire.h"
+
+/* ---- sockaddr helpers ---- */
+
+socklen_t cma_addr_len(const struct sockaddr *sa)
+{
+	switch (sa->sa_family) {
+	case AF_INET:
+		return sizeof(struct sockaddr_in);
+	case AF_INET6:
+		return sizeof(struct sockaddr_in6);
+	case AF_IB:
+		return sizeof(struct sockaddr_ib);
+	default:
+		return 0;
+	}
+}
+
+uint16_t cma_addr_port(const struct sockaddr *sa)
+{
+	switch (sa->sa_family) {
+	case AF_INET:
+		return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+	case AF_INET6:
+		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+	case AF_IB:
+		return (uint16_t)be64toh(((const struct sockaddr_ib *)sa)->sib_sid);
+	default:
+		return 0;
+	}
+}
+
+void cma_addr_set_port(struct sockaddr *sa, uint16_t port)
+{
+	switch (sa->sa_family) {
+	case AF_INET:
+		((struct sockaddr_in *)sa)->sin_port = htons(port);
+		break;
+	case AF_INET6:
+		((struct sockaddr_in6 *)sa)->sin6_port = htons(port);
+		break;
+	case AF_IB: {
+		struct sockaddr_ib *sib = (struct sockaddr_ib *)sa;
+		uint64_t sid = be64toh(sib->sib_sid) & ~0xffffull;
+
+		sib->sib_sid = htobe64(sid | port);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+bool cma_addr_is_wildcard(const struct sockaddr *sa)
+{
+	static const uint8_t zero[16];
+
+	switch (sa->sa_family) {
+	case AF_INET:
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+	case AF_INET6:
+		return !memcmp(&((const struct sockaddr_in6 *)sa)->sin6_addr, zero, 16);
+	case AF_IB:
+		return !memcmp(&((const struct sockaddr_ib *)sa)->sib_addr, zero, 16);
+	default:
+		return true;
+	}
+}
+
+bool cma_addr_is_loopback(const struct sockaddr *sa)
+{
+	switch (sa->sa_family) {
+	case AF_INET:
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) ==
+		       IN_LOOPBACKNET;
+	case AF_INET6:
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	case AF_IB: {
+		const uint8_t *a = (const uint8_t *)&((const struct sockaddr_ib *)sa)->sib_addr;
+		static const uint8_t lo[16] = {[15] = 1};
+
+		return !memcmp(a, lo, 16);
+	}
+	default:
+		return false;
+	}
+}
+
+bool cma_addr_any(const struct sockaddr *sa)
+{
+	return cma_addr_is_wildcard(sa) || cma_addr_is_loopback(sa);
+}
+
+bool cma_addr_equal(const struct sockaddr *a, const struct sockaddr *b)
+{
+	if (a->sa_family != b->sa_family)
+		return false;
+	switch (a->sa_family) {
+	case AF_INET:
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	case AF_INET6:
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
+	case AF_IB:
+		return !memcmp(&((const struct sockaddr_ib *)a)->sib_addr,
+			       &((const struct sockaddr_ib *)b)->sib_addr, 16);
+	default:
+		return false;
+	}
+}
+
+static void set_loopback(struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		((struct sockaddr_in *)sa)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	else if (sa->sa_family == AF_INET6)
+		((struct sockaddr_in6 *)sa)->sin6_addr = in6addr_loopback;
+}
+
+/* The GID an address names: AF_IB carries it, IP goes to the sources. */
+static int addr_to_gid(const struct sockaddr *sa, uint8_t gid[16])
+{
+	if (sa->sa_family == AF_IB) {
+		memcpy(gid, &((const struct sockaddr_ib *)sa)->sib_addr, 16);
+		return 0;
+	}
+	if (!cma.addrs)
+		return -ENOENT;
+	return madcm_addrs_gid(cma.addrs, sa, gid);
+}
+
+/* ---- bind ---- */
+
+static int bind_locked(struct cma_id *id, const struct sockaddr *addr)
+{
+	struct sockaddr *src = (struct sockaddr *)&id->id.route.addr.src_addr;
+	socklen_t len = cma_addr_len(addr);
+	struct cma_port *port = NULL;
+	int rc;
+
+	if (!len)
+		return -EAFNOSUPPORT;
+	if (id->state != CMA_IDLE)
+		return -EINVAL;
+	if (addr->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)addr;
+
+		if (IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr) && !s6->sin6_scope_id)
+			return -EINVAL;
+	}
+	if (!cma_addr_any(addr)) {
+		uint8_t gid[16];
+
+		if (addr_to_gid(addr, gid) || !(port = cma_port_by_gid(gid)))
+			return -EADDRNOTAVAIL;
+	}
+	memset(&id->id.route.addr.src_storage, 0, sizeof(id->id.route.addr.src_storage));
+	memcpy(src, addr, len);
+	if (!id->afonly_set)
+		id->afonly = addr->sa_family == AF_INET; /* bindv6only = 0 */
+	rc = cma_ports_bind(id, src);
+	if (rc)
+		return rc;
+	if (port) {
+		cma_attach(id, port);
+		memcpy(id->id.route.addr.addr.ibaddr.sgid.raw, port->gid, 16);
+		id->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
+	}
+	cma_set_state(id, CMA_ADDR_BOUND);
+	return 0;
+}
+
+CMA_EXPORT int rdma_bind_addr(struct rdma_cm_id *cm_id, struct sockaddr *addr)
+{
+	int rc;
+
+	if (!cm_id || !addr)
+		return cma_err(EINVAL);
+	pthread_mutex_lock(&cma.lock);
+	rc = bind_locked(cma_id_of(cm_id), addr);
+	pthread_mutex_unlock(&cma.lock);
+	return rc ? cma_err(-rc) : 0;
+}
+
+/* ---- resolve_addr ---- */
+
+/* The local port for a destination GID: same subnet prefix, active first. */
+static struct cma_port *port_for(const uint8_t dgid[16])
+{
+	struct cma_port *p = cma_port_by_gid(dgid);
+
+	if (p)
+		return p;
+	for (int d = 0; d < cma.ndevs; d++)
+		for (int i = 0; i < cma.devs[d].nports; i++) {
+			p = &cma.devs[d].ports[i];
+			if (p->active && !memcmp(p->gid, dgid, 8))
+				return p;
+		}
+	return cma_first_active_port();
+}
+
+struct addr_wait {
+	struct cma_id *id;
+	unsigned gen;
+	int timeout_ms;
+};
+
+/* An address no source knows: ADDR_ERROR after timeout_ms, as ARP would. */
+static void *addr_timeout_thread(void *arg)
+{
+	struct addr_wait *w = arg;
+	struct timespec ts = {.tv_sec = w->timeout_ms / 1000,
+			      .tv_nsec = (long)(w->timeout_ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL);
+	pthread_mutex_lock(&cma.lock);
+	if (w->id->op_gen == w->gen && cma_comp_exch(w->id, CMA_ADDR_QUERY, CMA_ADDR_BOUND)) {
+		struct cma_event *e = cma_event_new(w->id, RDMA_CM_EVENT_ADDR_ERROR, -ETIMEDOUT);
+
+		if (e)
+			cma_report(w->id, e);
+	}
+	w->id->pins--;
+	pthread_cond_broadcast(&w->id->cond);
+	pthread_mutex_unlock(&cma.lock);
+	free(w);
+	return NULL;
+}
+
+static int resolve_locked(struct cma_id *id, const struct sockaddr *dst, int timeout_ms)
+{
+	struct sockaddr *src = (struct sockaddr *)&id->id.route.addr.src_addr;
+	struct rdma_ib_addr *ib = &id->id.route.addr.addr.ibaddr;
+	uint8_t dgid[16];
+	struct cma_port *p;
+	struct cma_event *e;
+
+	memset(&id->id.route.addr.dst_storage, 0, sizeof(id->id.route.addr.dst_storage));
+	memcpy(&id->id.route.addr.dst_addr, dst, cma_addr_len(dst));
+	if (cma_addr_any(dst)) {
+		/* Loopback: the first active port talks to itself (cma_bind_loopback). */
+		p = id->port ? id->port : cma_first_active_port();
+		if (!p)
+			return -ENODEV;
+		memcpy(dgid, p->gid, 16);
+		if (cma_addr_is_wildcard(src))
+			set_loopback(src);
+	} else {
+		if (addr_to_gid(dst, dgid)) {
+			struct addr_wait *w = malloc(sizeof(*w));
+			pthread_t t;
+			pthread_attr_t a;
+
+			if (!w)
+				return -ENOMEM;
+			w->id = id;
+			w->gen = ++id->op_gen;
+			w->timeout_ms = timeout_ms > 0 ? timeout_ms : 2000;
+			/* Pin the id: destroy waits for its pins. */
+			id->pins++;
+			pthread_attr_init(&a);
+			pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+			if (pthread_create(&t, &a, addr_timeout_thread, w)) {
+				id->pins--;
+				free(w);
+				pthread_attr_destroy(&a);
+				return -ENOMEM;
+			}
+			pthread_attr_destroy(&a);
+			return 0;
+		}
+		p = id->port ? id->port : port_for(dgid);
+		if (!p)
+			return -ENODEV;
+		if (cma_addr_is_wildcard(src) && src->sa_family != AF_IB && cma.addrs) {
+			struct sockaddr_storage mine;
+			uint16_t port = cma_addr_port(src);
+
+			if (!madcm_addrs_ip(cma.addrs, p->gid, src->sa_family, &mine)) {
+				memcpy(src, &mine, cma_addr_len((struct sockaddr *)&mine));
+				cma_addr_set_port(src, port);
+			}
+		}
+	}
+	if (!id->port)
+		cma_attach(id, p);
+	memcpy(ib->sgid.raw, p->gid, 16);
+	memcpy(ib->dgid.raw, dgid, 16);
+	ib->pkey = htons(0xffff);
+	cma_set_state(id, CMA_ADDR_RESOLVED);
+	e = cma_event_new(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	if (!e)
+		return -ENOMEM;
+	cma_report(id, e);
+	return 0;
+}
+
+CMA_EXPORT int rdma_resolve_addr(struct rdma_cm_id *cm_id, struct sockaddr *src_addr,
+				 struct sockaddr *dst_addr, int timeout_ms)
+{
+	struct cma_id *id = cma_id_of(cm_id);
+	int rc = 0;
+
+	if (!cm_id || !dst_addr || !cma_addr_len(dst_addr))
+		return cma_err(!cm_id || !dst_addr ? EINVAL : EAFNOSUPPORT);
+	if (src_addr && src_addr->sa_family && src_addr->sa_family != dst_addr->sa_family)
+		return cma_err(EINVAL);
+	pthread_mutex_lock(&cma.lock);
+	if (id->state == CMA_IDLE) {
+		struct sockaddr_storage any;
+
+		memset(&any, 0, sizeof(any));
+		if (src_addr && src_addr->sa_family) {
+			memcpy(&any, src_addr, cma_addr_len(src_addr));
+		} else {
+			any.ss_family = dst_addr->sa_family;
+			if (dst_addr->sa_family == AF_INET6)
+				((struct sockaddr_in6 *)&any)->sin6_scope_id =
+				    ((struct sockaddr_in6 *)dst_addr)->sin6_scope_id;
+			if (dst_addr->sa_family == AF_IB)
+				((struct sockaddr_ib *)&any)->sib_pkey =
+				    ((struct sockaddr_ib *)dst_addr)->sib_pkey;
+		}
+		rc = bind_locked(id, (struct sockaddr *)&any);
+	} else if (id->id.route.addr.src_addr.sa_family != dst_addr->sa_family) {
+		rc = -EINVAL;
+	}
+	if (!rc && !cma_comp_exch(id, CMA_ADDR_BOUND, CMA_ADDR_QUERY) &&
+	    !cma_comp_exch(id, CMA_ADDR_RESOLVED, CMA_ADDR_QUERY))
+		rc = -EINVAL;
+	if (!rc) {
+		rc = resolve_locked(id, dst_addr, timeout_ms);
+		if (rc)
+			cma_set_state(id, CMA_ADDR_BOUND);
+	}
+	pthread_mutex_unlock(&cma.lock);
+	if (rc)
+		return cma_err(-rc);
+	return cma_complete(id);
+}
+
+/* ---- resolve_route ---- */
+
+void cma_set_path(struct cma_id *id, int i, const struct cm_path *p)
+{
+	struct ibv_sa_path_rec *r = &id->paths[i];
+
+	memset(r, 0, sizeof(*r));
+	memcpy(r->dgid.raw, p->dgid, 16);
+	memcpy(r->sgid.raw, p->sgid, 16);
+	r->dlid = htons(p->dlid);
+	r->slid = htons(p->slid);
+	r->flow_label = htonl(p->flow_label);
+	r->hop_limit = p->hop_limit;
+	r->traffic_class = p->traffic_class;
+	r->reversible = 1;
+	r->numb_path = 1;
+	r->pkey = htons(p->pkey);
+	r->sl = p->sl;
+	r->mtu_selector = 2; /* exactly */
+	r->mtu = p->mtu;
+	r->rate_selector = 2;
+	r->rate = p->rate;
+	r->packet_life_time_selector = 2;
+	r->packet_life_time = p->packet_life_time;
+	id->cm_paths[i] = *p;
+	id->id.route.path_rec = id->paths;
+	if (id->id.route.num_paths < i + 1)
+		id->id.route.num_paths = i + 1;
+}
+
+struct route_q {
+	struct cma_id *id;
+	unsigned gen;
+};
+
+static void route_done(void *arg, int status, const struct sa_path *paths, unsigned n)
+{
+	struct route_q *q = arg;
+	struct cma_id *id = q->id;
+	struct cm_path cp;
+	struct cma_event *e;
+	int rc = status;
+
+	if (!rc && !n)
+		rc = -EHOSTUNREACH;
+	if (!rc)
+		rc = cm_path_from_sa(&paths[0], &cp);
+	pthread_mutex_lock(&cma.lock);
+	if (q->gen == id->op_gen && id->state == CMA_ROUTE_QUERY) {
+		if (!rc) {
+			id->id.route.num_paths = 0;
+			cma_set_path(id, 0, &cp);
+			cma_set_state(id, CMA_ROUTE_RESOLVED);
+			e = cma_event_new(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+		} else {
+			cma_set_state(id, CMA_ADDR_RESOLVED);
+			e = cma_event_new(id, RDMA_CM_EVENT_ROUTE_ERROR, rc);
+		}
+		if (e)
+			cma_report(id, e);
+	}
+	id->pins--;
+	pthread_cond_broadcast(&id->cond);
+	pthread_mutex_unlock(&cma.lock);
+	free(q);
+}
+
+CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
+{
+	struct cma_id *id = cma_id_of(cm_id);
+	struct sa_path_query pq;
+	struct cm_runtime *rt;
+	struct route_q *q;
+	struct cma_event *e;
+	int rc;
+
+	(void)timeout_ms; /* the SA client's timeouts and retries apply */
+	if (!cm_id)
+		return cma_err(EINVAL);
+	pthread_mutex_lock(&cma.lock);
+	if (!cma_comp_exch(id, CMA_ADDR_RESOLVED, CMA_ROUTE_QUERY) &&
+	    !cma_comp_exch(id, CMA_ROUTE_RESOLVED, CMA_ROUTE_QUERY)) {
+		pthread_mutex_unlock(&cma.lock);
+		return cma_err(EINVAL);
+	}
+	if (id->id.route.num_paths > 0 && id->id.route.path_rec) {
+		/* Paths set with RDMA_OPTION_IB_PATH: nothing to ask. */
+		cma_set_state(id, CMA_ROUTE_RESOLVED);
+		e = cma_event_new(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+		if (e)
+			cma_report(id, e);
+		pthread_mutex_unlock(&cma.lock);
+		return cma_complete(id);
+	}
+	memset(&pq, 0, sizeof(pq));
+	memcpy(pq.rec.sgid, id->id.route.addr.addr.ibaddr.sgid.raw, 16);
+	memcpy(pq.rec.dgid, id->id.route.addr.addr.ibaddr.dgid.raw, 16);
+	pq.rec.reversible = true;
+	pq.rec.numb_path = 1;
+	pq.rec.pkey = ntohs(id->id.route.addr.addr.ibaddr.pkey);
+	pq.comp_mask = SA_PR_COMP_SGID | SA_PR_COMP_DGID | SA_PR_COMP_REVERSIBLE |
+		       SA_PR_COMP_NUMB_PATH | SA_PR_COMP_P_KEY;
+	if (id->tos_set) {
+		/* As cma_query_ib_route: IPv4 TOS as QoS class, IPv6 as TClass. */
+		if (id->id.route.addr.src_addr.sa_family == AF_INET) {
+			pq.rec.qos_class = id->tos;
+			pq.comp_mask |= SA_PR_COMP_QOS_CLASS;
+		} else {
+			pq.rec.tclass = id->tos;
+			pq.comp_mask |= SA_PR_COMP_TCLASS;
+		}
+	}
+	q = malloc(sizeof(*q));
+	if (!q) {
+		cma_set_state(id, CMA_ADDR_RESOLVED);
+		pthread_mutex_unlock(&cma.lock);
+		return cma_err(ENOMEM);
+	}
+	q->id = id;
+	q->gen = ++id->op_gen;
+	id->pins++; /* until the answer */
+	pthread_mutex_unlock(&cma.lock);
+	rc = cma_port_runtime(id->port, &rt);
+	if (!rc)
+		rc = sa_path_query_async(cm_runtime_sa(rt), &pq, route_done, q);
+	if (rc) {
+		pthread_mutex_lock(&cma.lock);
+		id->pins--;
+		cma_set_state(id, CMA_ADDR_RESOLVED);
+		pthread_cond_broadcast(&id->cond);
+		pthread_mutex_unlock(&cma.lock);
+		free(q);
+		return cma_err(-rc);
+	}
+	return cma_complete(id);
+}
+
+/* RDMA_OPTION_IB_PATH: the caller's PathRecords (wire layout) become the route. */
+int cma_set_ib_paths(struct cma_id *id, const struct ibv_path_data *pd, size_t n)
+{
+	pthread_mutex_lock(&cma.lock);
+	id->id.route.num_paths = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct sa_path sp;
+		struct cm_path cp;
+
+		sa_path_decode(&pd[i].path, &sp);
+		if (cm_path_from_sa(&sp, &cp)) {
+			pthread_mutex_unlock(&cma.lock);
+			return cma_err(EINVAL);
+		}
+		cma_set_path(id, (int)i, &cp);
+	}
+	pthread_mutex_unlock(&cma.lock);
+	return 0;
+}

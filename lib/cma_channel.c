@@ -1,0 +1,264 @@
+/*
+ * Event channels.  A channel is a queue of events and an eventfd that is
+ * readable exactly while the queue is not empty (kept so under cma.lock),
+ * so the fd works with poll/epoll as the kernel's rdma_cm fd does; an
+ * application that sets O_NONBLOCK on it gets EAGAIN from
+ * rdma_get_cm_event when nothing is queued.
+ *
+ * Synchronous ids (created with a NULL channel) get a private channel;
+ * each call that starts an operation waits on it for the operation's event
+ * (cma_complete), keeps that event in id->event until the next call, and
+ * returns its outcome as -1/errno, as librdmacm's sync mode does.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include "lib/cma.h"
+
+struct cma_channel *cma_channel_of(struct rdma_cm_id *id)
+{
+	return (struct cma_channel *)id->channel;
+}
+
+struct cma_channel *cma_channel_create_locked(void)
+{
+	struct cma_channel *ch = calloc(1, sizeof(*ch));
+
+	if (!ch)
+		return NULL;
+	ch->ch.fd = eventfd(0, EFD_CLOEXEC);
+	if (ch->ch.fd < 0) {
+		free(ch);
+		return NULL;
+	}
+	return ch;
+}
+
+static void channel_free(struct cma_channel *ch)
+{
+	while (ch->head) {
+		struct cma_event *e = ch->head;
+
+		ch->head = e->next;
+		free(e);
+	}
+	close(ch->ch.fd);
+	free(ch);
+}
+
+void cma_channel_unref_locked(struct cma_channel *ch)
+{
+	if (ch && ch->private_sync && --ch->ids == 0)
+		channel_free(ch);
+	else if (ch)
+		ch->ids--;
+}
+
+CMA_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
+{
+	struct cma_channel *ch;
+
+	if (cma_init())
+		return NULL;
+	pthread_mutex_lock(&cma.lock);
+	ch = cma_channel_create_locked();
+	pthread_mutex_unlock(&cma.lock);
+	if (!ch) {
+		errno = errno ? errno : ENOMEM;
+		return NULL;
+	}
+	return &ch->ch;
+}
+
+CMA_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
+{
+	struct cma_channel *ch = (struct cma_channel *)channel;
+
+	if (!ch)
+		return;
+	pthread_mutex_lock(&cma.lock);
+	/* librdmacm leaves a channel with ids on it to the caller's care. */
+	channel_free(ch);
+	pthread_mutex_unlock(&cma.lock);
+}
+
+struct cma_event *cma_event_new(struct cma_id *id, enum rdma_cm_event_type type, int status)
+{
+	struct cma_event *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->id = id;
+	e->ev.id = &id->id;
+	e->ev.event = type;
+	e->ev.status = status;
+	return e;
+}
+
+void cma_event_queue(struct cma_channel *ch, struct cma_event *e)
+{
+	uint64_t one = 1;
+
+	e->next = NULL;
+	if (ch->tail)
+		ch->tail->next = e;
+	else
+		ch->head = e;
+	ch->tail = e;
+	if (ch->count++ == 0 && write(ch->ch.fd, &one, sizeof(one)) != sizeof(one)) {
+		/* An eventfd write of 1 cannot fail short of a bad fd. */
+	}
+}
+
+void cma_report(struct cma_id *id, struct cma_event *e)
+{
+	id->events_reported++;
+	if (e->listen)
+		e->listen->events_reported++;
+	/* A CONNECT_REQUEST is the listener's event, read from its channel. */
+	cma_event_queue(cma_channel_of(e->listen ? &e->listen->id : &id->id), e);
+}
+
+static struct cma_event *dequeue(struct cma_channel *ch)
+{
+	struct cma_event *e = ch->head;
+	uint64_t v;
+
+	if (!e)
+		return NULL;
+	ch->head = e->next;
+	if (!ch->head)
+		ch->tail = NULL;
+	if (--ch->count == 0 && read(ch->ch.fd, &v, sizeof(v)) != sizeof(v)) {
+		/* Counter was non-zero (invariant): cannot block or fail. */
+	}
+	return e;
+}
+
+/* Drop events librdmacm never shows (after a local CONNECT_ERROR). */
+static bool discard(struct cma_event *e)
+{
+	if (!e->id->connect_error)
+		return false;
+	return e->ev.event == RDMA_CM_EVENT_REJECTED || e->ev.event == RDMA_CM_EVENT_DISCONNECTED;
+}
+
+static void ack_locked(struct cma_event *e)
+{
+	e->id->events_acked++;
+	if (e->listen) {
+		e->listen->events_acked++;
+		e->listen->pending_reqs--;
+		pthread_cond_broadcast(&e->listen->cond);
+	}
+	pthread_cond_broadcast(&e->id->cond);
+	free(e);
+}
+
+CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
+{
+	struct cma_channel *ch = (struct cma_channel *)channel;
+	struct cma_event *e;
+
+	if (!ch || !event)
+		return cma_err(EINVAL);
+	pthread_mutex_lock(&cma.lock);
+	for (;;) {
+		e = dequeue(ch);
+		if (e && discard(e)) {
+			ack_locked(e);
+			continue;
+		}
+		if (e)
+			break;
+		int fl = fcntl(ch->ch.fd, F_GETFL);
+		struct pollfd pfd = {.fd = ch->ch.fd, .events = POLLIN};
+
+		if (fl >= 0 && (fl & O_NONBLOCK)) {
+			pthread_mutex_unlock(&cma.lock);
+			return cma_err(EAGAIN);
+		}
+		pthread_mutex_unlock(&cma.lock);
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+			return -1;
+		pthread_mutex_lock(&cma.lock);
+	}
+	/* librdmacm's QP moves on events: REJECTED puts the QP in error. */
+	if (e->ev.event == RDMA_CM_EVENT_REJECTED && e->id->id.qp)
+		cma_qp_to_err(e->id);
+	pthread_mutex_unlock(&cma.lock);
+	*event = &e->ev;
+	return 0;
+}
+
+CMA_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
+{
+	if (!event)
+		return cma_err(EINVAL);
+	pthread_mutex_lock(&cma.lock);
+	ack_locked((struct cma_event *)event);
+	pthread_mutex_unlock(&cma.lock);
+	return 0;
+}
+
+int cma_complete(struct cma_id *id)
+{
+	struct rdma_cm_event *ev;
+	int ret = 0;
+
+	if (!id->sync)
+		return 0;
+	if (id->id.event) {
+		rdma_ack_cm_event(id->id.event);
+		id->id.event = NULL;
+	}
+	if (rdma_get_cm_event(id->id.channel, &ev))
+		return -1;
+	id->id.event = ev;
+	if (ev->status) {
+		if (ev->event == RDMA_CM_EVENT_REJECTED)
+			ret = cma_err(ECONNREFUSED);
+		else if (ev->status < 0)
+			ret = cma_err(-ev->status);
+		else
+			ret = cma_err(ev->status);
+	}
+	return ret;
+}
+
+CMA_EXPORT const char *rdma_event_str(enum rdma_cm_event_type event)
+{
+	static const char *const s[] = {
+	    [RDMA_CM_EVENT_ADDR_RESOLVED] = "RDMA_CM_EVENT_ADDR_RESOLVED",
+	    [RDMA_CM_EVENT_ADDR_ERROR] = "RDMA_CM_EVENT_ADDR_ERROR",
+	    [RDMA_CM_EVENT_ROUTE_RESOLVED] = "RDMA_CM_EVENT_ROUTE_RESOLVED",
+	    [RDMA_CM_EVENT_ROUTE_ERROR] = "RDMA_CM_EVENT_ROUTE_ERROR",
+	    [RDMA_CM_EVENT_CONNECT_REQUEST] = "RDMA_CM_EVENT_CONNECT_REQUEST",
+	    [RDMA_CM_EVENT_CONNECT_RESPONSE] = "RDMA_CM_EVENT_CONNECT_RESPONSE",
+	    [RDMA_CM_EVENT_CONNECT_ERROR] = "RDMA_CM_EVENT_CONNECT_ERROR",
+	    [RDMA_CM_EVENT_UNREACHABLE] = "RDMA_CM_EVENT_UNREACHABLE",
+	    [RDMA_CM_EVENT_REJECTED] = "RDMA_CM_EVENT_REJECTED",
+	    [RDMA_CM_EVENT_ESTABLISHED] = "RDMA_CM_EVENT_ESTABLISHED",
+	    [RDMA_CM_EVENT_DISCONNECTED] = "RDMA_CM_EVENT_DISCONNECTED",
+	    [RDMA_CM_EVENT_DEVICE_REMOVAL] = "RDMA_CM_EVENT_DEVICE_REMOVAL",
+	    [RDMA_CM_EVENT_MULTICAST_JOIN] = "RDMA_CM_EVENT_MULTICAST_JOIN",
+	    [RDMA_CM_EVENT_MULTICAST_ERROR] = "RDMA_CM_EVENT_MULTICAST_ERROR",
+	    [RDMA_CM_EVENT_ADDR_CHANGE] = "RDMA_CM_EVENT_ADDR_CHANGE",
+	    [RDMA_CM_EVENT_TIMEWAIT_EXIT] = "RDMA_CM_EVENT_TIMEWAIT_EXIT",
+	    [16] = "RDMA_CM_EVENT_ADDRINFO_RESOLVED",
+	    [17] = "RDMA_CM_EVENT_ADDRINFO_ERROR",
+	    [18] = "RDMA_CM_EVENT_USER",
+	    [19] = "RDMA_CM_EVENT_INTERNAL",
+	};
+
+	if ((unsigned)event < sizeof(s) / sizeof(s[0]) && s[event])
+		return s[event];
+	return "UNKNOWN EVENT";
+}

@@ -1,0 +1,357 @@
+/*
+ * CM runtime events -> rdma_cm events.  Runs on the loop (the runtime's
+ * on_loop_event hook, arg = the cma_port), so it answers at once where the
+ * kernel's cma.c answers in its own context:
+ *   - REQ: a new id for the connection request, matched to a listener by
+ *     the IP CM header (cma_match_private_data), MRA sent (the kernel
+ *     sends one as soon as it hands a REQ to user space); beyond the
+ *     listener's backlog the REQ is dropped without a REJ so the peer
+ *     retries (ucma's backlog rule);
+ *   - REP: MRA sent (as the kernel), then, when the id has a QP, the QP is
+ *     moved INIT -> RTR -> RTS and the RTU sent (librdmacm's
+ *     ucma_process_conn_resp), reported as ESTABLISHED; without a QP the
+ *     application gets CONNECT_RESPONSE and calls rdma_establish.
+ * Status values are the kernel's (cma_ib_handler): REJECTED carries the
+ * REJ reason, UNREACHABLE and timed-out disconnects -ETIMEDOUT.
+ *
+ * Commands to the runtime are made with cma.lock dropped (they may call
+ * back into this hook); an id that is being destroyed gets no events.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/ib.h>
+
+#include "cm/ip_pdata.h"
+#include "cm/runtime.h"
+#include "lib/cma.h"
+
+static void copy_pdata(struct cma_event *e, const struct cm_event *ev, size_t off, size_t size)
+{
+	size_t n = ev->private_data_len > off ? ev->private_data_len - off : 0;
+
+	if (size > off)
+		size -= off;
+	else
+		size = 0;
+	if (n > size)
+		n = size;
+	if (n > sizeof(e->pdata))
+		n = sizeof(e->pdata);
+	memcpy(e->pdata, ev->private_data + off, n);
+	e->ev.param.conn.private_data = e->pdata;
+	e->ev.param.conn.private_data_len = (uint8_t)size;
+}
+
+static void rep_param(struct cma_event *e, const struct cm_event *ev)
+{
+	struct rdma_conn_param *c = &e->ev.param.conn;
+
+	/* The peer's numbers seen from here, as cm.c reports them. */
+	c->responder_resources = ev->rep.initiator_depth;
+	c->initiator_depth = ev->rep.responder_resources;
+	c->flow_control = ev->rep.flow_control;
+	c->rnr_retry_count = ev->rep.rnr_retry_count;
+	c->srq = ev->rep.srq;
+	c->qp_num = ev->rep.remote_qpn;
+	copy_pdata(e, ev, 0, CM_REP_PRIVATE_DATA_SIZE);
+}
+
+static void report(struct cma_id *id, struct cma_event *e)
+{
+	if (!e)
+		return;
+	if (id->state == CMA_DESTROYING) {
+		free(e);
+		return;
+	}
+	cma_report(id, e);
+}
+
+static struct cma_event *new_ev(struct cma_id *id, enum rdma_cm_event_type t, int status)
+{
+	return cma_event_new(id, t, status);
+}
+
+static void forget_conn(struct cma_id *id)
+{
+	if (id->has_conn) {
+		cma_conn_del(id->port, id->conn);
+		id->has_conn = false;
+	}
+}
+
+static int rt_cmd(struct cm_runtime *rt, enum cm_rt_op op, uint32_t conn)
+{
+	struct cm_rt_cmd c = {.op = op, .id = conn};
+
+	if (op == CM_RT_MRA)
+		c.mra.service_timeout = CMA_MRA_SERVICE_TIMEOUT;
+	if (op == CM_RT_REJECT)
+		c.reject.reason = CM_REJ_CONSUMER_DEFINED;
+	return cm_runtime_exec(rt, &c);
+}
+
+/* ---- REQ ---- */
+
+/* Does a listen id take a REQ for local address `dst`? (cma_match_private_data) */
+static bool listener_takes(const struct cma_id *l, const struct cma_port *p,
+			   const struct sockaddr *dst)
+{
+	const struct sockaddr *la = &l->id.route.addr.src_addr;
+
+	if (l->state != CMA_LISTEN || !l->listening)
+		return false;
+	if (l->port && l->port != p)
+		return false;
+	if (la->sa_family == AF_IB || !dst)
+		return true;
+	if (cma_addr_is_wildcard(la))
+		return la->sa_family == dst->sa_family || !l->afonly;
+	return cma_addr_equal(la, dst);
+}
+
+static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_event *ev)
+{
+	struct sockaddr_storage src, dst;
+	bool have_ip = false;
+	struct cma_id *l, *child;
+	struct cma_event *e;
+	unsigned ps;
+	uint16_t port;
+	size_t off = 0;
+	enum cm_rt_op answer = CM_RT_MRA;
+
+	if (cm_sid_to_ps_port(ev->req.service_id, &ps, &port)) {
+		rt_cmd(rt, CM_RT_REJECT, ev->id);
+		return;
+	}
+	if (ps != RDMA_PS_IB || ev->private_data_len >= CMA_IP_HDR_SIZE) {
+		have_ip =
+		    !cm_ip_hdr_decode(ev->private_data, ev->private_data_len, port, &src, &dst);
+		if (!have_ip && ps != RDMA_PS_IB) {
+			rt_cmd(rt, CM_RT_REJECT, ev->id);
+			return;
+		}
+	}
+	pthread_mutex_lock(&cma.lock);
+	for (l = cma_ports_listeners((enum rdma_port_space)ps, port); l; l = l->bind_next)
+		if (listener_takes(l, p, have_ip ? (struct sockaddr *)&dst : NULL))
+			break;
+	if (l && l->id.route.addr.src_addr.sa_family == AF_IB)
+		have_ip = false;
+	if (!l) {
+		pthread_mutex_unlock(&cma.lock);
+		rt_cmd(rt, CM_RT_REJECT, ev->id);
+		return;
+	}
+	if (l->pending_reqs >= l->backlog) {
+		pthread_mutex_unlock(&cma.lock);
+		rt_cmd(rt, CM_RT_DROP, ev->id);
+		return;
+	}
+	{
+		/* A sync listener's new ids are sync too, each on its own channel. */
+		struct cma_channel *ch = cma_channel_of(&l->id);
+
+		if (l->sync) {
+			ch = cma_channel_create_locked();
+			if (ch)
+				ch->private_sync = true;
+		}
+		child = ch ? cma_id_alloc(ch, l->id.context, l->id.ps, l->id.qp_type) : NULL;
+	}
+	e = child ? new_ev(child, RDMA_CM_EVENT_CONNECT_REQUEST, 0) : NULL;
+	if (!e || cma_conn_add(p, ev->id, child)) {
+		free(e);
+		if (child)
+			cma_id_free_locked(child);
+		pthread_mutex_unlock(&cma.lock);
+		rt_cmd(rt, CM_RT_DROP, ev->id); /* out of memory: let the peer retry */
+		return;
+	}
+	child->passive = true;
+	child->state = CMA_CONNECT; /* passive ids are born connecting */
+	child->has_conn = true;
+	child->conn = ev->id;
+	child->listen = l;
+	child->afonly = l->afonly;
+	cma_attach(child, p);
+	if (have_ip) {
+		off = CMA_IP_HDR_SIZE;
+		memcpy(&child->id.route.addr.src_storage, &dst, sizeof(dst));
+		memcpy(&child->id.route.addr.dst_storage, &src, sizeof(src));
+	} else {
+		struct sockaddr_ib *s = (struct sockaddr_ib *)&child->id.route.addr.src_storage;
+		struct sockaddr_ib *d = (struct sockaddr_ib *)&child->id.route.addr.dst_storage;
+
+		s->sib_family = AF_IB;
+		d->sib_family = AF_IB;
+		memcpy(&s->sib_addr, ev->req.primary.sgid, 16);
+		memcpy(&d->sib_addr, ev->req.primary.dgid, 16);
+		s->sib_sid = htobe64(ev->req.service_id);
+		s->sib_sid_mask = htobe64(~0ull);
+		s->sib_pkey = htons(ev->req.primary.pkey);
+		d->sib_pkey = s->sib_pkey;
+	}
+	memcpy(child->id.route.addr.addr.ibaddr.sgid.raw, p->gid, 16);
+	memcpy(child->id.route.addr.addr.ibaddr.dgid.raw, ev->req.primary.dgid, 16);
+	child->id.route.addr.addr.ibaddr.pkey = htons(ev->req.primary.pkey);
+	cma_set_path(child, 0, &ev->req.primary);
+	if (ev->req.has_alternate)
+		cma_set_path(child, 1, &ev->req.alternate);
+	child->seq_num = cma_random32() & 0xffffff;
+	child->responder_resources = ev->req.initiator_depth;
+	child->initiator_depth = ev->req.responder_resources;
+	child->remote_qpn = ev->req.remote_qpn;
+	e->listen = l;
+	e->ev.listen_id = &l->id;
+	e->ev.param.conn.responder_resources = child->responder_resources;
+	e->ev.param.conn.initiator_depth = child->initiator_depth;
+	e->ev.param.conn.flow_control = ev->req.flow_control;
+	e->ev.param.conn.retry_count = ev->req.retry_count;
+	e->ev.param.conn.rnr_retry_count = ev->req.rnr_retry_count;
+	e->ev.param.conn.srq = ev->req.srq;
+	e->ev.param.conn.qp_num = ev->req.remote_qpn;
+	copy_pdata(e, ev, off, CM_REQ_PRIVATE_DATA_SIZE);
+	l->pending_reqs++;
+	cma_report(child, e);
+	pthread_mutex_unlock(&cma.lock);
+	rt_cmd(rt, answer, ev->id);
+}
+
+/* ---- REP (active) ---- */
+
+static int move(struct cma_id *id, enum ibv_qp_state s)
+{
+	struct ibv_qp_attr a = {.qp_state = s};
+	int mask, rc = cma_init_qp_attr(id, &a, &mask);
+
+	if (rc)
+		return rc;
+	rc = ibv_modify_qp(id->id.qp, &a, mask);
+	return rc > 0 ? -rc : rc ? -errno : 0;
+}
+
+static void on_rep(struct cma_id *id, struct cm_runtime *rt, const struct cm_event *ev)
+{
+	struct cma_event *e;
+	uint32_t conn = ev->id;
+	bool qp;
+	int rc = 0;
+
+	id->remote_qpn = ev->rep.remote_qpn;
+	qp = id->id.qp != NULL;
+	id->pins++;
+	pthread_mutex_unlock(&cma.lock);
+	rt_cmd(rt, CM_RT_MRA, conn);
+	if (qp) {
+		rc = move(id, IBV_QPS_INIT);
+		if (!rc)
+			rc = move(id, IBV_QPS_RTR);
+		if (!rc)
+			rc = move(id, IBV_QPS_RTS);
+		if (!rc)
+			rc = rt_cmd(rt, CM_RT_RTU, conn);
+		if (rc) {
+			cma_qp_to_err(id);
+			rt_cmd(rt, CM_RT_REJECT, conn);
+		}
+	}
+	pthread_mutex_lock(&cma.lock);
+	id->pins--;
+	pthread_cond_broadcast(&id->cond);
+	if (!qp) {
+		e = new_ev(id, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
+	} else if (rc) {
+		e = new_ev(id, RDMA_CM_EVENT_CONNECT_ERROR, rc);
+		id->connect_error = true;
+		forget_conn(id);
+	} else {
+		e = new_ev(id, RDMA_CM_EVENT_ESTABLISHED, 0);
+		id->established = true;
+	}
+	if (e)
+		rep_param(e, ev);
+	report(id, e);
+}
+
+/* ---- everything else ---- */
+
+bool cma_on_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev)
+{
+	struct cma_port *p = arg;
+	struct cma_id *id;
+	struct cma_event *e = NULL;
+
+	if (ev->type == CM_EV_REQ_RCVD) {
+		on_req(p, rt, ev);
+		return true;
+	}
+	pthread_mutex_lock(&cma.lock);
+	id = cma_conn_find(p, ev->id);
+	if (!id && ev->user) {
+		/* An active connect whose rdma_connect has not returned yet. */
+		id = cma_id_by_cookie(ev->user);
+		if (id && (id->port != p || id->passive || (id->has_conn && id->conn != ev->id)))
+			id = NULL;
+		if (id && !id->has_conn && cma_conn_add(p, ev->id, id) == 0) {
+			id->has_conn = true;
+			id->conn = ev->id;
+		}
+	}
+	if (!id) {
+		pthread_mutex_unlock(&cma.lock);
+		return true; /* a connection lib/ let go of: nobody to tell */
+	}
+	switch (ev->type) {
+	case CM_EV_REP_RCVD:
+		on_rep(id, rt, ev);
+		break;
+	case CM_EV_RTU_RCVD:
+	case CM_EV_USER_ESTABLISHED:
+		if (!id->established) {
+			id->established = true;
+			e = new_ev(id, RDMA_CM_EVENT_ESTABLISHED, 0);
+			if (e) {
+				e->ev.param.conn.responder_resources = id->responder_resources;
+				e->ev.param.conn.initiator_depth = id->initiator_depth;
+				e->ev.param.conn.qp_num = id->remote_qpn;
+			}
+		}
+		break;
+	case CM_EV_REJ_RCVD:
+		e = new_ev(id, RDMA_CM_EVENT_REJECTED, ev->rej.reason);
+		if (e)
+			copy_pdata(e, ev, 0, CM_REJ_PRIVATE_DATA_SIZE);
+		forget_conn(id);
+		break;
+	case CM_EV_REQ_ERROR:
+	case CM_EV_REP_ERROR:
+		e = new_ev(id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+		forget_conn(id);
+		break;
+	case CM_EV_DREQ_RCVD:
+	case CM_EV_DREP_RCVD:
+	case CM_EV_DREQ_ERROR:
+		if (cma_comp_exch(id, CMA_CONNECT, CMA_DISCONNECT))
+			e = new_ev(id, RDMA_CM_EVENT_DISCONNECTED,
+				   ev->type == CM_EV_DREQ_ERROR ? -ETIMEDOUT : 0);
+		break;
+	case CM_EV_TIMEWAIT_EXIT:
+		if (id->state == CMA_DISCONNECT)
+			e = new_ev(id, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+		forget_conn(id);
+		break;
+	default:
+		/* MRA: no event (the kernel reports none); LAP/APR: not used. */
+		break;
+	}
+	report(id, e);
+	pthread_mutex_unlock(&cma.lock);
+	return true;
+}

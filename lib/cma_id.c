@@ -1,0 +1,413 @@
+/*
+ * rdma_cm_id lifetime, options, devices and ports.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cm/runtime.h"
+#include "lib/cma.h"
+
+static bool ps_supported(enum rdma_port_space ps, enum ibv_qp_type *qpt)
+{
+	switch (ps) {
+	case RDMA_PS_TCP:
+	case RDMA_PS_IB:
+		*qpt = IBV_QPT_RC;
+		return true;
+	default:
+		/* UDP and IPoIB (UD, SIDR) come with the datagram work. */
+		return false;
+	}
+}
+
+/* Live ids by cookie (the runtime hands cookies back in its events). */
+#define COOKIE_BUCKETS 4096
+static struct cma_id *by_cookie[COOKIE_BUCKETS];
+static uint64_t next_cookie;
+
+struct cma_id *cma_id_by_cookie(uint64_t cookie)
+{
+	for (struct cma_id *i = by_cookie[cookie % COOKIE_BUCKETS]; i; i = i->cookie_next)
+		if (i->cookie == cookie)
+			return i;
+	return NULL;
+}
+
+static void cookie_del(struct cma_id *id)
+{
+	for (struct cma_id **p = &by_cookie[id->cookie % COOKIE_BUCKETS]; *p;
+	     p = &(*p)->cookie_next)
+		if (*p == id) {
+			*p = id->cookie_next;
+			return;
+		}
+}
+
+struct cma_id *cma_id_alloc(struct cma_channel *ch, void *context, enum rdma_port_space ps,
+			    enum ibv_qp_type qpt)
+{
+	struct cma_id *id = calloc(1, sizeof(*id));
+
+	if (!id)
+		return NULL;
+	id->id.channel = &ch->ch;
+	id->id.context = context;
+	id->id.ps = ps;
+	id->id.qp_type = qpt;
+	id->state = CMA_IDLE;
+	id->sync = ch->private_sync;
+	ch->ids++;
+	pthread_cond_init(&id->cond, NULL);
+	id->cookie = ++next_cookie;
+	id->cookie_next = by_cookie[id->cookie % COOKIE_BUCKETS];
+	by_cookie[id->cookie % COOKIE_BUCKETS] = id;
+	return id;
+}
+
+void cma_id_free_locked(struct cma_id *id)
+{
+	cookie_del(id);
+	rdma_freeaddrinfo(id->addrinfo);
+	cma_channel_unref_locked(cma_channel_of(&id->id));
+	pthread_cond_destroy(&id->cond);
+	free(id->qp_init_attr);
+	free(id);
+}
+
+static int create_id(struct rdma_event_channel *channel, struct rdma_cm_id **out, void *context,
+		     enum rdma_port_space ps, enum ibv_qp_type qpt)
+{
+	struct cma_channel *ch = (struct cma_channel *)channel;
+	struct cma_id *id;
+
+	pthread_mutex_lock(&cma.lock);
+	if (!ch) {
+		ch = cma_channel_create_locked();
+		if (!ch) {
+			pthread_mutex_unlock(&cma.lock);
+			return cma_err(ENOMEM);
+		}
+		ch->private_sync = true;
+	}
+	id = cma_id_alloc(ch, context, ps, qpt);
+	if (!id) {
+		if (ch->private_sync && ch->ids == 0)
+			cma_channel_unref_locked(ch);
+		pthread_mutex_unlock(&cma.lock);
+		return cma_err(ENOMEM);
+	}
+	pthread_mutex_unlock(&cma.lock);
+	*out = &id->id;
+	return 0;
+}
+
+CMA_EXPORT int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id,
+			      void *context, enum rdma_port_space ps)
+{
+	enum ibv_qp_type qpt;
+
+	if (!id)
+		return cma_err(EINVAL);
+	if (cma_init())
+		return -1;
+	if (!ps_supported(ps, &qpt))
+		return cma_err(EPROTONOSUPPORT);
+	return create_id(channel, id, context, ps, qpt);
+}
+
+/* rdma_create_id with an explicit QP type: librdmacm's internal variant. */
+int cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
+		      enum rdma_port_space ps, enum ibv_qp_type qpt)
+{
+	enum ibv_qp_type def;
+
+	if (!id)
+		return cma_err(EINVAL);
+	if (cma_init())
+		return -1;
+	if (!ps_supported(ps, &def) || qpt != def)
+		return cma_err(EPROTONOSUPPORT);
+	return create_id(channel, id, context, ps, qpt);
+}
+
+void cma_release_conn(struct cma_id *id)
+{
+	struct cm_runtime *rt;
+	uint32_t conn;
+
+	pthread_mutex_lock(&cma.lock);
+	if (!id->has_conn || !id->port) {
+		pthread_mutex_unlock(&cma.lock);
+		return;
+	}
+	id->has_conn = false;
+	conn = id->conn;
+	rt = id->port->rt;
+	cma_conn_del(id->port, conn);
+	pthread_mutex_unlock(&cma.lock);
+	/* REJ or DREQ as the kernel's cm_destroy_id sends them. */
+	if (rt)
+		cm_runtime_release(rt, conn);
+}
+
+CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *cm_id)
+{
+	struct cma_id *id = cma_id_of(cm_id);
+	struct cma_event *e, **pe;
+	struct cma_channel *ch;
+
+	if (!cm_id)
+		return cma_err(EINVAL);
+	if (id->sync && cm_id->event) {
+		rdma_ack_cm_event(cm_id->event);
+		cm_id->event = NULL;
+	}
+	pthread_mutex_lock(&cma.lock);
+	id->state = CMA_DESTROYING;
+	pthread_mutex_unlock(&cma.lock);
+	cma_unlisten(id);
+	cma_release_conn(id);
+	pthread_mutex_lock(&cma.lock);
+	/*
+	 * Events still queued for this id (not reported to the app yet) die
+	 * with it; events the app holds must be acked first (librdmacm
+	 * waits for them the same way).
+	 */
+	ch = cma_channel_of(cm_id);
+	for (pe = &ch->head; (e = *pe);) {
+		if (e->id == id || e->listen == id) {
+			*pe = e->next;
+			if (ch->tail == e)
+				ch->tail = NULL;
+			if (--ch->count == 0) {
+				uint64_t v;
+
+				if (read(ch->ch.fd, &v, sizeof(v)) < 0) {
+					/* cannot happen: counter was non-zero */
+				}
+			}
+			if (e->listen && e->listen != id)
+				e->listen->pending_reqs--;
+			/* A CONNECT_REQUEST never seen: its new id goes too. */
+			if (e->listen == id && e->id != id) {
+				struct cma_id *child = e->id;
+
+				pthread_mutex_unlock(&cma.lock);
+				cma_release_conn(child);
+				pthread_mutex_lock(&cma.lock);
+				cma_id_free_locked(child);
+			} else if (e->id == id && e->listen) {
+				e->listen->events_acked++;
+			}
+			free(e);
+			id->events_acked++;
+			continue;
+		}
+		pe = &e->next;
+	}
+	if (ch->head) {
+		struct cma_event *t = ch->head;
+
+		while (t->next)
+			t = t->next;
+		ch->tail = t;
+	}
+	while (id->events_acked < id->events_reported || id->pins)
+		pthread_cond_wait(&id->cond, &cma.lock);
+	cma_ports_unbind(id);
+	/* The QP is the caller's (rdma_destroy_qp / rdma_destroy_ep), as in librdmacm. */
+	cma_id_free_locked(id);
+	pthread_mutex_unlock(&cma.lock);
+	return 0;
+}
+
+CMA_EXPORT int rdma_migrate_id(struct rdma_cm_id *cm_id, struct rdma_event_channel *channel)
+{
+	struct cma_id *id = cma_id_of(cm_id);
+	struct cma_channel *old, *nch = (struct cma_channel *)channel;
+	bool made = false;
+
+	if (!cm_id)
+		return cma_err(EINVAL);
+	pthread_mutex_lock(&cma.lock);
+	if (!nch) {
+		nch = cma_channel_create_locked();
+		if (!nch) {
+			pthread_mutex_unlock(&cma.lock);
+			return cma_err(ENOMEM);
+		}
+		nch->private_sync = true;
+		made = true;
+	}
+	old = cma_channel_of(cm_id);
+	/*
+	 * librdmacm waits until every event reported on the id is acked
+	 * before it moves; queued ones move with it (the kernel's
+	 * ucma_migrate_id moves them to the new file).
+	 */
+	while (id->events_acked + 0 < id->events_reported) {
+		unsigned queued = 0;
+
+		for (struct cma_event *e = old->head; e; e = e->next)
+			if (e->id == id)
+				queued++;
+		if (id->events_reported - id->events_acked <= queued)
+			break;
+		pthread_cond_wait(&id->cond, &cma.lock);
+	}
+	for (struct cma_event **pe = &old->head, *e; (e = *pe);) {
+		if (e->id != id) {
+			pe = &e->next;
+			continue;
+		}
+		*pe = e->next;
+		if (--old->count == 0) {
+			uint64_t v;
+
+			if (read(old->ch.fd, &v, sizeof(v)) < 0) {
+				/* non-zero counter: cannot fail */
+			}
+		}
+		cma_event_queue(nch, e);
+	}
+	old->tail = NULL;
+	for (struct cma_event *t = old->head; t; t = t->next)
+		old->tail = t;
+	nch->ids++;
+	cm_id->channel = &nch->ch;
+	id->sync = made;
+	cma_channel_unref_locked(old);
+	pthread_mutex_unlock(&cma.lock);
+	return 0;
+}
+
+/* ---- options ---- */
+
+CMA_EXPORT int rdma_set_option(struct rdma_cm_id *cm_id, int level, int optname, void *optval,
+			       size_t optlen)
+{
+	struct cma_id *id = cma_id_of(cm_id);
+	int rc = 0;
+
+	if (!cm_id || !optval)
+		return cma_err(EINVAL);
+	pthread_mutex_lock(&cma.lock);
+	switch (level) {
+	case RDMA_OPTION_ID:
+		switch (optname) {
+		case RDMA_OPTION_ID_TOS:
+			if (optlen != sizeof(uint8_t)) {
+				rc = EINVAL;
+				break;
+			}
+			id->tos = *(uint8_t *)optval;
+			id->tos_set = true;
+			break;
+		case RDMA_OPTION_ID_REUSEADDR:
+			if (optlen != sizeof(int)) {
+				rc = EINVAL;
+				break;
+			}
+			/* Kernel: in IDLE, or reuse=1 in any state but LISTEN. */
+			if ((*(int *)optval && id->state != CMA_LISTEN) || id->state == CMA_IDLE)
+				id->reuseaddr = *(int *)optval != 0;
+			else
+				rc = EINVAL;
+			break;
+		case RDMA_OPTION_ID_AFONLY:
+			if (optlen != sizeof(int)) {
+				rc = EINVAL;
+				break;
+			}
+			if (id->state != CMA_IDLE && id->state != CMA_ADDR_BOUND) {
+				rc = EINVAL;
+				break;
+			}
+			id->afonly = *(int *)optval != 0;
+			id->afonly_set = true;
+			break;
+		case RDMA_OPTION_ID_ACK_TIMEOUT:
+			if (optlen != sizeof(uint8_t)) {
+				rc = EINVAL;
+				break;
+			}
+			id->ack_timeout = *(uint8_t *)optval;
+			id->ack_timeout_set = true;
+			break;
+		default:
+			rc = ENOPROTOOPT;
+			break;
+		}
+		break;
+	case RDMA_OPTION_IB:
+		switch (optname) {
+		case RDMA_OPTION_IB_PATH: {
+			const struct ibv_path_data *pd = optval;
+			size_t n = optlen / sizeof(*pd);
+
+			if (!n || n > 2 || optlen % sizeof(*pd) ||
+			    (id->state != CMA_ADDR_RESOLVED && id->state != CMA_ROUTE_RESOLVED)) {
+				rc = EINVAL;
+				break;
+			}
+			pthread_mutex_unlock(&cma.lock);
+			return cma_set_ib_paths(id, pd, n);
+		}
+		default:
+			rc = EINVAL;
+			break;
+		}
+		break;
+	default:
+		rc = EINVAL;
+		break;
+	}
+	pthread_mutex_unlock(&cma.lock);
+	return rc ? cma_err(rc) : 0;
+}
+
+/* ---- devices and ports ---- */
+
+CMA_EXPORT struct ibv_context **rdma_get_devices(int *num_devices)
+{
+	struct ibv_context **v;
+
+	if (cma_init()) {
+		if (num_devices)
+			*num_devices = 0;
+		return NULL;
+	}
+	v = calloc((size_t)cma.ndevs + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (int i = 0; i < cma.ndevs; i++)
+		v[i] = cma.devs[i].verbs;
+	if (num_devices)
+		*num_devices = cma.ndevs;
+	return v;
+}
+
+CMA_EXPORT void rdma_free_devices(struct ibv_context **list)
+{
+	free(list);
+}
+
+static uint16_t port_of(const struct sockaddr *sa)
+{
+	return htons(cma_addr_port(sa));
+}
+
+CMA_EXPORT __be16 rdma_get_src_port(struct rdma_cm_id *id)
+{
+	return id ? port_of(&id->route.addr.src_addr) : 0;
+}
+
+CMA_EXPORT __be16 rdma_get_dst_port(struct rdma_cm_id *id)
+{
+	return id ? port_of(&id->route.addr.dst_addr) : 0;
+}

@@ -1,0 +1,275 @@
+/*
+ * Process state of lib/: the devices (opened once, as librdmacm's
+ * ucma_init does, so every id reports the same ibv_context that
+ * rdma_get_devices returns), their ports, the CM runtime of each port
+ * (opened when an id first needs that port: it owns the port's CM agent,
+ * which one process per port may hold), the progress loop they share and
+ * the address sources.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "cm/runtime.h"
+#include "lib/addr.h"
+#include "lib/cma.h"
+#include "mad/loop.h"
+
+struct cma_global cma = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .once = PTHREAD_ONCE_INIT,
+};
+
+uint32_t cma_random32(void)
+{
+	/* xorshift64*, seeded from getrandom: PSNs, ports, not secrets. */
+	uint64_t x = cma.rand_state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	cma.rand_state = x;
+	return (uint32_t)((x * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+static int open_device(struct cma_device *d, struct ibv_device *dev)
+{
+	d->verbs = ibv_open_device(dev);
+	if (!d->verbs)
+		return -1;
+	if (ibv_query_device(d->verbs, &d->attr)) {
+		ibv_close_device(d->verbs);
+		d->verbs = NULL;
+		return -1;
+	}
+	d->nports = d->attr.phys_port_cnt;
+	d->ports = calloc((size_t)d->nports, sizeof(*d->ports));
+	if (!d->ports)
+		return -1;
+	for (int i = 0; i < d->nports; i++) {
+		struct cma_port *p = &d->ports[i];
+		struct ibv_port_attr pa;
+		union ibv_gid gid;
+
+		p->dev = d;
+		p->port_num = (uint8_t)(i + 1);
+		if (!ibv_query_port(d->verbs, p->port_num, &pa)) {
+			p->active = pa.state == IBV_PORT_ACTIVE;
+			p->lid = pa.lid;
+		}
+		if (!ibv_query_gid(d->verbs, p->port_num, 0, &gid))
+			memcpy(p->gid, gid.raw, 16);
+	}
+	return 0;
+}
+
+static void init_once(void)
+{
+	char err[256] = "";
+	int n = 0, rc;
+
+	if (getrandom(&cma.rand_state, sizeof(cma.rand_state), 0) != sizeof(cma.rand_state))
+		cma.rand_state = (uint64_t)(uintptr_t)&cma ^ 0x9E3779B97F4A7C15ull;
+	cma.rand_state |= 1;
+	cma.dev_list = ibv_get_device_list(&n);
+	if (!cma.dev_list || n <= 0) {
+		cma.init_err = ENODEV;
+		return;
+	}
+	cma.devs = calloc((size_t)n, sizeof(*cma.devs));
+	if (!cma.devs) {
+		cma.init_err = ENOMEM;
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		if (!open_device(&cma.devs[cma.ndevs], cma.dev_list[i]))
+			cma.ndevs++;
+	if (!cma.ndevs) {
+		cma.init_err = ENODEV;
+		return;
+	}
+	rc = madcm_addrs_open(&cma.addrs, err, sizeof(err));
+	if (rc) {
+		/* A broken address file is the user's to fix: say where. */
+		fprintf(stderr, "librdmacm (madcm): %s\n", err[0] ? err : strerror(-rc));
+		cma.addrs = NULL;
+	}
+	rc = mad_loop_create(&cma.loop, NULL, NULL);
+	if (!rc)
+		rc = mad_loop_start(cma.loop);
+	if (rc) {
+		cma.init_err = -rc;
+		return;
+	}
+}
+
+int cma_init(void)
+{
+	pthread_once(&cma.once, init_once);
+	if (cma.init_err)
+		return cma_err(cma.init_err);
+	return 0;
+}
+
+int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
+{
+	struct cm_runtime_params rp = {0};
+	struct cm_runtime *rt;
+	int rc;
+
+	pthread_mutex_lock(&cma.lock);
+	if (p->rt || p->rt_err) {
+		*out = p->rt;
+		rc = p->rt_err;
+		pthread_mutex_unlock(&cma.lock);
+		return rc;
+	}
+	pthread_mutex_unlock(&cma.lock);
+	rp.loop = cma.loop;
+	rp.ca = ibv_get_device_name(p->dev->verbs->device);
+	rp.port = p->port_num;
+	rp.sa = true;
+	rp.on_loop_event = cma_on_cm_event;
+	rp.on_loop_event_arg = p;
+	rc = cm_runtime_open(&rt, &rp);
+	pthread_mutex_lock(&cma.lock);
+	if (p->rt) { /* another thread won */
+		pthread_mutex_unlock(&cma.lock);
+		if (!rc)
+			cm_runtime_close(rt);
+		*out = p->rt;
+		return 0;
+	}
+	if (rc) {
+		/*
+		 * Without madcmd one process per port may own the CM class
+		 * (the MAD layer gives it to one agent): say so once.
+		 */
+		fprintf(stderr, "librdmacm (madcm): cannot open the CM on %s port %u: %s%s\n",
+			rp.ca, p->port_num, strerror(-rc),
+			rc == -EINVAL || rc == -EBUSY
+			    ? " (another process owns the port's CM class: one madcm "
+			      "process per port)"
+			: rc == -EACCES || rc == -EPERM ? " (no access to the port's umad device)"
+							: "");
+		/* Keep the error sticky only for reasons that cannot pass. */
+		p->rt_err = rc;
+	} else {
+		p->rt = rt;
+	}
+	*out = p->rt;
+	pthread_mutex_unlock(&cma.lock);
+	return rc;
+}
+
+struct cma_port *cma_port_by_gid(const uint8_t gid[16])
+{
+	for (int d = 0; d < cma.ndevs; d++)
+		for (int i = 0; i < cma.devs[d].nports; i++)
+			if (!memcmp(cma.devs[d].ports[i].gid, gid, 16))
+				return &cma.devs[d].ports[i];
+	return NULL;
+}
+
+struct cma_port *cma_first_active_port(void)
+{
+	for (int d = 0; d < cma.ndevs; d++)
+		for (int i = 0; i < cma.devs[d].nports; i++)
+			if (cma.devs[d].ports[i].active)
+				return &cma.devs[d].ports[i];
+	return cma.ndevs && cma.devs[0].nports ? &cma.devs[0].ports[0] : NULL;
+}
+
+void cma_attach(struct cma_id *id, struct cma_port *p)
+{
+	id->port = p;
+	id->id.verbs = p->dev->verbs;
+	id->id.port_num = p->port_num;
+}
+
+/* ---- connections of a port, by local comm ID ---- */
+
+struct cma_conn_link {
+	struct cma_conn_link *next;
+	uint32_t conn;
+	struct cma_id *id;
+};
+
+static uint32_t conn_slot(const struct cma_port *p, uint32_t conn)
+{
+	return (conn * 2654435761u) & (p->nbuckets - 1);
+}
+
+static int conn_grow(struct cma_port *p)
+{
+	uint32_t nb = p->nbuckets ? p->nbuckets * 2 : 64;
+	struct cma_conn_link **b = calloc(nb, sizeof(*b));
+	uint32_t old = p->nbuckets;
+
+	if (!b)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < old; i++) {
+		struct cma_conn_link *l = p->conns[i], *n;
+
+		for (; l; l = n) {
+			n = l->next;
+			l->next = b[(l->conn * 2654435761u) & (nb - 1)];
+			b[(l->conn * 2654435761u) & (nb - 1)] = l;
+		}
+	}
+	free(p->conns);
+	p->conns = b;
+	p->nbuckets = nb;
+	return 0;
+}
+
+int cma_conn_add(struct cma_port *p, uint32_t conn, struct cma_id *id)
+{
+	struct cma_conn_link *l;
+
+	if (p->nconns >= p->nbuckets && conn_grow(p))
+		return -ENOMEM;
+	l = malloc(sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->conn = conn;
+	l->id = id;
+	l->next = p->conns[conn_slot(p, conn)];
+	p->conns[conn_slot(p, conn)] = l;
+	p->nconns++;
+	return 0;
+}
+
+struct cma_id *cma_conn_find(struct cma_port *p, uint32_t conn)
+{
+	if (!p->nbuckets)
+		return NULL;
+	for (struct cma_conn_link *l = p->conns[conn_slot(p, conn)]; l; l = l->next)
+		if (l->conn == conn)
+			return l->id;
+	return NULL;
+}
+
+void cma_conn_del(struct cma_port *p, uint32_t conn)
+{
+	if (!p->nbuckets)
+		return;
+	for (struct cma_conn_link **pl = &p->conns[conn_slot(p, conn)]; *pl; pl = &(*pl)->next)
+		if ((*pl)->conn == conn) {
+			struct cma_conn_link *l = *pl;
+
+			*pl = l->next;
+			free(l);
+			p->nconns--;
+			return;
+		}
+}
+
+uint64_t cma_service_id(enum rdma_port_space ps, uint16_t port)
+{
+	return ((uint64_t)ps << 16) + port;
+}

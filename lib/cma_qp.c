@@ -1,0 +1,225 @@
+/*
+ * QPs and SRQs on ids, as librdmacm makes them: the device's default PD
+ * when the caller gives none, a completion channel and CQ for each queue
+ * the caller gives no CQ for (kept on the id for rdma_get_*_comp), and a
+ * connected QP moved to INIT at once (ucma_init_conn_qp).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "lib/cma.h"
+
+int cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr, int *mask);
+
+int cma_qp_move(struct cma_id *id, enum ibv_qp_state state)
+{
+	struct ibv_qp_attr a = {.qp_state = state};
+	int mask, rc = cma_init_qp_attr(id, &a, &mask);
+
+	if (rc)
+		return rc;
+	rc = ibv_modify_qp(id->id.qp, &a, mask);
+	return rc > 0 ? -rc : rc ? -errno : 0;
+}
+
+void cma_qp_to_err(struct cma_id *id)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+
+	if (id->id.qp)
+		ibv_modify_qp(id->id.qp, &a, IBV_QP_STATE);
+}
+
+static struct ibv_pd *default_pd(struct cma_id *id)
+{
+	struct cma_device *d;
+	struct ibv_pd *pd;
+
+	if (!id->port)
+		return NULL;
+	d = id->port->dev;
+	pthread_mutex_lock(&cma.lock);
+	if (!d->pd)
+		d->pd = ibv_alloc_pd(d->verbs);
+	pd = d->pd;
+	pthread_mutex_unlock(&cma.lock);
+	return pd;
+}
+
+static void destroy_cqs(struct rdma_cm_id *id)
+{
+	if (id->recv_cq && id->recv_cq != id->send_cq)
+		ibv_destroy_cq(id->recv_cq);
+	if (id->recv_cq_channel && id->recv_cq_channel != id->send_cq_channel)
+		ibv_destroy_comp_channel(id->recv_cq_channel);
+	if (id->send_cq)
+		ibv_destroy_cq(id->send_cq);
+	if (id->send_cq_channel)
+		ibv_destroy_comp_channel(id->send_cq_channel);
+	id->recv_cq = id->send_cq = NULL;
+	id->recv_cq_channel = id->send_cq_channel = NULL;
+}
+
+static int make_cq(struct rdma_cm_id *id, uint32_t size, struct ibv_comp_channel **ch,
+		   struct ibv_cq **cq)
+{
+	*ch = ibv_create_comp_channel(id->verbs);
+	if (!*ch)
+		return -1;
+	*cq = ibv_create_cq(id->verbs, (int)(size ? size : 1), id, *ch, 0);
+	if (!*cq) {
+		ibv_destroy_comp_channel(*ch);
+		*ch = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static int create_cqs(struct rdma_cm_id *id, uint32_t send_size, uint32_t recv_size)
+{
+	if (recv_size && make_cq(id, recv_size, &id->recv_cq_channel, &id->recv_cq))
+		goto err;
+	if (send_size && make_cq(id, send_size, &id->send_cq_channel, &id->send_cq))
+		goto err;
+	return 0;
+err:
+	destroy_cqs(id);
+	return -1;
+}
+
+CMA_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *cm_id, struct ibv_qp_init_attr_ex *attr)
+{
+	struct cma_id *id = cma_id_of(cm_id);
+	struct ibv_qp *qp;
+	int rc;
+
+	if (!cm_id || !attr || cm_id->qp || !cm_id->verbs)
+		return cma_err(EINVAL);
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+		attr->pd = cm_id->pd ? cm_id->pd : default_pd(id);
+		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
+	}
+	if (!attr->pd)
+		return cma_err(ENOMEM);
+	if (attr->pd->context != cm_id->verbs)
+		return cma_err(EINVAL);
+	if ((cm_id->recv_cq && attr->recv_cq && cm_id->recv_cq != attr->recv_cq) ||
+	    (cm_id->send_cq && attr->send_cq && cm_id->send_cq != attr->send_cq))
+		return cma_err(EINVAL);
+	if (attr->qp_type != cm_id->qp_type)
+		return cma_err(EINVAL);
+	if (create_cqs(cm_id, attr->send_cq || cm_id->send_cq ? 0 : attr->cap.max_send_wr,
+		       attr->recv_cq || cm_id->recv_cq ? 0 : attr->cap.max_recv_wr))
+		return -1;
+	if (!attr->send_cq)
+		attr->send_cq = cm_id->send_cq;
+	if (!attr->recv_cq)
+		attr->recv_cq = cm_id->recv_cq;
+	if (!attr->srq && cm_id->srq)
+		attr->srq = cm_id->srq;
+	qp = ibv_create_qp_ex(cm_id->verbs, attr);
+	if (!qp) {
+		int e = errno;
+
+		destroy_cqs(cm_id);
+		return cma_err(e ? e : ENOMEM);
+	}
+	cm_id->qp = qp;
+	rc = cma_qp_move(id, IBV_QPS_INIT);
+	if (rc) {
+		ibv_destroy_qp(qp);
+		cm_id->qp = NULL;
+		destroy_cqs(cm_id);
+		return cma_err(-rc);
+	}
+	return 0;
+}
+
+CMA_EXPORT int rdma_create_qp(struct rdma_cm_id *cm_id, struct ibv_pd *pd,
+			      struct ibv_qp_init_attr *qp_init_attr)
+{
+	struct ibv_qp_init_attr_ex ex;
+	int rc;
+
+	if (!cm_id || !qp_init_attr)
+		return cma_err(EINVAL);
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, qp_init_attr, sizeof(*qp_init_attr));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd ? pd : cm_id->pd;
+	rc = rdma_create_qp_ex(cm_id, &ex);
+	if (rc)
+		return rc;
+	memcpy(qp_init_attr, &ex, sizeof(*qp_init_attr));
+	return 0;
+}
+
+CMA_EXPORT void rdma_destroy_qp(struct rdma_cm_id *cm_id)
+{
+	if (!cm_id)
+		return;
+	if (cm_id->qp)
+		ibv_destroy_qp(cm_id->qp);
+	cm_id->qp = NULL;
+	destroy_cqs(cm_id);
+}
+
+CMA_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *cm_id, struct ibv_srq_init_attr_ex *attr)
+{
+	struct ibv_srq *srq;
+
+	if (!cm_id || !attr || !cm_id->verbs || cm_id->srq)
+		return cma_err(EINVAL);
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
+		attr->pd = cm_id->pd ? cm_id->pd : default_pd(cma_id_of(cm_id));
+		attr->comp_mask |= IBV_SRQ_INIT_ATTR_PD;
+	}
+	if (!attr->pd)
+		return cma_err(ENOMEM);
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC)
+		return cma_err(EOPNOTSUPP); /* XRC needs XRC ids, which madcm has not */
+	/* A receive CQ for rdma_get_recv_comp, as librdmacm makes one. */
+	if (!cm_id->recv_cq &&
+	    make_cq(cm_id, attr->attr.max_wr, &cm_id->recv_cq_channel, &cm_id->recv_cq))
+		return -1;
+	srq = ibv_create_srq(attr->pd, (struct ibv_srq_init_attr *)&attr->srq_context);
+	if (!srq) {
+		int e = errno;
+
+		destroy_cqs(cm_id);
+		return cma_err(e ? e : ENOMEM);
+	}
+	cm_id->srq = srq;
+	return 0;
+}
+
+CMA_EXPORT int rdma_create_srq(struct rdma_cm_id *cm_id, struct ibv_pd *pd,
+			       struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq_init_attr_ex ex;
+	int rc;
+
+	if (!cm_id || !attr)
+		return cma_err(EINVAL);
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, attr, sizeof(*attr));
+	ex.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
+	ex.srq_type = IBV_SRQT_BASIC;
+	ex.pd = pd ? pd : cm_id->pd;
+	rc = rdma_create_srq_ex(cm_id, &ex);
+	if (!rc)
+		memcpy(attr, &ex, sizeof(*attr));
+	return rc;
+}
+
+CMA_EXPORT void rdma_destroy_srq(struct rdma_cm_id *cm_id)
+{
+	if (!cm_id || !cm_id->srq)
+		return;
+	ibv_destroy_srq(cm_id->srq);
+	cm_id->srq = NULL;
+	if (!cm_id->qp)
+		destroy_cqs(cm_id);
+}

@@ -1,0 +1,116 @@
+/*
+ * madcm run [-v] [--] PROGRAM [ARGS...]: run an unmodified librdmacm
+ * program on madcm's librdmacm.so.1.  The dynamic linker finds our
+ * library first through LD_LIBRARY_PATH; the program and its arguments
+ * are exec'd unchanged.  In a build tree the library is found beside the
+ * tool (lib/.libs), else where it was installed (RDMACM_LIBDIR).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef RDMACM_LIBDIR
+#define RDMACM_LIBDIR "/usr/local/lib/madcm"
+#endif
+#ifndef MADCM_LIBDIR
+#define MADCM_LIBDIR "/usr/local/lib"
+#endif
+
+int cmd_run(int argc, char **argv);
+
+static void usage(FILE *out)
+{
+	fputs("Usage: madcm run [-v] [--] PROGRAM [ARGS...]\n"
+	      "Run PROGRAM with madcm's librdmacm.so.1 in place of rdma-core's.\n"
+	      "  -v  say which library directory is used (on stderr)\n",
+	      out);
+}
+
+static bool has_lib(const char *dir)
+{
+	char p[PATH_MAX];
+
+	if (snprintf(p, sizeof(p), "%s/librdmacm.so.1", dir) >= (int)sizeof(p))
+		return false;
+	return access(p, R_OK) == 0;
+}
+
+/* The build tree's lib/.libs and .libs when the tool runs from one. */
+static bool build_tree_dirs(char *rdmacm, char *madcm, size_t n)
+{
+	char exe[PATH_MAX], *slash;
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (len <= 0)
+		return false;
+	exe[len] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return false;
+	*slash = '\0'; /* .../tools/.libs or .../tools */
+	for (int up = 0; up < 2; up++) {
+		char root[PATH_MAX];
+
+		if (snprintf(root, sizeof(root), "%s%s", exe, up ? "/../.." : "/..") >=
+			(int)sizeof(root) ||
+		    snprintf(rdmacm, n, "%s/lib/.libs", root) >= (int)n ||
+		    snprintf(madcm, n, "%s/.libs", root) >= (int)n)
+			continue;
+		if (has_lib(rdmacm))
+			return true;
+	}
+	return false;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	char rdmacm[PATH_MAX], madcm[PATH_MAX], *path;
+	const char *old = getenv("LD_LIBRARY_PATH");
+	bool verbose = false;
+	int i = 1;
+
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(argv[i], "-v")) {
+			verbose = true;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (!build_tree_dirs(rdmacm, madcm, sizeof(rdmacm))) {
+		snprintf(rdmacm, sizeof(rdmacm), "%s", RDMACM_LIBDIR);
+		snprintf(madcm, sizeof(madcm), "%s", MADCM_LIBDIR);
+		if (!has_lib(rdmacm)) {
+			fprintf(stderr,
+				"madcm run: no librdmacm.so.1 in %s (is madcm installed?)\n",
+				rdmacm);
+			return 1;
+		}
+	}
+	if (asprintf(&path, "%s:%s%s%s", rdmacm, madcm, old && *old ? ":" : "", old ? old : "") < 0)
+		return 1;
+	setenv("LD_LIBRARY_PATH", path, 1);
+	free(path);
+	if (verbose)
+		fprintf(stderr, "madcm run: librdmacm.so.1 from %s\n", rdmacm);
+	execvp(argv[i], argv + i);
+	fprintf(stderr, "madcm run: %s: %s\n", argv[i], strerror(errno));
+	return errno == ENOENT ? 127 : 126;
+}
