@@ -40,6 +40,7 @@
 struct cm_runtime;
 struct madcm_addrs;
 struct cma_id;
+struct mad_umad_ops;
 
 #define CMA_EXPORT __attribute__((visibility("default")))
 
@@ -188,7 +189,16 @@ struct cma_global {
 	struct mad_loop *loop;
 	struct madcm_addrs *addrs;
 	uint64_t rand_state;
+	/* Set only by unit tests (cma_test_env) before the first call. */
+	const struct mad_umad_ops *umad_ops;
+	void *umad_ctx;
 };
+
+/*
+ * Unit tests: run lib/ on fake umad ports (tests/unit/fake_umad.h) instead
+ * of libibumad.  Call before any rdma_* call.  Not exported.
+ */
+void cma_test_env(const struct mad_umad_ops *ops, void *ctx);
 
 extern struct cma_global cma;
 

@@ -107,6 +107,12 @@ static void init_once(void)
 	}
 }
 
+void cma_test_env(const struct mad_umad_ops *ops, void *ctx)
+{
+	cma.umad_ops = ops;
+	cma.umad_ctx = ctx;
+}
+
 int cma_init(void)
 {
 	pthread_once(&cma.once, init_once);
@@ -130,6 +136,8 @@ int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 	}
 	pthread_mutex_unlock(&cma.lock);
 	rp.loop = cma.loop;
+	rp.ops = cma.umad_ops;
+	rp.ops_ctx = cma.umad_ctx;
 	rp.ca = ibv_get_device_name(p->dev->verbs->device);
 	rp.port = p->port_num;
 	rp.sa = true;
