@@ -478,7 +478,9 @@ int cm_engine_mra(struct cm_engine *e, uint32_t id, uint8_t service_timeout,
 	struct cm_conn *c;
 	uint8_t *msg;
 	unsigned what;
+	bool delay = service_timeout & CM_MRA_FLAG_DELAY;
 
+	service_timeout &= (uint8_t)~CM_MRA_FLAG_DELAY;
 	if (!e || service_timeout > CM_TIMEOUT_MAX || (len && !private_data) ||
 	    len > CM_MRA_PRIVATE_DATA_SIZE)
 		return -EINVAL;
@@ -503,8 +505,12 @@ int cm_engine_mra(struct cm_engine *e, uint32_t id, uint8_t service_timeout,
 	mad_set(msg, cm_mra_fields, CM_MRA_SERVICE_TIMEOUT, service_timeout);
 	cm_set_private_data(&cm_mra_layout, msg, private_data, len);
 	cm_set_state(e, c, tr->next);
-	/* MRAs are not retransmitted: a duplicate of the message gets it again. */
-	cm_send_conn_msg(e, c, false);
+	/*
+	 * MRAs are not retransmitted: a duplicate of the message gets it
+	 * again.  Delayed (the kernel's IB_CM_MRA_FLAG_DELAY): only that.
+	 */
+	if (!delay)
+		cm_send_conn_msg(e, c, false);
 	return 0;
 }
 

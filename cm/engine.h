@@ -317,7 +317,13 @@ int cm_engine_connect(struct cm_engine *e, const struct cm_connect_cmd *cmd, uin
 int cm_engine_accept(struct cm_engine *e, uint32_t id, uint64_t user,
 		     const struct cm_accept_cmd *cmd);
 int cm_engine_reject(struct cm_engine *e, uint32_t id, const struct cm_reject_cmd *cmd);
-/* Send MRA for the REQ, REP or LAP received last, asking `service_timeout`. */
+/*
+ * Send MRA for the REQ, REP or LAP received last, asking `service_timeout`.
+ * With CM_MRA_FLAG_DELAY or'ed in, enter the MRA state but send the MRA
+ * only as the answer to a duplicate of that message (the kernel's
+ * IB_CM_MRA_FLAG_DELAY, which rdma_cm uses for every REQ and REP).
+ */
+#define CM_MRA_FLAG_DELAY 0x80
 int cm_engine_mra(struct cm_engine *e, uint32_t id, uint8_t service_timeout,
 		  const void *private_data, uint8_t len);
 /* Active: after CM_EV_REP_RCVD, send RTU and enter ESTABLISHED. */

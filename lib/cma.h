@@ -58,8 +58,12 @@ static inline int cma_err(int e)
 /* Kernel rdma_cm REQ parameters (cma.c cma_connect_ib). */
 #define CMA_CM_RESPONSE_TIMEOUT 20
 #define CMA_MAX_CM_RETRIES 15
-/* The MRA the kernel sends for a REQ or REP handed to user space. */
-#define CMA_MRA_SERVICE_TIMEOUT 24
+/*
+ * The MRA the kernel's rdma_cm arms for every REQ and REP it hands to user
+ * space (CMA_CM_MRA_SETTING): service timeout 24, delayed, so it goes out
+ * only when the peer repeats its message (a slow accept never times out).
+ */
+#define CMA_MRA_SERVICE_TIMEOUT (CM_MRA_FLAG_DELAY | 24)
 /* Listen backlog bound (ucma's max_backlog default). */
 #define CMA_MAX_BACKLOG 1024
 

@@ -231,6 +231,7 @@ CMA_EXPORT int rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res
 				goto err;
 			}
 			*id->qp_init_attr = *qp_init_attr;
+			id->qp_init_attr->qp_type = (enum ibv_qp_type)res->ai_qp_type;
 		}
 		*out = cm_id;
 		return 0;

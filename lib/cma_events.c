@@ -3,11 +3,12 @@
  * on_loop_event hook, arg = the cma_port), so it answers at once where the
  * kernel's cma.c answers in its own context:
  *   - REQ: a new id for the connection request, matched to a listener by
- *     the IP CM header (cma_match_private_data), MRA sent (the kernel
- *     sends one as soon as it hands a REQ to user space); beyond the
+ *     the IP CM header (cma_match_private_data), and a delayed MRA armed
+ *     (the kernel arms one for every REQ it hands to user space: it goes
+ *     out only if the peer repeats its REQ); beyond the
  *     listener's backlog the REQ is dropped without a REJ so the peer
  *     retries (ucma's backlog rule);
- *   - REP: MRA sent (as the kernel), then, when the id has a QP, the QP is
+ *   - REP: a delayed MRA armed (as the kernel), then, when the id has a QP, the QP is
  *     moved INIT -> RTR -> RTS and the RTU sent (librdmacm's
  *     ucma_process_conn_resp), reported as ESTABLISHED; without a QP the
  *     application gets CONNECT_RESPONSE and calls rdma_establish.
@@ -108,8 +109,10 @@ static bool listener_takes(const struct cma_id *l, const struct cma_port *p,
 		return false;
 	if (l->port && l->port != p)
 		return false;
-	if (la->sa_family == AF_IB || !dst)
-		return true;
+	if (la->sa_family == AF_IB)
+		return true; /* AF_IB listeners take every REQ (cma.c) */
+	if (!dst)
+		return false; /* no IP CM header: only AF_IB ids understand it */
 	if (cma_addr_is_wildcard(la))
 		return la->sa_family == dst->sa_family || !l->afonly;
 	return cma_addr_equal(la, dst);
@@ -133,10 +136,6 @@ static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_ev
 	if (ps != RDMA_PS_IB || ev->private_data_len >= CMA_IP_HDR_SIZE) {
 		have_ip =
 		    !cm_ip_hdr_decode(ev->private_data, ev->private_data_len, port, &src, &dst);
-		if (!have_ip && ps != RDMA_PS_IB) {
-			rt_cmd(rt, CM_RT_REJECT, ev->id);
-			return;
-		}
 	}
 	pthread_mutex_lock(&cma.lock);
 	for (l = cma_ports_listeners((enum rdma_port_space)ps, port); l; l = l->bind_next)

@@ -197,6 +197,11 @@ void cma_attach(struct cma_id *id, struct cma_port *p)
 	id->port = p;
 	id->id.verbs = p->dev->verbs;
 	id->id.port_num = p->port_num;
+	/* The device's PD, as librdmacm gives every id on a device (ucma_get_device). */
+	if (!p->dev->pd)
+		p->dev->pd = ibv_alloc_pd(p->dev->verbs);
+	if (!id->id.pd)
+		id->id.pd = p->dev->pd;
 }
 
 /* ---- connections of a port, by local comm ID ---- */

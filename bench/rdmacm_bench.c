@@ -1,0 +1,1154 @@
+/*
+ * rdmacm_bench: rdma-core's cmtime through madcm's public librdmacm API
+ * (<rdma/rdma_cma.h>, lib/librdmacm.la) on the simulated fabric, next to
+ * the raw CM engine (bench/cm_fabric_bench) and the umad round-trip floor
+ * measured in the same run.  Prints, and asserts nothing:
+ *   - per step, all N ids doing the step at once on one event channel
+ *     (as cmtime does): create id, resolve addr, resolve route, create QP,
+ *     connect (to ESTABLISHED), disconnect (to DISCONNECTED), destroy; the
+ *     step's total, the time until the last call returned (the rest is
+ *     waiting for events), the mean time of one id in it, per connection
+ *     and connections per second;
+ *   - the raw engine's connect rate with N in flight (cm_fabric_bench
+ *     client --only flight, run on the same fabric just before) and the API
+ *     overhead over it (target: at most 20%);
+ *   - rdma_connect -> ESTABLISHED one connection at a time (median, p90,
+ *     p99), next to the umad round-trip floor (a libibumad ping-pong, vendor
+ *     class 0x09, to a responder thread in the server): first measured on
+ *     its own, then alongside the connects (ten pings before every tenth
+ *     connect), and the ratio (target: within 1.3x); and next to the raw
+ *     engine's one-at-a-time latency with its loop thread moving the QPs as
+ *     rdma_cm does (cm_fabric_bench client --only loopqp).
+ * The server (passive side) accepts everything, with an RC QP created on
+ * each CONNECT_REQUEST, and disconnects when the client does.  QPs are RC
+ * with one-entry queues, made with rdma_create_qp on one CQ per process
+ * (as cmtime does today; -C: on the two CQs librdmacm makes for a QP given
+ * none, as cmtime did).  Every wait has a timeout; the program kills only
+ * the processes it started, by PID.
+ *
+ *   rdmacm_bench [-n N] [-i ITERS] [-p PINGS] [-P PORT] [-E] [-C]
+ *        all by itself: starts a fabric with `fabsim up --gen b2b` in a
+ *        temporary directory ($FABSIM, else ../sim/fabsim next to this
+ *        program), runs cm_fabric_bench ($CM_FABRIC_BENCH, else next to this
+ *        program; -E: skip it) then this program's server on the first host
+ *        and its client on the second (`fabsim run`), stops the fabric.
+ *        N: connections in flight (1000), ITERS: one-at-a-time connects
+ *        (200), PINGS: floor pings (1000), PORT: the server's port (7471).
+ *   rdmacm_bench server [-P PORT] [-C]                 # on one fabric host
+ *   rdmacm_bench client -s ADDR --dlid LID [-n N] [-i ITERS] [-p PINGS]
+ *        [-P PORT] [-C] [--engine-rate CONN_PER_S] [--engine-lat US]
+ *                                                      # on another
+ * e.g. from a build directory: bench/rdmacm_bench -n 100
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/umad.h>
+#include <rdma/rdma_cma.h>
+
+#define PING_CLASS 0x09 /* vendor range 1: no OUI, no RMPP */
+#define PING_VERSION 1
+#define EVENT_TIMEOUT_MS 10000 /* per event wait within a step */
+#define STEP_TIMEOUT_MS 60000  /* a whole step, N ids at once */
+#define RESOLVE_TIMEOUT_MS 2000
+#define CLIENT_WATCHDOG_S 900 /* SIGALRM ends a process left behind */
+#define SERVER_WATCHDOG_S 1200
+
+static unsigned n_conn = 1000, n_iter = 200, n_pings = 1000;
+static unsigned port = 7471;
+static const char *server_addr = "198.18.0.1";
+static int dlid = -1;
+static double engine_rate; /* conn/s of the raw engine, 0 if unknown */
+static double engine_lat;  /* its one-at-a-time REQ -> ESTABLISHED median, us */
+static bool no_engine;
+static atomic_bool stop;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "rdmacm_bench: %s: %s\n", what, strerror(err < 0 ? -err : err));
+	exit(1);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Percentile of v[0..n) in us (sorts v). */
+static double pct_us(uint64_t *v, unsigned n, unsigned pct)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return v[(size_t)(n - 1) * pct / 100] / 1000.0;
+}
+
+/* ---- umad ping-pong (as bench/cm_fabric_bench) ---- */
+
+static int ping_open(int *agent, bool responder)
+{
+	long mask[16 / sizeof(long)] = {0};
+	int p = umad_open_port(NULL, 0);
+
+	if (p < 0)
+		die("umad_open_port", p);
+	if (responder)
+		mask[0] = 1L << 0x01; /* Get */
+	*agent = umad_register(p, PING_CLASS, PING_VERSION, 0, responder ? mask : NULL);
+	if (*agent < 0)
+		die("umad_register", *agent);
+	return p;
+}
+
+static void *ping_responder(void *arg)
+{
+	size_t sz = umad_size() + 256;
+	uint8_t *buf = calloc(1, sz);
+	int agent, p = ping_open(&agent, true);
+
+	(void)arg;
+	if (!buf)
+		die("ping", ENOMEM);
+	while (!atomic_load(&stop)) {
+		int len = 256, rc = umad_recv(p, buf, &len, 100);
+		ib_mad_addr_t *a;
+		uint8_t *mad;
+
+		if (rc < 0 || umad_status(buf))
+			continue;
+		mad = umad_get_mad(buf);
+		if (mad[1] != PING_CLASS || mad[3] != 0x01)
+			continue;
+		a = umad_get_mad_addr(buf);
+		mad[3] = 0x81; /* GetResp, same TID */
+		umad_set_addr(buf, ntohs(a->lid), (int)ntohl(a->qpn), a->sl, (int)ntohl(a->qkey));
+		umad_send(p, agent, buf, 256, 0, 0);
+	}
+	umad_close_port(p);
+	free(buf);
+	return NULL;
+}
+
+static struct {
+	int port, agent;
+	size_t sz;
+	uint8_t *buf, *rbuf;
+	unsigned seq;
+} pg;
+
+static void pinger_open(void)
+{
+	pg.sz = umad_size() + 256;
+	pg.buf = calloc(1, pg.sz);
+	pg.rbuf = calloc(1, pg.sz);
+	if (!pg.buf || !pg.rbuf)
+		die("ping", ENOMEM);
+	pg.port = ping_open(&pg.agent, false);
+}
+
+static void pinger_close(void)
+{
+	umad_close_port(pg.port);
+	free(pg.buf);
+	free(pg.rbuf);
+}
+
+/* One umad round trip (Get, GetResp) to the server's responder: ns, or 0 if lost. */
+static uint64_t ping_once(void)
+{
+	uint8_t *mad = umad_get_mad(pg.buf);
+	unsigned i = pg.seq++;
+	uint64_t t0;
+	int len = 256;
+
+	memset(pg.buf, 0, pg.sz);
+	mad[0] = 1; /* base version */
+	mad[1] = PING_CLASS;
+	mad[2] = PING_VERSION;
+	mad[3] = 0x01; /* Get */
+	mad[15] = (uint8_t)i;
+	mad[14] = (uint8_t)(i >> 8);
+	mad[17] = 0x10;
+	umad_set_addr(pg.buf, dlid, 1, 0, 0x80010000);
+	t0 = now_ns();
+	if (umad_send(pg.port, pg.agent, pg.buf, 256, 1000, 0) < 0)
+		return 0;
+	if (umad_recv(pg.port, pg.rbuf, &len, 2000) < 0 || umad_status(pg.rbuf))
+		return 0;
+	return now_ns() - t0;
+}
+
+/* ---- events ---- */
+
+static struct rdma_event_channel *chan;
+
+/*
+ * The next event on the channel within timeout_ms: 0 and *ev (to ack), or
+ * -ETIMEDOUT, or -errno.  The channel fd is non-blocking: poll, then get.
+ */
+static int next_event(struct rdma_cm_event **ev, int timeout_ms)
+{
+	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+
+	for (;;) {
+		struct pollfd pfd = {.fd = chan->fd, .events = POLLIN};
+		uint64_t now;
+		int rc;
+
+		if (!rdma_get_cm_event(chan, ev))
+			return 0;
+		if (errno != EAGAIN && errno != EINTR)
+			return -errno;
+		now = now_ns();
+		if (now >= end)
+			return -ETIMEDOUT;
+		rc = poll(&pfd, 1, (int)((end - now + 999999) / 1000000));
+		if (rc < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static void chan_open(void)
+{
+	int fl;
+
+	chan = rdma_create_event_channel();
+	if (!chan)
+		die("rdma_create_event_channel", errno);
+	fl = fcntl(chan->fd, F_GETFL);
+	if (fl < 0 || fcntl(chan->fd, F_SETFL, fl | O_NONBLOCK))
+		die("fcntl O_NONBLOCK", errno);
+}
+
+/*
+ * rdma_create_qp with an RC QP of one-entry queues: on one CQ of the
+ * process (as cmtime today), or with -C on the two CQs the library makes
+ * for a QP given none (as cmtime did).
+ */
+static bool lib_cqs;
+static struct ibv_cq *shared_cq;
+
+static int qp_create(struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_type = IBV_QPT_RC;
+	a.cap.max_send_wr = a.cap.max_recv_wr = 1;
+	a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+	if (!lib_cqs) {
+		if (!shared_cq && !(shared_cq = ibv_create_cq(id->verbs, 4096, NULL, NULL, 0)))
+			return -1;
+		a.send_cq = a.recv_cq = shared_cq;
+	}
+	return rdma_create_qp(id, NULL, &a);
+}
+
+/* ---- server ---- */
+
+static void on_term(int sig)
+{
+	(void)sig;
+	atomic_store(&stop, true);
+}
+
+static int server(void)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	struct rdma_cm_id *lid;
+	unsigned long reqs = 0, est = 0, disc = 0, errs = 0, qp_fail = 0, acc_fail = 0;
+	pthread_t th;
+
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	alarm(SERVER_WATCHDOG_S);
+	chan_open();
+	if (pthread_create(&th, NULL, ping_responder, NULL))
+		die("pthread_create", errno);
+	if (rdma_create_id(chan, &lid, NULL, RDMA_PS_TCP))
+		die("rdma_create_id (listen)", errno);
+	sin.sin_port = htons((uint16_t)port);
+	sin.sin_addr.s_addr = htonl(INADDR_ANY);
+	if (rdma_bind_addr(lid, (struct sockaddr *)&sin))
+		die("rdma_bind_addr", errno);
+	if (rdma_listen(lid, 1024))
+		die("rdma_listen", errno);
+	printf("server listening on port %u\n", port);
+	fflush(stdout);
+	while (!atomic_load(&stop)) {
+		struct rdma_cm_event *ev;
+		struct rdma_cm_id *id;
+		struct rdma_conn_param cp;
+		enum rdma_cm_event_type type;
+		bool destroy = false;
+		int rc = next_event(&ev, 100);
+
+		if (rc == -ETIMEDOUT)
+			continue;
+		if (rc) {
+			fprintf(stderr, "server: rdma_get_cm_event: %s\n", strerror(-rc));
+			break;
+		}
+		id = ev->id;
+		type = ev->event;
+		switch (type) {
+		case RDMA_CM_EVENT_CONNECT_REQUEST:
+			reqs++;
+			if (qp_create(id)) {
+				if (!qp_fail++)
+					fprintf(stderr, "server: rdma_create_qp: %s\n",
+						strerror(errno));
+				rdma_reject(id, NULL, 0);
+				destroy = true;
+				break;
+			}
+			memset(&cp, 0, sizeof(cp));
+			cp.responder_resources = ev->param.conn.initiator_depth;
+			cp.initiator_depth = ev->param.conn.responder_resources;
+			cp.rnr_retry_count = 7;
+			if (rdma_accept(id, &cp)) {
+				if (!acc_fail++)
+					fprintf(stderr, "server: rdma_accept: %s\n",
+						strerror(errno));
+				destroy = true;
+			}
+			break;
+		case RDMA_CM_EVENT_ESTABLISHED:
+			est++;
+			break;
+		case RDMA_CM_EVENT_DISCONNECTED:
+			disc++;
+			rdma_disconnect(id); /* the DREP */
+			destroy = true;
+			break;
+		case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+			break;
+		default:
+			/* REJECTED, CONNECT_ERROR, UNREACHABLE on an accepted id */
+			if (errs++ < 5)
+				fprintf(stderr, "server: event %s status %d\n",
+					rdma_event_str(type), ev->status);
+			destroy = id != lid;
+			break;
+		}
+		rdma_ack_cm_event(ev);
+		if (destroy) {
+			if (id->qp)
+				rdma_destroy_qp(id);
+			rdma_destroy_id(id);
+		}
+	}
+	atomic_store(&stop, true);
+	pthread_join(th, NULL);
+	fprintf(stderr,
+		"server: %lu requests, %lu established, %lu disconnected, %lu error events, "
+		"%lu create_qp and %lu accept failures\n",
+		reqs, est, disc, errs, qp_fail, acc_fail);
+	rdma_destroy_id(lid);
+	if (shared_cq)
+		ibv_destroy_cq(shared_cq);
+	rdma_destroy_event_channel(chan);
+	return 0;
+}
+
+/* ---- client ---- */
+
+enum step {
+	S_CREATE_ID,
+	S_RESOLVE_ADDR,
+	S_RESOLVE_ROUTE,
+	S_CREATE_QP,
+	S_CONNECT,
+	S_DISCONNECT,
+	S_DESTROY,
+	S__N
+};
+
+static const char *const step_name[S__N] = {
+    "create id", "resolve addr", "resolve route", "create qp", "connect", "disconnect", "destroy",
+};
+
+struct node {
+	struct rdma_cm_id *id;
+	uint64_t start, end; /* of the current step */
+	bool failed;
+	enum step fail_step; /* where it failed, with what (-errno or event status) */
+	int fail_status;
+};
+
+struct step_time {
+	uint64_t total, calls, sum, max; /* calls: until the last call returned */
+	unsigned ok;
+};
+
+static struct sockaddr_in dst;
+
+static const char *ev_name(enum rdma_cm_event_type t)
+{
+	return rdma_event_str(t);
+}
+
+/* First few failures of a step, with what failed (reported, not fatal). */
+static unsigned fail_msgs;
+
+static void node_fail(struct node *n, enum step s, const char *what, int status)
+{
+	if (!n->failed && fail_msgs++ < 10)
+		fprintf(stderr, "client: %s: %s (status %d%s%s)\n", step_name[s], what, status,
+			status < 0 ? ", " : "", status < 0 ? strerror(-status) : "");
+	if (!n->failed) {
+		n->fail_step = s;
+		n->fail_status = status;
+	}
+	n->failed = true;
+}
+
+/*
+ * Wait until every node started in step s has its event `want` (or
+ * failed): events of other types for a node are failures.  Returns when
+ * all are done or on the step's timeout.
+ */
+static void collect(struct node *nodes, unsigned n, enum step s, enum rdma_cm_event_type want,
+		    uint64_t step_start)
+{
+	unsigned left = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (!nodes[i].failed && !nodes[i].end)
+			left++;
+	while (left) {
+		struct rdma_cm_event *ev;
+		struct node *nd;
+		int rc = next_event(&ev, EVENT_TIMEOUT_MS);
+
+		if (rc || now_ns() - step_start > STEP_TIMEOUT_MS * 1000000ull) {
+			fprintf(stderr, "client: %s: %u of %u ids without %s after %.1f s (%s)\n",
+				step_name[s], left, n, ev_name(want), (now_ns() - step_start) / 1e9,
+				rc ? strerror(-rc) : "step timeout");
+			if (!rc)
+				rdma_ack_cm_event(ev);
+			for (unsigned i = 0; i < n; i++)
+				if (!nodes[i].failed && !nodes[i].end)
+					nodes[i].failed = true;
+			return;
+		}
+		nd = ev->id ? ev->id->context : NULL;
+		if (!nd || nd < nodes || nd >= nodes + n || nd->failed || nd->end) {
+			if (fail_msgs++ < 10)
+				fprintf(stderr, "client: %s: stray event %s status %d\n",
+					step_name[s], ev_name(ev->event), ev->status);
+			rdma_ack_cm_event(ev);
+			continue;
+		}
+		if (ev->event == want) {
+			nd->end = now_ns();
+		} else {
+			char what[64];
+
+			snprintf(what, sizeof(what), "event %s", ev_name(ev->event));
+			node_fail(nd, s, what, ev->status);
+		}
+		left--;
+		rdma_ack_cm_event(ev);
+	}
+}
+
+/* Run step s on all nodes at once. */
+static void run_step(struct node *nodes, unsigned n, enum step s, struct step_time *st)
+{
+	struct rdma_conn_param cp;
+	uint64_t t0 = now_ns(), calls;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct node *nd = &nodes[i];
+		int rc = 0;
+
+		nd->end = 0;
+		if (nd->failed && s != S_DESTROY)
+			continue;
+		nd->start = now_ns();
+		switch (s) {
+		case S_CREATE_ID:
+			rc = rdma_create_id(chan, &nd->id, nd, RDMA_PS_TCP);
+			break;
+		case S_RESOLVE_ADDR:
+			rc = rdma_resolve_addr(nd->id, NULL, (struct sockaddr *)&dst,
+					       RESOLVE_TIMEOUT_MS);
+			break;
+		case S_RESOLVE_ROUTE:
+			rc = rdma_resolve_route(nd->id, RESOLVE_TIMEOUT_MS);
+			break;
+		case S_CREATE_QP:
+			rc = qp_create(nd->id);
+			break;
+		case S_CONNECT:
+			memset(&cp, 0, sizeof(cp));
+			cp.responder_resources = 1;
+			cp.initiator_depth = 1;
+			cp.retry_count = 7;
+			cp.rnr_retry_count = 7;
+			rc = rdma_connect(nd->id, &cp);
+			break;
+		case S_DISCONNECT:
+			rc = rdma_disconnect(nd->id);
+			break;
+		case S_DESTROY:
+			if (!nd->id)
+				continue;
+			if (nd->id->qp)
+				rdma_destroy_qp(nd->id);
+			rc = rdma_destroy_id(nd->id);
+			nd->id = NULL;
+			break;
+		default:
+			break;
+		}
+		if (rc) {
+			char what[64];
+
+			snprintf(what, sizeof(what), "call failed");
+			node_fail(nd, s, what, -errno);
+			if (s == S_CREATE_ID)
+				nd->id = NULL;
+			continue;
+		}
+		if (s == S_CREATE_ID || s == S_CREATE_QP || s == S_DESTROY)
+			nd->end = now_ns();
+	}
+	calls = now_ns() - t0;
+	switch (s) {
+	case S_RESOLVE_ADDR:
+		collect(nodes, n, s, RDMA_CM_EVENT_ADDR_RESOLVED, t0);
+		break;
+	case S_RESOLVE_ROUTE:
+		collect(nodes, n, s, RDMA_CM_EVENT_ROUTE_RESOLVED, t0);
+		break;
+	case S_CONNECT:
+		collect(nodes, n, s, RDMA_CM_EVENT_ESTABLISHED, t0);
+		break;
+	case S_DISCONNECT:
+		collect(nodes, n, s, RDMA_CM_EVENT_DISCONNECTED, t0);
+		break;
+	default:
+		break;
+	}
+	memset(st, 0, sizeof(*st));
+	st->total = now_ns() - t0;
+	st->calls = calls;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t d;
+
+		if (!nodes[i].end)
+			continue;
+		d = nodes[i].end - nodes[i].start;
+		st->ok++;
+		st->sum += d;
+		if (d > st->max)
+			st->max = d;
+	}
+}
+
+static void print_steps(const struct step_time *st, unsigned n)
+{
+	printf("%-14s %6s %10s %10s %10s %10s %10s %10s\n", "step", "ok", "total ms", "calls ms",
+	       "mean us", "max ms", "us/conn", "conn/s");
+	for (int s = 0; s < S__N; s++) {
+		double tot = st[s].total / 1e6;
+
+		printf("%-14s %6u %10.2f %10.2f %10.1f %10.2f %10.2f %10.0f\n", step_name[s],
+		       st[s].ok, tot, st[s].calls / 1e6, st[s].ok ? st[s].sum / 1e3 / st[s].ok : 0,
+		       st[s].max / 1e6, st[s].total / 1e3 / n,
+		       tot > 0 ? st[s].ok / (tot / 1e3) : 0);
+	}
+}
+
+/* The N-at-once steps, as cmtime. */
+static void bench_steps(void)
+{
+	struct node *nodes = calloc(n_conn, sizeof(*nodes));
+	struct step_time st[S__N];
+	double api;
+
+	if (!nodes)
+		die("client", ENOMEM);
+	printf("\n%u connections, each step all at once (cmtime style, one event channel)\n",
+	       n_conn);
+	fail_msgs = 0;
+	for (int s = 0; s < S__N; s++)
+		run_step(nodes, n_conn, (enum step)s, &st[s]);
+	print_steps(st, n_conn);
+	api = st[S_CONNECT].total ? st[S_CONNECT].ok / (st[S_CONNECT].total / 1e9) : 0;
+	if (engine_rate > 0 && api > 0)
+		printf("connect rate: API %.0f conn/s, raw engine (cm_fabric_bench, same fabric) "
+		       "%.0f conn/s: the API costs %+.1f%% over the engine (target <= +20%%)\n",
+		       api, engine_rate, (engine_rate / api - 1) * 100);
+	else
+		printf("connect rate: API %.0f conn/s (no engine rate to compare with)\n", api);
+	free(nodes);
+}
+
+/* One id through addr, route, QP: ready to connect; false on any failure. */
+static bool prepare_one(struct node *nd)
+{
+	static const enum step s[] = {S_CREATE_ID, S_RESOLVE_ADDR, S_RESOLVE_ROUTE, S_CREATE_QP};
+	struct step_time st;
+
+	memset(nd, 0, sizeof(*nd));
+	for (size_t k = 0; k < sizeof(s) / sizeof(s[0]) && !nd->failed; k++)
+		run_step(nd, 1, s[k], &st);
+	return !nd->failed;
+}
+
+/*
+ * One connection at a time.  An rdma_connect refused with EBUSY (the QPN
+ * the new QP got is still held by a connection in TimeWait: see the
+ * report) is counted and retried with a new id and QP after 1 ms, until
+ * n_iter connects made it or 60 s passed.
+ */
+static void bench_latency(double first_floor)
+{
+	uint64_t *lat = calloc(n_iter, sizeof(*lat)), *fl = calloc(n_iter, sizeof(*fl));
+	uint64_t t0 = now_ns(), busy_first = 0, busy_last = 0;
+	unsigned ok = 0, nfl = 0, busy = 0, other = 0, tries = 0;
+	double lat_med, lat_p90, lat_p99, fl_med;
+
+	if (!lat || !fl)
+		die("client", ENOMEM);
+	fail_msgs = 0;
+	while (ok + other < n_iter && now_ns() - t0 < 60000000000ull) {
+		struct node nd;
+		struct step_time st;
+
+		if (!prepare_one(&nd)) {
+			other++;
+			run_step(&nd, 1, S_DESTROY, &st);
+			continue;
+		}
+		if (ok % 10 == 0 && nfl < (ok / 10 + 1) * 10)
+			for (unsigned k = 0; k < 10 && nfl < n_iter; k++) {
+				uint64_t d = ping_once();
+
+				if (d)
+					fl[nfl++] = d;
+			}
+		tries++;
+		run_step(&nd, 1, S_CONNECT, &st);
+		if (nd.end) {
+			lat[ok++] = nd.end - nd.start;
+			run_step(&nd, 1, S_DISCONNECT, &st);
+		} else if (nd.fail_step == S_CONNECT && nd.fail_status == -EBUSY) {
+			busy_last = now_ns() - t0;
+			if (!busy++)
+				busy_first = busy_last;
+		} else {
+			other++;
+		}
+		run_step(&nd, 1, S_DESTROY, &st);
+		if (nd.failed)
+			usleep(1000);
+	}
+	lat_med = pct_us(lat, ok, 50);
+	lat_p90 = pct_us(lat, ok, 90);
+	lat_p99 = pct_us(lat, ok, 99);
+	fl_med = pct_us(fl, nfl, 50);
+	printf("\nrdma_connect -> ESTABLISHED, one connection at a time (%u of %u in %u tries, "
+	       "%.1f s)\n",
+	       ok, n_iter, tries, (now_ns() - t0) / 1e9);
+	if (busy)
+		printf("  %u rdma_connect calls failed with EBUSY, from %.3f s to %.3f s into "
+		       "this row (retried)\n",
+		       busy, busy_first / 1e9, busy_last / 1e9);
+	if (other)
+		printf("  %u other failures (see stderr)\n", other);
+	printf("  median %.1f us, p90 %.1f us, p99 %.1f us\n", lat_med, lat_p90, lat_p99);
+	printf("  umad floor alongside (%u pings between the connects): median %.1f us\n", nfl,
+	       fl_med);
+	printf("  ratio: %.2fx the floor alongside, %.2fx the first floor (target <= 1.3x)\n",
+	       fl_med > 0 ? lat_med / fl_med : 0, first_floor > 0 ? lat_med / first_floor : 0);
+	if (engine_lat > 0)
+		printf("  raw engine, QPs moved on its loop as rdma_cm does (cm_fabric_bench "
+		       "loopqp, same fabric): median %.1f us; the API is %.2fx that\n",
+		       engine_lat, lat_med / engine_lat);
+	free(lat);
+	free(fl);
+}
+
+static int client(void)
+{
+	uint64_t *t = calloc(n_pings, sizeof(*t));
+	unsigned ok = 0;
+	double med, p90;
+
+	alarm(CLIENT_WATCHDOG_S);
+	if (!t)
+		die("client", ENOMEM);
+	dst.sin_family = AF_INET;
+	dst.sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, server_addr, &dst.sin_addr) != 1)
+		die("bad server address", EINVAL);
+	pinger_open();
+	for (unsigned i = 0; i < n_pings + 100; i++) {
+		uint64_t d = ping_once();
+
+		if (d && i >= 100) /* the first 100 warm up */
+			t[ok++] = d;
+	}
+	med = pct_us(t, ok, 50);
+	p90 = pct_us(t, ok, 90);
+	printf("umad round trip floor (libibumad ping-pong to the server's host): median %.1f "
+	       "us, p90 %.1f us (%u of %u pings)\n",
+	       med, p90, ok, n_pings);
+	free(t);
+	chan_open();
+	bench_steps();
+	bench_latency(med);
+	pinger_close();
+	if (shared_cq)
+		ibv_destroy_cq(shared_cq);
+	rdma_destroy_event_channel(chan);
+	return 0;
+}
+
+/* ---- auto: a fabric of our own ---- */
+
+static char fabsim[PATH_MAX], fdir[] = "/tmp/rdmacm_bench.XXXXXX";
+
+static int sh(const char *fmt, const char *a, const char *b)
+{
+	char cmd[PATH_MAX * 3];
+
+	snprintf(cmd, sizeof(cmd), fmt, a, b);
+	return system(cmd);
+}
+
+/* Wait for pid up to timeout_ms, then SIGTERM, then SIGKILL: its status. */
+static int reap(pid_t pid, int timeout_ms, bool term_first)
+{
+	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	int status = -1;
+
+	if (term_first)
+		kill(pid, SIGTERM);
+	for (int phase = 0; phase < 3; phase++) {
+		while (now_ns() < end) {
+			pid_t r = waitpid(pid, &status, WNOHANG);
+
+			if (r == pid)
+				return status;
+			if (r < 0)
+				return -1;
+			usleep(20000);
+		}
+		if (phase == 0) {
+			fprintf(stderr, "rdmacm_bench: pid %d still running, SIGTERM\n", (int)pid);
+			kill(pid, SIGTERM);
+		} else if (phase == 1) {
+			fprintf(stderr, "rdmacm_bench: pid %d still running, SIGKILL\n", (int)pid);
+			kill(pid, SIGKILL);
+		}
+		end = now_ns() + 5000000000ull;
+	}
+	return status;
+}
+
+/* A child's stdout, read line by line with timeouts. */
+struct lines {
+	int fd;
+	size_t len;
+	char buf[8192];
+};
+
+/* `fabsim run HOST -- av...` with stdout to a pipe: the pid; lr reads it. */
+static pid_t spawn_on(const char *host, char *const *av, struct lines *lr)
+{
+	char *argv[48];
+	int pfd[2], k = 0;
+	pid_t pid;
+
+	if (pipe(pfd))
+		die("pipe", errno);
+	argv[k++] = fabsim;
+	argv[k++] = "--dir";
+	argv[k++] = fdir;
+	argv[k++] = "run";
+	argv[k++] = (char *)host;
+	argv[k++] = "--";
+	for (int i = 0; av[i] && k < 47; i++)
+		argv[k++] = av[i];
+	argv[k] = NULL;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		die("fork", errno);
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		close(pfd[1]);
+		execv(fabsim, argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	lr->fd = pfd[0];
+	lr->len = 0;
+	return pid;
+}
+
+/*
+ * The next line (NUL-terminated, newline kept) into out within timeout_ms:
+ * true, or false at EOF, on error or timeout (a last unterminated line is
+ * returned first).
+ */
+static bool read_line(struct lines *lr, char *out, size_t outlen, int timeout_ms)
+{
+	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	size_t take = 0;
+
+	while (!take) {
+		char *nl = memchr(lr->buf, '\n', lr->len);
+		struct pollfd pfd = {.fd = lr->fd, .events = POLLIN};
+		uint64_t now;
+		ssize_t r;
+
+		if (nl || lr->len == sizeof(lr->buf)) {
+			take = nl ? (size_t)(nl - lr->buf) + 1 : lr->len;
+			break;
+		}
+		now = now_ns();
+		if (now >= end || poll(&pfd, 1, (int)((end - now) / 1000000)) <= 0)
+			return false;
+		r = read(lr->fd, lr->buf + lr->len, sizeof(lr->buf) - lr->len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (!lr->len)
+				return false;
+			take = lr->len;
+		} else {
+			lr->len += (size_t)r;
+		}
+	}
+	if (take >= outlen)
+		take = outlen - 1;
+	memcpy(out, lr->buf, take);
+	out[take] = 0;
+	memmove(lr->buf, lr->buf + take, lr->len - take);
+	lr->len -= take;
+	return true;
+}
+
+/* Start a server on host, wait for its "listening" line: its pid, or -1. */
+static pid_t start_server(const char *host, char *const *av, struct lines *lr)
+{
+	char line[512];
+	pid_t pid = spawn_on(host, av, lr);
+
+	while (read_line(lr, line, sizeof(line), 30000))
+		if (strstr(line, "listening"))
+			return pid;
+	fprintf(stderr, "rdmacm_bench: %s did not start listening on %s\n", av[0], host);
+	reap(pid, 0, true);
+	close(lr->fd);
+	return -1;
+}
+
+/* Copy a client's output to ours until EOF or the deadline; its status. */
+static int run_client(const char *host, char *const *av, int timeout_ms,
+		      void (*line_fn)(const char *line))
+{
+	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	static struct lines lr;
+	char line[1024];
+	pid_t pid = spawn_on(host, av, &lr);
+	int status;
+
+	for (;;) {
+		uint64_t now = now_ns();
+
+		if (now >= end) {
+			fprintf(stderr, "rdmacm_bench: %s did not finish in %d s\n", av[0],
+				timeout_ms / 1000);
+			break;
+		}
+		if (!read_line(&lr, line, sizeof(line), (int)((end - now) / 1000000)))
+			break;
+		if (line_fn)
+			line_fn(line);
+		else
+			fputs(line, stdout);
+	}
+	status = reap(pid, now_ns() < end ? (int)((end - now_ns()) / 1000000) : 0, now_ns() >= end);
+	close(lr.fd);
+	return status;
+}
+
+static void engine_line(const char *line)
+{
+	static const char est[] = "REQ sent -> ESTABLISHED : median ";
+	const char *p = strstr(line, " in flight at once: ");
+	double r;
+
+	printf("  | %s", line);
+	if (p && (p = strrchr(line, ':')) && sscanf(p + 1, "%lf conn/s", &r) == 1)
+		engine_rate = r;
+	p = strstr(line, est);
+	if (p && sscanf(p + strlen(est), "%lf", &r) == 1)
+		engine_lat = r;
+}
+
+static int run_auto(void)
+{
+	char self[PATH_MAX], cfb[PATH_MAX + 16], line[PATH_MAX + 64], srv[64] = "", cli[64] = "";
+	char gid[64] = "", lidbuf[16] = "", addr[64] = "", nb[16], ib[16], pb[16], portb[16],
+	     rateb[32];
+	const char *env;
+	int status = 1;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+	static struct lines so;
+	pid_t sp;
+	FILE *f;
+
+	if (n <= 0)
+		die("readlink /proc/self/exe", errno);
+	self[n] = 0;
+	snprintf(fabsim, sizeof(fabsim), "%s", self);
+	slash = strrchr(fabsim, '/');
+	slash[1] = 0;
+	snprintf(cfb, sizeof(cfb), "%scm_fabric_bench", fabsim);
+	strncat(fabsim, "../sim/fabsim", sizeof(fabsim) - strlen(fabsim) - 1);
+	if ((env = getenv("FABSIM")))
+		snprintf(fabsim, sizeof(fabsim), "%s", env);
+	if ((env = getenv("CM_FABRIC_BENCH")))
+		snprintf(cfb, sizeof(cfb), "%s", env);
+	if (access(fabsim, X_OK))
+		die(fabsim, errno);
+	if (!no_engine && access(cfb, X_OK)) {
+		fprintf(stderr, "rdmacm_bench: %s: %s (no engine comparison)\n", cfb,
+			strerror(errno));
+		no_engine = true;
+	}
+	if (!mkdtemp(fdir))
+		die("mkdtemp", errno);
+	printf("rdmacm_bench: fabric in %s (fabsim up --gen b2b)\n", fdir);
+	fflush(stdout);
+	if (sh("timeout 120 '%s' --dir '%s' up --gen b2b >/dev/null", fabsim, fdir)) {
+		fprintf(stderr, "fabsim up failed\n");
+		goto out;
+	}
+	snprintf(line, sizeof(line), "timeout 30 '%s' --dir '%s' hosts", fabsim, fdir);
+	f = popen(line, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char name[64], *p;
+
+		if (sscanf(line, "%63s", name) != 1)
+			continue;
+		if (!srv[0]) {
+			snprintf(srv, sizeof(srv), "%s", name);
+			p = strstr(line, " lid ");
+			if (p)
+				sscanf(p + 5, "%15s", lidbuf);
+			p = strstr(line, " gid ");
+			if (p)
+				sscanf(p + 5, "%63s", gid);
+		} else if (!cli[0]) {
+			snprintf(cli, sizeof(cli), "%s", name);
+		}
+	}
+	if (f)
+		pclose(f);
+	if (!cli[0] || !gid[0]) {
+		fprintf(stderr, "fewer than two hosts\n");
+		goto down;
+	}
+	/* The server host's IPv4 address, from the fabric's address file. */
+	snprintf(line, sizeof(line), "%s/hosts", fdir);
+	f = fopen(line, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char a[64], g[64];
+		struct in_addr ia;
+
+		if (sscanf(line, "%63s %63s", a, g) == 2 && !strcmp(g, gid) &&
+		    inet_pton(AF_INET, a, &ia) == 1) {
+			snprintf(addr, sizeof(addr), "%s", a);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (!addr[0])
+		snprintf(addr, sizeof(addr), "%s", server_addr);
+	printf("server on %s (%s, lid %s), client on %s\n", srv, addr, lidbuf, cli);
+	snprintf(nb, sizeof(nb), "%u", n_conn);
+	snprintf(ib, sizeof(ib), "%u", n_iter);
+	snprintf(pb, sizeof(pb), "%u", n_pings);
+	snprintf(portb, sizeof(portb), "%u", port);
+
+	if (!no_engine) {
+		char *sav[] = {cfb, "server", NULL};
+		char *cav[] = {cfb,	"client", "--dgid",  gid,   "--dlid",
+			       lidbuf,	"--only", "flight",  "--n", nb,
+			       "--seq", "1",	  "--pings", pb,    NULL};
+		char *lav[] = {cfb,	"client", "--dgid",  gid,   "--dlid",
+			       lidbuf,	"--only", "loopqp",  "--n", "1",
+			       "--seq", ib,	  "--pings", "100", NULL};
+
+		printf("\nraw engine: cm_fabric_bench client --only flight --n %u, then --only "
+		       "loopqp --seq %u\n",
+		       n_conn, n_iter);
+		fflush(stdout);
+		sp = start_server(srv, sav, &so);
+		if (sp > 0) {
+			run_client(cli, cav, 300000, engine_line);
+			run_client(cli, lav, 300000, engine_line);
+			reap(sp, 10000, true);
+			close(so.fd);
+		}
+		fflush(stdout);
+	}
+
+	{
+		char *sav[] = {self, "server", "-P", portb, lib_cqs ? "-C" : NULL, NULL};
+		char *cav[24] = {self, "client", "-s", addr, "--dlid", lidbuf, "-n", nb,
+				 "-i", ib,	 "-p", pb,   "-P",     portb,  NULL};
+		char errbuf[256], latb[32];
+		int k = 14;
+
+		if (engine_rate > 0) {
+			snprintf(rateb, sizeof(rateb), "%.0f", engine_rate);
+			cav[k++] = "--engine-rate";
+			cav[k++] = rateb;
+		}
+		if (engine_lat > 0) {
+			snprintf(latb, sizeof(latb), "%.1f", engine_lat);
+			cav[k++] = "--engine-lat";
+			cav[k++] = latb;
+		}
+		if (lib_cqs)
+			cav[k++] = "-C";
+		cav[k] = NULL;
+		printf("\nlibrdmacm API (rdmacm_bench client on %s -> server on %s)\n", cli, srv);
+		fflush(stdout);
+		sp = start_server(srv, sav, &so);
+		if (sp < 0)
+			goto down;
+		status = run_client(cli, cav, 600000, NULL);
+		reap(sp, 10000, true);
+		/* The server's summary went to stderr; its stdout is ours to drain. */
+		while (read_line(&so, errbuf, sizeof(errbuf), 100))
+			fputs(errbuf, stdout);
+		close(so.fd);
+	}
+down:
+	sh("timeout 60 '%s' --dir '%s' down >/dev/null 2>&1", fabsim, fdir);
+out:
+	sh("rm -rf '%s'%s", fdir, "");
+	if (status < 0)
+		return 1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    {"n", required_argument, NULL, 'n'},
+	    {"iters", required_argument, NULL, 'i'},
+	    {"pings", required_argument, NULL, 'p'},
+	    {"port", required_argument, NULL, 'P'},
+	    {"server", required_argument, NULL, 's'},
+	    {"dlid", required_argument, NULL, 'l'},
+	    {"engine-rate", required_argument, NULL, 'r'},
+	    {"engine-lat", required_argument, NULL, 'L'},
+	    {"no-engine", no_argument, NULL, 'E'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *mode = argc > 1 && argv[1][0] != '-' ? argv[1] : "auto";
+	int ch;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	optind = strcmp(mode, "auto") ? 2 : 1;
+	while ((ch = getopt_long(argc, argv, "n:i:p:P:s:l:r:L:EC", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'n':
+			n_conn = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'i':
+			n_iter = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'p':
+			n_pings = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'P':
+			port = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			server_addr = optarg;
+			break;
+		case 'l':
+			dlid = (int)strtol(optarg, NULL, 0);
+			break;
+		case 'r':
+			engine_rate = strtod(optarg, NULL);
+			break;
+		case 'L':
+			engine_lat = strtod(optarg, NULL);
+			break;
+		case 'E':
+			no_engine = true;
+			break;
+		case 'C':
+			lib_cqs = true;
+			break;
+		default:
+			fprintf(
+			    stderr,
+			    "usage: rdmacm_bench [-n N] [-i ITERS] [-p PINGS] [-P PORT] [-E] [-C]\n"
+			    "       rdmacm_bench server [-P PORT] [-C]\n"
+			    "       rdmacm_bench client -s ADDR --dlid LID [-n N] [-i ITERS]"
+			    " [-p PINGS] [-P PORT] [--engine-rate R] [--engine-lat US]\n");
+			return 2;
+		}
+	}
+	if (!n_conn || n_conn > 100000 || !n_iter || n_iter > 100000 || !n_pings ||
+	    n_pings > 1000000 || !port || port > 65535)
+		die("bad count", EINVAL);
+	if (!strcmp(mode, "server"))
+		return server();
+	if (!strcmp(mode, "client")) {
+		if (dlid < 0)
+			die("client needs --dlid", EINVAL);
+		return client();
+	}
+	if (!strcmp(mode, "auto"))
+		return run_auto();
+	die(mode, EINVAL);
+	return 2;
+}

@@ -1,0 +1,127 @@
+#!/bin/sh
+# Debian's unmodified rdmacm-utils binaries on madcm's librdmacm.so.1
+# (`madcm run`), between two simulated hosts with OpenSM:
+#   rping (data validated, -v output counted), rping -q (the application
+#   moves its own QP with rdma_init_qp_attr, CONNECT_RESPONSE then
+#   rdma_establish), ucmatose -c 100, ucmatose -m (rdma_migrate_id),
+#   ucmatose -f gid (AF_IB), ucmatose over IPv6, rdma_server/rdma_client
+#   (rdma_create_ep / rdma_get_request);
+# each again with 20% of CM MADs dropped on the fabric (they still pass);
+# the server killed mid-run (the client reports an error and exits);
+# a capture of an rping handshake decoded by tshark: nothing malformed,
+# the REQ carries service ID 0x1060000 + port and the IP CM header with
+# both addresses.
+. "$(dirname "$0")/sim_common.sh"
+MADCM=$top_builddir/tools/madcm
+command -v rping >/dev/null || { echo "SKIP: rdmacm-utils not installed"; exit 77; }
+[ -f "$top_builddir/lib/.libs/librdmacm.so.1" ] || { echo "SKIP: librdmacm.so.1 not built"; exit 77; }
+
+fs up --gen b2b >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up"; }
+H1=198.18.0.1
+H1_6=2001:db8::1
+G1=$(fs hosts | awk '$1 == "h1" { for (i = 1; i < NF; i++) if ($i == "gid") print $(i + 1); exit }')
+[ -n "$G1" ] || fail "no GID for h1"
+out=$FABSIM_DIR/out
+mkdir -p "$out"
+passed=0
+
+# pair NAME TIMEOUT "SERVER ARGS" "CLIENT ARGS": both must exit 0.
+pair() {
+	name=$1 t=$2 s=$3 c=$4
+	# shellcheck disable=SC2086
+	timeout "$t" "$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$MADCM" run $s \
+		>"$out/$name.s" 2>&1 &
+	sp=$!
+	bg_pids="$bg_pids $sp"
+	sleep 0.3
+	# shellcheck disable=SC2086
+	timeout "$t" "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$MADCM" run $c \
+		>"$out/$name.c" 2>&1
+	crc=$?
+	wait $sp
+	src=$?
+	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
+		echo "--- server ($s): exit $src" >&2
+		tail -20 "$out/$name.s" >&2
+		echo "--- client ($c): exit $crc" >&2
+		tail -20 "$out/$name.c" >&2
+		fail "$name"
+	fi
+	passed=$((passed + 1))
+	echo "ok: $name"
+}
+
+expect() { grep -q -- "$2" "$out/$1" || { tail -20 "$out/$1" >&2; fail "$1: no '$2'"; }; }
+
+cases() {
+	sfx=$1 count=$2
+	pair "rping$sfx" 120 "rping -s -a $H1 -V -C $count" "rping -c -a $H1 -V -v -C $count"
+	n=$(grep -c 'ping data: rdma-ping-' "$out/rping$sfx.c")
+	[ "$n" -eq "$count" ] || fail "rping$sfx: $n of $count pings printed"
+	expect "rping$sfx.s" "server DISCONNECT EVENT"
+	pair "rping-q$sfx" 120 "rping -s -q -a $H1 -V -C 20" "rping -c -q -a $H1 -V -C 20"
+	pair "ucmatose$sfx" 180 "ucmatose -c 100" "ucmatose -s $H1 -c 100"
+	expect "ucmatose$sfx.s" "return status 0"
+	expect "ucmatose$sfx.c" "return status 0"
+	pair "ucmatose-m$sfx" 120 "ucmatose -c 4 -m" "ucmatose -s $H1 -c 4 -m"
+	pair "ucmatose-gid$sfx" 120 "ucmatose -f gid -b $G1" "ucmatose -f gid -s $G1"
+	pair "ucmatose-ipv6$sfx" 120 "ucmatose -b $H1_6" "ucmatose -s $H1_6"
+	pair "rdma_server$sfx" 120 "rdma_server" "rdma_client -s $H1"
+	expect "rdma_server$sfx.s" "rdma_server: end 0"
+}
+
+cases "" 1000
+
+# The same with 20% of CM MADs (class 0x07) lost anywhere on the fabric.
+fs fault seed 7 >/dev/null
+fs fault add class 7 drop prob 0.2 >/dev/null || fail "fault add"
+cases "-lossy" 200
+hits=$(fs fault list | awk '/class 7/ { for (i = 1; i < NF; i++) if ($i == "hits") print $(i + 1) }')
+[ "${hits:-0}" -gt 0 ] || fail "the loss rule dropped nothing"
+echo "lossy runs: $hits CM MADs dropped"
+fs fault clear >/dev/null 2>&1 || fs fault del 0 >/dev/null
+
+# Server killed mid-run: the client sees its QP fail and exits non-zero.
+"$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$MADCM" run rping -s -a $H1 >"$out/kill.s" 2>&1 &
+sp=$!
+bg_pids="$bg_pids $sp"
+sleep 0.3
+timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$MADCM" run rping -c -a $H1 -C 0 \
+	>"$out/kill.c" 2>&1 &
+cp=$!
+bg_pids="$bg_pids $cp"
+wait_for "grep -q . '$out/kill.c' || sleep 1" 5
+sleep 1
+kill -9 $sp
+wait $cp
+crc=$?
+[ $crc -ne 0 ] && [ $crc -ne 124 ] || { tail "$out/kill.c" >&2; fail "killed server: client exit $crc"; }
+passed=$((passed + 1))
+echo "ok: killed server, client exit $crc"
+
+# A capture of one rping handshake, decoded by tshark.
+if command -v tshark >/dev/null 2>&1; then
+	fs capture h1 "$FABSIM_DIR/rping.pcap" >/dev/null || fail "capture"
+	pair capture 60 "rping -s -a $H1 -C 2" "rping -c -a $H1 -C 2"
+	sleep 0.5
+	fs capture h1 off >/dev/null
+	tshark -n -r "$FABSIM_DIR/rping.pcap" -Y 'infiniband.mad.attributeid == 0x0010' -V \
+		>"$out/req.txt" 2>/dev/null || fail "tshark could not read the capture"
+	bad=$(tshark -n -r "$FABSIM_DIR/rping.pcap" -Y '_ws.malformed' 2>/dev/null)
+	[ -z "$bad" ] || { echo "$bad" >&2; fail "tshark: malformed packets"; }
+	sid=$(tshark -n -r "$FABSIM_DIR/rping.pcap" -Y 'infiniband.mad.attributeid == 0x0010' \
+		-T fields -e infiniband.cm.req.serviceid 2>/dev/null | head -1)
+	[ "$sid" = "0x0000000001061c06" ] || fail "REQ service ID $sid (want 0x1060000 + 7174)"
+	grep -q "IP CM Source IP: 198.18.0.2" "$out/req.txt" || fail "REQ: no IP CM source address"
+	grep -q "IP CM Destination IP: $H1" "$out/req.txt" || fail "REQ: no IP CM destination"
+	for m in ConnectRequest ConnectReply ReadyToUse DisconnectRequest DisconnectReply; do
+		tshark -n -r "$FABSIM_DIR/rping.pcap" 2>/dev/null | grep -q "CM: $m" ||
+			fail "capture: no $m"
+	done
+	echo "ok: capture (tshark: REQ $sid, IP CM header 198.18.0.2 -> $H1)"
+else
+	echo "tshark not installed: capture check skipped"
+fi
+
+echo "PASS: $passed rdmacm-utils runs on madcm"
+exit 0
