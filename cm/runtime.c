@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 
+#include "cm/cm_int.h"
 #include "cm/runtime.h"
 #include "cm/umad.h"
 #include "sa/client.h"
@@ -572,6 +573,11 @@ static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
 		return cm_engine_accept(e, c->id, c->user, &c->accept);
 	case CM_RT_REJECT:
 		return cm_engine_reject(e, c->id, &c->reject);
+	case CM_RT_SIDR_REQ:
+		c->sidr_req.user = c->user;
+		return cm_engine_sidr_req(e, &c->sidr_req, &c->id);
+	case CM_RT_SIDR_REP:
+		return cm_engine_sidr_rep(e, c->id, &c->sidr_rep);
 	case CM_RT_DROP:
 		return cm_engine_drop(e, c->id);
 	case CM_RT_MRA:
@@ -799,6 +805,11 @@ int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeou
 }
 
 /* ---- port and paths ---- */
+
+void cm_runtime_path_addr(const struct cm_path *p, uint16_t pkey_index, struct mad_addr *out)
+{
+	cm_mad_addr_from_path(out, p, pkey_index);
+}
 
 struct sa_client *cm_runtime_sa(const struct cm_runtime *rt)
 {

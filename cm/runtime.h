@@ -127,6 +127,8 @@ enum cm_rt_op {
 	CM_RT_DISCONNECT,   /* .id, private data (DREQ, or DREP after DREQ_RCVD) */
 	CM_RT_RELEASE,	    /* .id */
 	CM_RT_DROP,	    /* .id: a REQ just received, forgotten without REJ */
+	CM_RT_SIDR_REQ,	    /* .sidr_req (.to from the path: cm_runtime_path_addr) -> .id */
+	CM_RT_SIDR_REP,	    /* .id, .sidr_rep */
 	CM_RT_INIT_QP_ATTR, /* .id, .qp.state -> .qp.attr, .qp.mask */
 	CM_RT_CONN_STATE,   /* .id -> .state */
 	CM_RT_STATS,	    /* -> .stats */
@@ -153,6 +155,8 @@ struct cm_rt_cmd {
 		struct cm_connect_cmd connect;
 		struct cm_accept_cmd accept;
 		struct cm_reject_cmd reject;
+		struct cm_sidr_req_cmd sidr_req;
+		struct cm_sidr_rep_cmd sidr_rep;
 		struct {
 			uint8_t service_timeout;
 		} mra;
@@ -211,6 +215,8 @@ int cm_runtime_resolve_path(struct cm_runtime *rt, const uint8_t dgid[16], uint1
  * with the local ACK timeout the kernel derives from the packet life time.
  */
 int cm_path_from_sa(const struct sa_path *sp, struct cm_path *out);
+/* Where a CM MAD for the peer's QP1 goes along `p` (SIDR_REQ's .to). */
+void cm_runtime_path_addr(const struct cm_path *p, uint16_t pkey_index, struct mad_addr *out);
 
 /* Convenience wrappers around cm_runtime_exec(). */
 int cm_runtime_listen(struct cm_runtime *rt, uint64_t service_id, uint64_t mask, uint64_t user);

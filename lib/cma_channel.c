@@ -55,10 +55,10 @@ static void channel_free(struct cma_channel *ch)
 
 void cma_channel_unref_locked(struct cma_channel *ch)
 {
-	if (ch && ch->private_sync && --ch->ids == 0)
+	if (!ch)
+		return;
+	if (--ch->ids == 0 && ch->private_sync)
 		channel_free(ch);
-	else if (ch)
-		ch->ids--;
 }
 
 CMA_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)

@@ -127,12 +127,16 @@ CMA_EXPORT int rdma_listen(struct rdma_cm_id *cm_id, int backlog)
 		return cma_err(EINVAL);
 	if (backlog <= 0 || backlog > CMA_MAX_BACKLOG)
 		backlog = CMA_MAX_BACKLOG;
-	if (id->state == CMA_IDLE) {
+	pthread_mutex_lock(&cma.lock);
+	rc = id->state == CMA_IDLE;
+	pthread_mutex_unlock(&cma.lock);
+	if (rc) {
 		struct sockaddr_in any = {.sin_family = AF_INET};
 
 		if (rdma_bind_addr(cm_id, (struct sockaddr *)&any))
 			return -1;
 	}
+	rc = 0;
 	pthread_mutex_lock(&cma.lock);
 	if (id->state == CMA_LISTEN) {
 		id->backlog = backlog;

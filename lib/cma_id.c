@@ -254,14 +254,15 @@ CMA_EXPORT int rdma_migrate_id(struct rdma_cm_id *cm_id, struct rdma_event_chann
 		unsigned queued = 0;
 
 		for (struct cma_event *e = old->head; e; e = e->next)
-			if (e->id == id)
+			if (e->id == id || e->listen == id)
 				queued++;
 		if (id->events_reported - id->events_acked <= queued)
 			break;
 		pthread_cond_wait(&id->cond, &cma.lock);
 	}
+	/* A listener's CONNECT_REQUESTs are its events: they move too. */
 	for (struct cma_event **pe = &old->head, *e; (e = *pe);) {
-		if (e->id != id) {
+		if (e->id != id && e->listen != id) {
 			pe = &e->next;
 			continue;
 		}

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 
 #include "mad/umad_ops.h"
 
@@ -49,5 +50,54 @@ void fake_umad_inject(struct fake_umad *f, const void *mad, size_t len, int agen
 /* Build a response to sent MAD i: copy header, set R bit/method, status. */
 void fake_umad_respond(struct fake_umad *f, unsigned i, uint8_t method, uint16_t status,
 		       const void *data, size_t data_len, size_t data_off);
+
+/*
+ * A fake fabric for code that opens ports by CA name (lib/): CAs "fake0",
+ * "fake1", ... with one port each (attributes in ca[i].port, LID 5 + i,
+ * GID fe80::5+i), every open of a port its own receive queue and fd (a
+ * runtime opens its port twice: CM transport and SA client), CM MADs
+ * delivered by DLID to the CM agent of the port with that LID, and an SA
+ * that answers every PathRecord Get with a path from the asker to the
+ * port of the DGID asked for (no answer when sa_silent, or for a DGID no
+ * port has).  What each CA sends is also recorded in ca[i].sent.  All ops
+ * run under the fabric's lock; one fabric per process (ops ctx = it).
+ */
+#define FAKE_FABRIC_MAX_CAS 4
+#define FAKE_FABRIC_MAX_OPENS 16
+#define FAKE_FABRIC_MAX_AGENTS 64
+
+struct fake_fabric_open {
+	bool used;
+	int ca;
+	int evfd;
+	struct fake_mad *rx;
+	unsigned rx_head, rx_tail;
+};
+
+struct fake_fabric {
+	pthread_mutex_t lock;
+	int ncas;
+	struct fake_umad ca[FAKE_FABRIC_MAX_CAS];
+	struct fake_fabric_open opens[FAKE_FABRIC_MAX_OPENS];
+	struct {
+		bool used;
+		int open;
+		uint8_t mgmt_class;
+	} agents[FAKE_FABRIC_MAX_AGENTS];
+	bool sa_silent;		  /* the SA answers nothing */
+	uint8_t packet_life_time; /* of the paths the SA gives (default 8) */
+	unsigned sa_path_queries; /* PathRecord Gets seen */
+	/* Called for each CM MAD sent by CA `from` before delivery; false drops it. */
+	bool (*cm_filter)(struct fake_fabric *fb, int from, const uint8_t *mad, size_t len,
+			  void *arg);
+	void *cm_filter_arg;
+};
+
+extern const struct mad_umad_ops fake_fabric_ops;
+
+void fake_fabric_init(struct fake_fabric *fb, int ncas);
+void fake_fabric_destroy(struct fake_fabric *fb);
+/* How many CM MADs of this attribute ID (e.g. 0x0012 REJ) CA `ca` sent. */
+unsigned fake_fabric_count_cm(struct fake_fabric *fb, int ca, uint16_t attr_id);
 
 #endif

@@ -1,0 +1,498 @@
+/*
+ * Connections through lib/ between two "hosts" in one process: h1
+ * (fake0, 198.18.0.1) connects to a listener on h2 (fake1, 198.18.0.2)
+ * across the fake fabric.  resolve_addr/resolve_route, the REQ as the
+ * passive side sees it, accept with QPs moved INIT -> RTR -> RTS with
+ * matching QPNs and PSNs, reject, no listener, a QP move that fails
+ * (CONNECT_ERROR), disconnect and TimeWait, state errors.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cmocka.h>
+
+#include "cm/cm_wire.h"
+#include "lib/cma.h"
+#include "tests/unit/fake_verbs.h"
+
+static struct rdma_event_channel *ach, *pch; /* h1's (active), h2's (passive) */
+
+static int setup(void **state)
+{
+	(void)state;
+	if (fake_cma_setup())
+		return -1;
+	ach = rdma_create_event_channel();
+	pch = rdma_create_event_channel();
+	return ach && pch ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	rdma_destroy_event_channel(ach);
+	rdma_destroy_event_channel(pch);
+	fake_cma_teardown();
+	return 0;
+}
+
+static struct sockaddr_in v4(const char *ip, uint16_t port)
+{
+	struct sockaddr_in s = {.sin_family = AF_INET, .sin_port = htons(port)};
+
+	assert_int_equal(inet_pton(AF_INET, ip, &s.sin_addr), 1);
+	return s;
+}
+
+static struct rdma_cm_event *expect_event(struct rdma_event_channel *ch,
+					  enum rdma_cm_event_type type)
+{
+	struct rdma_cm_event *ev = fake_cma_next_event(ch, FAKE_CMA_WAIT_MS);
+
+	if (!ev)
+		fail_msg("no event, expected %s", rdma_event_str(type));
+	if (ev->event != type)
+		fail_msg("got %s (status %d), expected %s", rdma_event_str(ev->event), ev->status,
+			 rdma_event_str(type));
+	return ev;
+}
+
+#define expect_event_on expect_event
+
+static void ack(struct rdma_cm_event *ev)
+{
+	assert_int_equal(rdma_ack_cm_event(ev), 0);
+}
+
+static struct rdma_cm_id *listener(uint16_t port)
+{
+	struct sockaddr_in a = v4("198.18.0.2", port);
+	struct rdma_cm_id *l;
+
+	assert_int_equal(rdma_create_id(pch, &l, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(l, (struct sockaddr *)&a), 0);
+	assert_int_equal(rdma_listen(l, 8), 0);
+	return l;
+}
+
+/* An h1 id with its route to 198.18.0.2:port resolved. */
+static struct rdma_cm_id *routed(uint16_t port)
+{
+	struct sockaddr_in src = v4("198.18.0.1", 0), dst = v4("198.18.0.2", port);
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	assert_int_equal(rdma_create_id(ach, &id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(
+	    rdma_resolve_addr(id, (struct sockaddr *)&src, (struct sockaddr *)&dst, 2000), 0);
+	ev = expect_event(ach, RDMA_CM_EVENT_ADDR_RESOLVED);
+	assert_ptr_equal(ev->id, id);
+	assert_int_equal(ev->status, 0);
+	ack(ev);
+	assert_int_equal(rdma_resolve_route(id, 2000), 0);
+	ev = expect_event(ach, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	assert_int_equal(ev->status, 0);
+	ack(ev);
+	return id;
+}
+
+static void make_qp(struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr qa = {
+	    .qp_type = IBV_QPT_RC,
+	    .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1},
+	};
+
+	assert_int_equal(rdma_create_qp(id, NULL, &qa), 0);
+	assert_non_null(id->qp);
+	assert_int_equal(id->qp->state, IBV_QPS_INIT);
+}
+
+static void test_resolve_route_path(void **state)
+{
+	struct rdma_cm_id *id;
+	unsigned q = fake_cma_fabric.sa_path_queries;
+
+	(void)state;
+	id = routed(21000);
+	assert_string_equal(id->verbs->device->name, "fake0");
+	assert_int_equal(id->port_num, 1);
+	assert_int_equal(id->route.num_paths, 1);
+	assert_non_null(id->route.path_rec);
+	assert_int_equal(ntohs(id->route.path_rec[0].slid), 5);
+	assert_int_equal(ntohs(id->route.path_rec[0].dlid), 6);
+	assert_int_equal(id->route.path_rec[0].sgid.raw[15], 5);
+	assert_int_equal(id->route.path_rec[0].dgid.raw[15], 6);
+	assert_int_equal(ntohs(id->route.path_rec[0].pkey), 0xffff);
+	assert_true(fake_cma_fabric.sa_path_queries <= q + 1); /* cached after the first */
+	rdma_destroy_id(id);
+}
+
+static void test_state_errors(void **state)
+{
+	struct sockaddr_in src = v4("198.18.0.1", 0), dst = v4("198.18.0.2", 21001);
+	struct rdma_conn_param p = {.responder_resources = 1, .initiator_depth = 1};
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	(void)state;
+	assert_int_equal(rdma_create_id(ach, &id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(
+	    rdma_resolve_addr(id, (struct sockaddr *)&src, (struct sockaddr *)&dst, 2000), 0);
+	ev = expect_event(ach, RDMA_CM_EVENT_ADDR_RESOLVED);
+	ack(ev);
+	/* connect before resolve_route */
+	assert_int_equal(rdma_connect(id, &p), -1);
+	assert_int_equal(errno, EINVAL);
+	/* accept, reject on an active id */
+	assert_int_equal(rdma_accept(id, &p), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(rdma_reject(id, NULL, 0), -1);
+	assert_int_equal(errno, EINVAL);
+	/* listen needs a bound (not resolved) id */
+	assert_int_equal(rdma_listen(id, 1), -1);
+	assert_int_equal(errno, EINVAL);
+	rdma_destroy_id(id);
+}
+
+static void test_private_data_limit(void **state)
+{
+	uint8_t pd[CM_REQ_PRIVATE_DATA_SIZE];
+	struct rdma_conn_param p = {
+	    .responder_resources = 1, .initiator_depth = 1, .private_data = pd};
+	struct rdma_cm_id *id = routed(21002);
+
+	(void)state;
+	memset(pd, 0xab, sizeof(pd));
+	make_qp(id);
+	/* 92 bytes of REQ private data, 36 of them the IP header: 56 left. */
+	p.private_data_len = CM_REQ_PRIVATE_DATA_SIZE - CMA_IP_HDR_SIZE + 1;
+	assert_int_equal(rdma_connect(id, &p), -1);
+	assert_int_equal(errno, EINVAL);
+	p.private_data_len = 4;
+	p.private_data = NULL;
+	assert_int_equal(rdma_connect(id, &p), -1);
+	assert_int_equal(errno, EINVAL);
+	/* More than the device allows. */
+	p.private_data_len = 0;
+	p.responder_resources = FAKE_MAX_RD_ATOM + 1;
+	assert_int_equal(rdma_connect(id, &p), -1);
+	assert_int_equal(errno, EINVAL);
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+}
+
+static const struct fake_qp_mod *last_mod(const struct fake_qp_mod *m, unsigned n,
+					  enum ibv_qp_state s)
+{
+	for (unsigned i = n; i-- > 0;)
+		if ((m[i].mask & IBV_QP_STATE) && m[i].attr.qp_state == s && m[i].rc == 0)
+			return &m[i];
+	fail_msg("no modify to state %d", s);
+	return NULL;
+}
+
+static void test_connect_accept_disconnect(void **state)
+{
+	struct rdma_cm_id *l = listener(21003), *a = routed(21003), *c;
+	uint8_t mine[56];
+	struct rdma_conn_param p = {
+	    .private_data = mine,
+	    .private_data_len = sizeof(mine),
+	    .responder_resources = 4,
+	    .initiator_depth = 2,
+	    .retry_count = 5,
+	    .rnr_retry_count = 6,
+	};
+	struct rdma_conn_param ap = {
+	    .responder_resources = 2, .initiator_depth = 4, .rnr_retry_count = 7};
+	struct fake_qp_mod am[FAKE_QP_MAX_MODS], pm[FAKE_QP_MAX_MODS];
+	unsigned na, np;
+	const struct fake_qp_mod *artr, *arts, *prtr, *prts;
+	struct rdma_cm_event *ev;
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(mine); i++)
+		mine[i] = (uint8_t)(i * 7 + 1);
+	make_qp(a);
+	assert_int_equal(rdma_connect(a, &p), 0);
+
+	ev = expect_event(pch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_int_equal(ev->status, 0);
+	assert_ptr_equal(ev->listen_id, l);
+	c = ev->id;
+	assert_ptr_not_equal(c, l);
+	assert_ptr_equal(c->channel, pch);
+	assert_string_equal(c->verbs->device->name, "fake1");
+	/* The peer's numbers seen from here. */
+	assert_int_equal(ev->param.conn.responder_resources, 2);
+	assert_int_equal(ev->param.conn.initiator_depth, 4);
+	assert_int_equal(ev->param.conn.qp_num, a->qp->qp_num);
+	assert_int_equal(ev->param.conn.retry_count, 5);
+	assert_int_equal(ev->param.conn.rnr_retry_count, 6);
+	/* The private data past the 36-byte IP header: the client's bytes. */
+	assert_int_equal(ev->param.conn.private_data_len, 56);
+	assert_memory_equal(ev->param.conn.private_data, mine, sizeof(mine));
+	/* Addresses from the IP header. */
+	assert_int_equal(((struct sockaddr_in *)rdma_get_peer_addr(c))->sin_addr.s_addr,
+			 v4("198.18.0.1", 0).sin_addr.s_addr);
+	assert_int_equal(((struct sockaddr_in *)rdma_get_local_addr(c))->sin_addr.s_addr,
+			 v4("198.18.0.2", 0).sin_addr.s_addr);
+	assert_int_equal(rdma_get_src_port(c), htons(21003));
+	assert_int_equal(rdma_get_dst_port(c), rdma_get_src_port(a));
+	make_qp(c);
+	/* accept needs its event acked? No: accept first, ack after (librdmacm order). */
+	assert_int_equal(rdma_accept(c, &ap), 0);
+	ack(ev);
+
+	ev = expect_event(ach, RDMA_CM_EVENT_ESTABLISHED);
+	assert_ptr_equal(ev->id, a);
+	assert_int_equal(ev->status, 0);
+	assert_int_equal(ev->param.conn.qp_num, c->qp->qp_num);
+	assert_int_equal(ev->param.conn.responder_resources, 4); /* passive's initiator depth */
+	assert_int_equal(ev->param.conn.initiator_depth, 2);
+	ack(ev);
+	ev = expect_event(pch, RDMA_CM_EVENT_ESTABLISHED);
+	assert_ptr_equal(ev->id, c);
+	ack(ev);
+
+	/* The QPs: RTR and RTS with each other's QPN and PSNs. */
+	na = fake_qp_mods(a->qp, am, FAKE_QP_MAX_MODS);
+	np = fake_qp_mods(c->qp, pm, FAKE_QP_MAX_MODS);
+	assert_int_equal(fake_qp_of(a->qp)->bad_transitions, 0);
+	assert_int_equal(fake_qp_of(c->qp)->bad_transitions, 0);
+	assert_int_equal(a->qp->state, IBV_QPS_RTS);
+	assert_int_equal(c->qp->state, IBV_QPS_RTS);
+	artr = last_mod(am, na, IBV_QPS_RTR);
+	arts = last_mod(am, na, IBV_QPS_RTS);
+	prtr = last_mod(pm, np, IBV_QPS_RTR);
+	prts = last_mod(pm, np, IBV_QPS_RTS);
+	assert_true(artr < arts);
+	assert_true(prtr < prts);
+	assert_true(artr->mask & IBV_QP_DEST_QPN);
+	assert_true(artr->mask & IBV_QP_RQ_PSN);
+	assert_true(arts->mask & IBV_QP_SQ_PSN);
+	assert_int_equal(artr->attr.dest_qp_num, c->qp->qp_num);
+	assert_int_equal(prtr->attr.dest_qp_num, a->qp->qp_num);
+	assert_int_equal(artr->attr.rq_psn, prts->attr.sq_psn);
+	assert_int_equal(prtr->attr.rq_psn, arts->attr.sq_psn);
+	assert_int_equal(artr->attr.ah_attr.dlid, 6);
+	assert_int_equal(prtr->attr.ah_attr.dlid, 5);
+	assert_int_equal(artr->attr.max_dest_rd_atomic, 4);
+	assert_int_equal(arts->attr.max_rd_atomic, 2);
+	assert_int_equal(prtr->attr.max_dest_rd_atomic, 2);
+	assert_int_equal(prts->attr.max_rd_atomic, 4);
+	assert_int_equal(arts->attr.retry_cnt, 5);
+	assert_int_equal(arts->attr.rnr_retry, 7); /* the passive side's rnr_retry_count */
+	assert_int_equal(prts->attr.rnr_retry, 6);
+
+	/* Disconnect: DISCONNECTED on both, then TimeWait exits on both. */
+	assert_int_equal(rdma_disconnect(a), 0);
+	assert_int_equal(a->qp->state, IBV_QPS_ERR);
+	ev = expect_event(pch, RDMA_CM_EVENT_DISCONNECTED);
+	assert_ptr_equal(ev->id, c);
+	ack(ev);
+	assert_int_equal(rdma_disconnect(c), 0);
+	ev = expect_event(ach, RDMA_CM_EVENT_DISCONNECTED);
+	assert_ptr_equal(ev->id, a);
+	ack(ev);
+	ev = expect_event(ach, RDMA_CM_EVENT_TIMEWAIT_EXIT);
+	assert_ptr_equal(ev->id, a);
+	ack(ev);
+	ev = expect_event(pch, RDMA_CM_EVENT_TIMEWAIT_EXIT);
+	assert_ptr_equal(ev->id, c);
+	ack(ev);
+	rdma_destroy_qp(a);
+	rdma_destroy_qp(c);
+	assert_int_equal(rdma_destroy_id(a), 0);
+	assert_int_equal(rdma_destroy_id(c), 0);
+	assert_int_equal(rdma_destroy_id(l), 0);
+}
+
+static void test_reject(void **state)
+{
+	struct rdma_cm_id *l = listener(21004), *a = routed(21004), *c;
+	struct rdma_conn_param p = {.responder_resources = 1, .initiator_depth = 1};
+	static const char why[] = "go away";
+	struct rdma_cm_event *ev;
+
+	(void)state;
+	make_qp(a);
+	assert_int_equal(rdma_connect(a, &p), 0);
+	ev = expect_event(pch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	c = ev->id;
+	assert_int_equal(rdma_reject(c, why, sizeof(why)), 0);
+	ack(ev);
+	ev = expect_event(ach, RDMA_CM_EVENT_REJECTED);
+	assert_ptr_equal(ev->id, a);
+	assert_int_equal(ev->status, 28); /* consumer defined */
+	assert_non_null(ev->param.conn.private_data);
+	assert_true(ev->param.conn.private_data_len >= sizeof(why));
+	assert_memory_equal(ev->param.conn.private_data, why, sizeof(why));
+	ack(ev);
+	/* librdmacm moves the QP to ERR on REJECTED. */
+	assert_int_equal(a->qp->state, IBV_QPS_ERR);
+	/* Reject data beyond the REJ's 148 bytes. */
+	{
+		uint8_t big[CM_REJ_PRIVATE_DATA_SIZE + 1] = {0};
+
+		assert_int_equal(rdma_reject(c, big, sizeof(big)), -1);
+		assert_int_equal(errno, EINVAL);
+	}
+	rdma_destroy_qp(a);
+	assert_int_equal(rdma_destroy_id(a), 0);
+	assert_int_equal(rdma_destroy_id(c), 0);
+	assert_int_equal(rdma_destroy_id(l), 0);
+}
+
+static void test_no_listener(void **state)
+{
+	/* A listener on another port keeps h2's CM open; nobody on 21006. */
+	struct rdma_cm_id *l = listener(21005), *a = routed(21006);
+	struct rdma_conn_param p = {.responder_resources = 1, .initiator_depth = 1};
+	struct rdma_cm_event *ev;
+
+	(void)state;
+	make_qp(a);
+	assert_int_equal(rdma_connect(a, &p), 0);
+	ev = expect_event(ach, RDMA_CM_EVENT_REJECTED);
+	assert_int_equal(ev->status, 8); /* invalid service ID */
+	ack(ev);
+	rdma_destroy_qp(a);
+	assert_int_equal(rdma_destroy_id(a), 0);
+	assert_int_equal(rdma_destroy_id(l), 0);
+}
+
+static void test_connect_error(void **state)
+{
+	struct rdma_cm_id *l = listener(21007), *a = routed(21007), *c;
+	struct rdma_conn_param p = {.responder_resources = 1, .initiator_depth = 1};
+	struct rdma_cm_event *ev;
+
+	(void)state;
+	make_qp(a);
+	/* h1's QP cannot go to RTR when the REP comes. */
+	fake_verbs_fail_modify(a->qp, IBV_QPS_RTR, EINVAL, 1);
+	assert_int_equal(rdma_connect(a, &p), 0);
+	ev = expect_event(pch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	c = ev->id;
+	make_qp(c);
+	assert_int_equal(rdma_accept(c, &p), 0);
+	ack(ev);
+	ev = expect_event(ach, RDMA_CM_EVENT_CONNECT_ERROR);
+	assert_ptr_equal(ev->id, a);
+	assert_int_equal(ev->status, -EINVAL);
+	ack(ev);
+	assert_int_equal(a->qp->state, IBV_QPS_ERR);
+	/* The passive side hears the REJ. */
+	ev = expect_event(pch, RDMA_CM_EVENT_REJECTED);
+	assert_ptr_equal(ev->id, c);
+	ack(ev);
+	fake_verbs_fail_modify(NULL, IBV_QPS_RESET, 0, 0);
+	rdma_destroy_qp(a);
+	rdma_destroy_qp(c);
+	assert_int_equal(rdma_destroy_id(a), 0);
+	assert_int_equal(rdma_destroy_id(c), 0);
+	assert_int_equal(rdma_destroy_id(l), 0);
+}
+
+static void test_connect_without_qp(void **state)
+{
+	/* No QPs: CONNECT_RESPONSE, then rdma_establish sends the RTU. */
+	struct rdma_cm_id *l = listener(21008), *a = routed(21008), *c;
+	struct rdma_conn_param p = {
+	    .responder_resources = 1, .initiator_depth = 1, .qp_num = 0x4242};
+	struct rdma_conn_param ap = {
+	    .responder_resources = 1, .initiator_depth = 1, .qp_num = 0x4343};
+	struct rdma_cm_event *ev;
+
+	(void)state;
+	assert_int_equal(rdma_connect(a, &p), 0);
+	ev = expect_event(pch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	c = ev->id;
+	assert_int_equal(ev->param.conn.qp_num, 0x4242);
+	assert_int_equal(rdma_accept(c, &ap), 0);
+	ack(ev);
+	ev = expect_event(ach, RDMA_CM_EVENT_CONNECT_RESPONSE);
+	assert_int_equal(ev->param.conn.qp_num, 0x4343);
+	ack(ev);
+	assert_int_equal(rdma_establish(a), 0);
+	ev = expect_event(pch, RDMA_CM_EVENT_ESTABLISHED);
+	assert_ptr_equal(ev->id, c);
+	ack(ev);
+	/* The passive side disconnects this time. */
+	assert_int_equal(rdma_disconnect(c), 0);
+	ev = expect_event(ach, RDMA_CM_EVENT_DISCONNECTED);
+	ack(ev);
+	assert_int_equal(rdma_disconnect(a), 0);
+	ev = expect_event(pch, RDMA_CM_EVENT_DISCONNECTED);
+	ack(ev);
+	assert_int_equal(rdma_destroy_id(a), 0);
+	assert_int_equal(rdma_destroy_id(c), 0);
+	assert_int_equal(rdma_destroy_id(l), 0);
+}
+
+/*
+ * rdma_migrate_id of a listener with a CONNECT_REQUEST queued: the REQ is
+ * the listener's event (counted on it), so it moves with the listener to
+ * the new channel, as the kernel's ucma_migrate_id moves it, and the call
+ * does not wait for it to be acked.
+ */
+static void test_migrate_listener_with_request(void **state)
+{
+	struct rdma_cm_id *l, *a, *c;
+	struct rdma_event_channel *other;
+	struct rdma_conn_param p = {.responder_resources = 1, .initiator_depth = 1};
+	struct rdma_cm_event *ev;
+	struct pollfd pfd;
+
+	(void)state;
+	l = listener(21009);
+	a = routed(21009);
+	other = rdma_create_event_channel();
+	make_qp(a);
+	if (rdma_connect(a, &p))
+		fail_msg("connect: %s", strerror(errno));
+	pfd.fd = pch->fd;
+	pfd.events = POLLIN;
+	assert_int_equal(poll(&pfd, 1, FAKE_CMA_WAIT_MS), 1); /* the REQ is queued */
+	assert_int_equal(rdma_migrate_id(l, other), 0);	      /* hangs here */
+	ev = expect_event_on(other, RDMA_CM_EVENT_CONNECT_REQUEST);
+	c = ev->id;
+	assert_int_equal(rdma_reject(c, NULL, 0), 0);
+	ack(ev);
+	ev = expect_event(ach, RDMA_CM_EVENT_REJECTED);
+	ack(ev);
+	rdma_destroy_qp(a);
+	rdma_destroy_id(a);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(other);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_resolve_route_path),
+	    cmocka_unit_test(test_state_errors),
+	    cmocka_unit_test(test_private_data_limit),
+	    cmocka_unit_test(test_connect_accept_disconnect),
+	    cmocka_unit_test(test_reject),
+	    cmocka_unit_test(test_no_listener),
+	    cmocka_unit_test(test_connect_error),
+	    cmocka_unit_test(test_connect_without_qp),
+	    cmocka_unit_test(test_migrate_listener_with_request),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
