@@ -36,6 +36,7 @@
 #include <rdma/rdma_verbs.h>
 
 #include "cm/engine.h"
+#include "sa/client.h"
 
 struct cm_runtime;
 struct madcm_addrs;
@@ -78,6 +79,9 @@ struct cma_port {
 	int rt_err;	       /* why it could not be opened (-errno) */
 	/* Engine listeners on this port, shared by listen ids (cma_conn.c). */
 	struct cma_listen_sid *lsids;
+	/* The IPoIB broadcast group's record, asked of the SA once (cma_ud.c). */
+	struct sa_mcmember bcast;
+	bool bcast_valid;
 	/* Connections of this port by local comm ID (cma_init.c). */
 	struct cma_conn_link **conns;
 	uint32_t nconns, nbuckets;
@@ -155,6 +159,8 @@ struct cma_id {
 	uint32_t seq_num; /* our receive PSN (REQ/REP starting PSN) */
 	uint8_t responder_resources, initiator_depth;
 	uint32_t remote_qpn;
+	uint32_t qkey;	 /* datagram ids: the port space's Q_Key, once known */
+	bool sidr_done; /* the SIDR_REP (or its timeout) came */
 	uint32_t ece_vendor, ece_attr;		     /* rdma_set_local_ece */
 	uint32_t remote_ece_vendor, remote_ece_attr; /* from REQ/REP */
 	bool connect_error; /* a CONNECT_ERROR was reported: drop REJ/DISC after */
@@ -276,6 +282,16 @@ void cma_set_path(struct cma_id *id, int i, const struct cm_path *p);
 /* QPs (cma_qp.c). */
 int cma_qp_move(struct cma_id *id, enum ibv_qp_state state);
 void cma_qp_to_err(struct cma_id *id);
+
+/* Datagram ids (cma_ud.c). */
+int cma_ud_qkey(struct cma_id *id, uint32_t *qkey);
+int cma_ud_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr, int *mask);
+int cma_ud_connect(struct cma_id *id, struct rdma_conn_param *param);
+int cma_ud_accept(struct cma_id *id, struct rdma_conn_param *param);
+int cma_ud_reject(struct cma_id *id, const void *pdata, uint8_t len);
+struct cma_event *cma_ud_on_sidr_rep(struct cma_id *id, const struct cm_event *ev);
+void cma_ah_from_path(const struct cma_id *id, const struct cm_path *p, struct ibv_ah_attr *ah);
+int cma_bcast_record(struct cma_port *p, struct sa_mcmember *out);
 
 /* Service ID of an id's port space and port. */
 uint64_t cma_service_id(enum rdma_port_space ps, uint16_t port);

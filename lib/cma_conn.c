@@ -227,6 +227,18 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 		pthread_mutex_unlock(&cma.lock);
 		return cma_err(EINVAL);
 	}
+	if (id->id.qp_type == IBV_QPT_UD) {
+		cma_set_state(id, CMA_CONNECT);
+		pthread_mutex_unlock(&cma.lock);
+		rc = cma_ud_connect(id, param);
+		if (rc) {
+			pthread_mutex_lock(&cma.lock);
+			id->state = CMA_ROUTE_RESOLVED;
+			pthread_mutex_unlock(&cma.lock);
+			return cma_err(-rc);
+		}
+		return cma_complete(id);
+	}
 	rc = check_param(id, param);
 	off = ip_hdr_len(id);
 	if (!rc && param && param->private_data_len &&
@@ -316,6 +328,12 @@ CMA_EXPORT int rdma_accept(struct rdma_cm_id *cm_id, struct rdma_conn_param *par
 		pthread_mutex_unlock(&cma.lock);
 		return cma_err(EINVAL);
 	}
+	if (id->id.qp_type == IBV_QPT_UD) {
+		/* SIDR_REP; the passive side of a datagram id gets no ESTABLISHED. */
+		pthread_mutex_unlock(&cma.lock);
+		rc = cma_ud_accept(id, param);
+		return rc ? cma_err(-rc) : 0;
+	}
 	rc = check_param(id, param);
 	if (!rc && param && param->private_data_len &&
 	    (!param->private_data || param->private_data_len > CM_REP_PRIVATE_DATA_SIZE))
@@ -366,7 +384,13 @@ static int reject(struct rdma_cm_id *cm_id, const void *pdata, uint8_t len, uint
 	struct cm_runtime *rt;
 	int rc;
 
-	if (!cm_id || (len && !pdata) || len > CM_REJ_PRIVATE_DATA_SIZE)
+	if (!cm_id || (len && !pdata))
+		return cma_err(EINVAL);
+	if (cm_id->qp_type == IBV_QPT_UD) {
+		rc = cma_ud_reject(id, pdata, len);
+		return rc ? cma_err(-rc) : 0;
+	}
+	if (len > CM_REJ_PRIVATE_DATA_SIZE)
 		return cma_err(EINVAL);
 	pthread_mutex_lock(&cma.lock);
 	if (!id->has_conn || !id->passive) {
@@ -486,6 +510,8 @@ int cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr, int *mask)
 	uint32_t c;
 	int rc;
 
+	if (id->id.qp_type == IBV_QPT_UD)
+		return cma_ud_init_qp_attr(id, attr, mask);
 	pthread_mutex_lock(&cma.lock);
 	conn = id->has_conn;
 	c = id->conn;

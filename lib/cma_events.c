@@ -30,6 +30,7 @@
 #include "cm/ip_pdata.h"
 #include "cm/runtime.h"
 #include "lib/cma.h"
+#include "sa/client.h"
 
 static void copy_pdata(struct cma_event *e, const struct cm_event *ev, size_t off, size_t size)
 {
@@ -118,8 +119,28 @@ static bool listener_takes(const struct cma_id *l, const struct cma_port *p,
 	return cma_addr_equal(la, dst);
 }
 
+/* How a REQ or SIDR_REQ that no id takes is answered. */
+static void refuse(struct cm_runtime *rt, const struct cm_event *ev, bool drop)
+{
+	struct cm_rt_cmd c = {.id = ev->id};
+
+	if (ev->type == CM_EV_SIDR_REQ_RCVD) {
+		/* SIDR: REJECT status (cm_destroy_id), or forget it silently. */
+		c.op = drop ? CM_RT_RELEASE : CM_RT_SIDR_REP;
+		c.sidr_rep.status = CM_SIDR_REJECT;
+	} else {
+		c.op = drop ? CM_RT_DROP : CM_RT_REJECT;
+		c.reject.reason = CM_REJ_CONSUMER_DEFINED;
+	}
+	cm_runtime_exec(rt, &c);
+}
+
+/* A REQ (connected ids) or SIDR_REQ (datagram ids) for a listener. */
 static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_event *ev)
 {
+	bool sidr = ev->type == CM_EV_SIDR_REQ_RCVD;
+	uint64_t sid = sidr ? ev->sidr_req.service_id : ev->req.service_id;
+	size_t size = sidr ? CM_SIDR_REQ_PRIVATE_DATA_SIZE : CM_REQ_PRIVATE_DATA_SIZE;
 	struct sockaddr_storage src, dst;
 	bool have_ip = false;
 	struct cma_id *l, *child;
@@ -127,30 +148,30 @@ static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_ev
 	unsigned ps;
 	uint16_t port;
 	size_t off = 0;
-	enum cm_rt_op answer = CM_RT_MRA;
 
-	if (cm_sid_to_ps_port(ev->req.service_id, &ps, &port)) {
-		rt_cmd(rt, CM_RT_REJECT, ev->id);
+	if (cm_sid_to_ps_port(sid, &ps, &port)) {
+		refuse(rt, ev, false);
 		return;
 	}
-	if (ps != RDMA_PS_IB || ev->private_data_len >= CMA_IP_HDR_SIZE) {
-		have_ip =
-		    !cm_ip_hdr_decode(ev->private_data, ev->private_data_len, port, &src, &dst);
-	}
+	if (ps != RDMA_PS_IB || ev->private_data_len >= CMA_IP_HDR_SIZE)
+		have_ip = !cm_ip_hdr_decode(ev->private_data, ev->private_data_len, port, &src,
+					    &dst);
 	pthread_mutex_lock(&cma.lock);
 	for (l = cma_ports_listeners((enum rdma_port_space)ps, port); l; l = l->bind_next)
-		if (listener_takes(l, p, have_ip ? (struct sockaddr *)&dst : NULL))
+		if ((l->id.qp_type == IBV_QPT_UD) == sidr &&
+		    listener_takes(l, p, have_ip ? (struct sockaddr *)&dst : NULL))
 			break;
 	if (l && l->id.route.addr.src_addr.sa_family == AF_IB)
 		have_ip = false;
 	if (!l) {
 		pthread_mutex_unlock(&cma.lock);
-		rt_cmd(rt, CM_RT_REJECT, ev->id);
+		refuse(rt, ev, false);
 		return;
 	}
 	if (l->pending_reqs >= l->backlog) {
+		/* Past the backlog: no answer, so the peer retries (ucma). */
 		pthread_mutex_unlock(&cma.lock);
-		rt_cmd(rt, CM_RT_DROP, ev->id);
+		refuse(rt, ev, true);
 		return;
 	}
 	{
@@ -170,7 +191,7 @@ static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_ev
 		if (child)
 			cma_id_free_locked(child);
 		pthread_mutex_unlock(&cma.lock);
-		rt_cmd(rt, CM_RT_DROP, ev->id); /* out of memory: let the peer retry */
+		refuse(rt, ev, true); /* out of memory: let the peer retry */
 		return;
 	}
 	child->passive = true;
@@ -190,37 +211,57 @@ static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_ev
 
 		s->sib_family = AF_IB;
 		d->sib_family = AF_IB;
-		memcpy(&s->sib_addr, ev->req.primary.sgid, 16);
-		memcpy(&d->sib_addr, ev->req.primary.dgid, 16);
-		s->sib_sid = htobe64(ev->req.service_id);
+		memcpy(&s->sib_addr, p->gid, 16);
+		if (!sidr)
+			memcpy(&d->sib_addr, ev->req.primary.dgid, 16);
+		else if (ev->from.grh_present)
+			memcpy(&d->sib_addr, ev->from.gid, 16);
+		s->sib_sid = htobe64(sid);
 		s->sib_sid_mask = htobe64(~0ull);
-		s->sib_pkey = htons(ev->req.primary.pkey);
+		s->sib_pkey = htons(sidr ? ev->sidr_req.pkey : ev->req.primary.pkey);
 		d->sib_pkey = s->sib_pkey;
 	}
 	memcpy(child->id.route.addr.addr.ibaddr.sgid.raw, p->gid, 16);
-	memcpy(child->id.route.addr.addr.ibaddr.dgid.raw, ev->req.primary.dgid, 16);
-	child->id.route.addr.addr.ibaddr.pkey = htons(ev->req.primary.pkey);
-	cma_set_path(child, 0, &ev->req.primary);
-	if (ev->req.has_alternate)
-		cma_set_path(child, 1, &ev->req.alternate);
-	child->seq_num = cma_random32() & 0xffffff;
-	child->responder_resources = ev->req.initiator_depth;
-	child->initiator_depth = ev->req.responder_resources;
-	child->remote_qpn = ev->req.remote_qpn;
 	e->listen = l;
 	e->ev.listen_id = &l->id;
-	e->ev.param.conn.responder_resources = child->responder_resources;
-	e->ev.param.conn.initiator_depth = child->initiator_depth;
-	e->ev.param.conn.flow_control = ev->req.flow_control;
-	e->ev.param.conn.retry_count = ev->req.retry_count;
-	e->ev.param.conn.rnr_retry_count = ev->req.rnr_retry_count;
-	e->ev.param.conn.srq = ev->req.srq;
-	e->ev.param.conn.qp_num = ev->req.remote_qpn;
-	copy_pdata(e, ev, off, CM_REQ_PRIVATE_DATA_SIZE);
+	if (sidr) {
+		struct cm_path back = {.slid = p->lid, .dlid = ev->from.lid, .sl = ev->from.sl};
+
+		memcpy(back.sgid, p->gid, 16);
+		if (ev->from.grh_present)
+			memcpy(back.dgid, ev->from.gid, 16);
+		back.subnet_local = !ev->from.grh_present;
+		back.pkey = ev->sidr_req.pkey;
+		memcpy(child->id.route.addr.addr.ibaddr.dgid.raw, back.dgid, 16);
+		child->id.route.addr.addr.ibaddr.pkey = htons(ev->sidr_req.pkey);
+		cma_set_path(child, 0, &back);
+		copy_pdata(e, ev, off, size);
+		e->ev.param.ud.private_data = e->pdata;
+		e->ev.param.ud.private_data_len = (uint8_t)(size - off);
+	} else {
+		memcpy(child->id.route.addr.addr.ibaddr.dgid.raw, ev->req.primary.dgid, 16);
+		child->id.route.addr.addr.ibaddr.pkey = htons(ev->req.primary.pkey);
+		cma_set_path(child, 0, &ev->req.primary);
+		if (ev->req.has_alternate)
+			cma_set_path(child, 1, &ev->req.alternate);
+		child->seq_num = cma_random32() & 0xffffff;
+		child->responder_resources = ev->req.initiator_depth;
+		child->initiator_depth = ev->req.responder_resources;
+		child->remote_qpn = ev->req.remote_qpn;
+		e->ev.param.conn.responder_resources = child->responder_resources;
+		e->ev.param.conn.initiator_depth = child->initiator_depth;
+		e->ev.param.conn.flow_control = ev->req.flow_control;
+		e->ev.param.conn.retry_count = ev->req.retry_count;
+		e->ev.param.conn.rnr_retry_count = ev->req.rnr_retry_count;
+		e->ev.param.conn.srq = ev->req.srq;
+		e->ev.param.conn.qp_num = ev->req.remote_qpn;
+		copy_pdata(e, ev, off, size);
+	}
 	l->pending_reqs++;
 	cma_report(child, e);
 	pthread_mutex_unlock(&cma.lock);
-	rt_cmd(rt, answer, ev->id);
+	if (!sidr)
+		rt_cmd(rt, CM_RT_MRA, ev->id);
 }
 
 /* ---- REP (active) ---- */
@@ -287,7 +328,7 @@ bool cma_on_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev
 	struct cma_id *id;
 	struct cma_event *e = NULL;
 
-	if (ev->type == CM_EV_REQ_RCVD) {
+	if (ev->type == CM_EV_REQ_RCVD || ev->type == CM_EV_SIDR_REQ_RCVD) {
 		on_req(p, rt, ev);
 		return true;
 	}
@@ -340,6 +381,11 @@ bool cma_on_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev
 		if (cma_comp_exch(id, CMA_CONNECT, CMA_DISCONNECT))
 			e = new_ev(id, RDMA_CM_EVENT_DISCONNECTED,
 				   ev->type == CM_EV_DREQ_ERROR ? -ETIMEDOUT : 0);
+		break;
+	case CM_EV_SIDR_REP_RCVD:
+	case CM_EV_SIDR_REQ_ERROR:
+		e = cma_ud_on_sidr_rep(id, ev);
+		forget_conn(id);
 		break;
 	case CM_EV_TIMEWAIT_EXIT:
 		if (id->state == CMA_DISCONNECT)

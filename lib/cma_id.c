@@ -19,8 +19,11 @@ static bool ps_supported(enum rdma_port_space ps, enum ibv_qp_type *qpt)
 	case RDMA_PS_IB:
 		*qpt = IBV_QPT_RC;
 		return true;
+	case RDMA_PS_UDP:
+	case RDMA_PS_IPOIB:
+		*qpt = IBV_QPT_UD;
+		return true;
 	default:
-		/* UDP and IPoIB (UD, SIDR) come with the datagram work. */
 		return false;
 	}
 }
@@ -130,7 +133,9 @@ int cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id
 		return cma_err(EINVAL);
 	if (cma_init())
 		return -1;
-	if (!ps_supported(ps, &def) || qpt != def)
+	/* RDMA_PS_IB takes RC or UD QPs; the others their own type. */
+	if (!ps_supported(ps, &def) ||
+	    (qpt != def && !(ps == RDMA_PS_IB && qpt == IBV_QPT_UD)))
 		return cma_err(EPROTONOSUPPORT);
 	return create_id(channel, id, context, ps, qpt);
 }

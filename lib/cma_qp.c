@@ -128,6 +128,11 @@ CMA_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *cm_id, struct ibv_qp_init_at
 	}
 	cm_id->qp = qp;
 	rc = cma_qp_move(id, IBV_QPS_INIT);
+	/* A datagram QP is ready at once: RTR, RTS (ucma_init_ud_qp). */
+	if (!rc && cm_id->qp_type == IBV_QPT_UD)
+		rc = cma_qp_move(id, IBV_QPS_RTR);
+	if (!rc && cm_id->qp_type == IBV_QPT_UD)
+		rc = cma_qp_move(id, IBV_QPS_RTS);
 	if (rc) {
 		ibv_destroy_qp(qp);
 		cm_id->qp = NULL;
