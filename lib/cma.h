@@ -159,9 +159,9 @@ struct cma_id {
 	uint32_t seq_num; /* our receive PSN (REQ/REP starting PSN) */
 	uint8_t responder_resources, initiator_depth;
 	uint32_t remote_qpn;
-	uint32_t qkey;	 /* datagram ids: the port space's Q_Key, once known */
-	bool sidr_done; /* the SIDR_REP (or its timeout) came */
-	uint32_t ece_vendor, ece_attr;		     /* rdma_set_local_ece */
+	uint32_t qkey;		       /* datagram ids: the port space's Q_Key, once known */
+	bool sidr_done;		       /* the SIDR_REP (or its timeout) came */
+	uint32_t ece_vendor, ece_attr; /* rdma_set_local_ece */
 	uint32_t remote_ece_vendor, remote_ece_attr; /* from REQ/REP */
 	bool connect_error; /* a CONNECT_ERROR was reported: drop REJ/DISC after */
 	bool established;
@@ -176,6 +176,8 @@ struct cma_id {
 	struct ibv_qp_init_attr *qp_init_attr;
 	/* Resolution in flight (resolve_addr / resolve_route) */
 	unsigned op_gen;
+	/* Multicast joins of this id (cma_mcast.c). */
+	struct cma_mc *mcs;
 	/* rdma_resolve_addrinfo's result, until rdma_query_addrinfo takes it. */
 	struct rdma_addrinfo *addrinfo;
 };
@@ -185,6 +187,7 @@ struct cma_event {
 	struct cma_event *next;
 	struct cma_id *id;     /* ev.id's owner */
 	struct cma_id *listen; /* CONNECT_REQUEST: the listener */
+	struct cma_mc *mc;     /* MULTICAST_JOIN: the join, to attach the QP */
 	uint8_t pdata[CMA_MAX_PRIVATE_DATA];
 };
 
@@ -292,6 +295,14 @@ int cma_ud_reject(struct cma_id *id, const void *pdata, uint8_t len);
 struct cma_event *cma_ud_on_sidr_rep(struct cma_id *id, const struct cm_event *ev);
 void cma_ah_from_path(const struct cma_id *id, const struct cm_path *p, struct ibv_ah_attr *ah);
 int cma_bcast_record(struct cma_port *p, struct sa_mcmember *out);
+
+/* Multicast (cma_mcast.c). */
+struct cma_mc;
+bool cma_addr_is_multicast(const struct sockaddr *sa);
+int cma_mgid_of(enum rdma_port_space ps, const struct sockaddr *sa, const uint8_t bcast[16],
+		uint8_t mgid[16]);
+void cma_mc_on_get(struct cma_id *id, struct cma_event *e);
+void cma_mc_leave_all(struct cma_id *id);
 
 /* Service ID of an id's port space and port. */
 uint64_t cma_service_id(enum rdma_port_space ps, uint16_t port);

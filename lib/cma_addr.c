@@ -262,7 +262,22 @@ static int resolve_locked(struct cma_id *id, const struct sockaddr *dst, int tim
 
 	memset(&id->id.route.addr.dst_storage, 0, sizeof(id->id.route.addr.dst_storage));
 	memcpy(&id->id.route.addr.dst_addr, dst, cma_addr_len(dst));
-	if (cma_addr_any(dst)) {
+	if (cma_addr_is_multicast(dst) && dst->sa_family != AF_IB) {
+		/* A group: the local port (bound, or the first active) serves it. */
+		p = id->port ? id->port : cma_first_active_port();
+		if (!p)
+			return -ENODEV;
+		memset(dgid, 0, 16);
+		if (cma_addr_is_wildcard(src) && cma.addrs) {
+			struct sockaddr_storage mine;
+			uint16_t port = cma_addr_port(src);
+
+			if (!madcm_addrs_ip(cma.addrs, p->gid, src->sa_family, &mine)) {
+				memcpy(src, &mine, cma_addr_len((struct sockaddr *)&mine));
+				cma_addr_set_port(src, port);
+			}
+		}
+	} else if (cma_addr_any(dst)) {
 		/* Loopback: the first active port talks to itself (cma_bind_loopback). */
 		p = id->port ? id->port : cma_first_active_port();
 		if (!p)

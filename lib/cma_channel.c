@@ -193,6 +193,9 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 	/* librdmacm's QP moves on events: REJECTED puts the QP in error. */
 	if (e->ev.event == RDMA_CM_EVENT_REJECTED && e->id->id.qp)
 		cma_qp_to_err(e->id);
+	/* ... and a multicast join attaches it to the group. */
+	if (e->ev.event == RDMA_CM_EVENT_MULTICAST_JOIN)
+		cma_mc_on_get(e->id, e);
 	pthread_mutex_unlock(&cma.lock);
 	*event = &e->ev;
 	return 0;

@@ -154,8 +154,8 @@ static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_ev
 		return;
 	}
 	if (ps != RDMA_PS_IB || ev->private_data_len >= CMA_IP_HDR_SIZE)
-		have_ip = !cm_ip_hdr_decode(ev->private_data, ev->private_data_len, port, &src,
-					    &dst);
+		have_ip =
+		    !cm_ip_hdr_decode(ev->private_data, ev->private_data_len, port, &src, &dst);
 	pthread_mutex_lock(&cma.lock);
 	for (l = cma_ports_listeners((enum rdma_port_space)ps, port); l; l = l->bind_next)
 		if ((l->id.qp_type == IBV_QPT_UD) == sidr &&

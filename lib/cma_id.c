@@ -134,8 +134,7 @@ int cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id
 	if (cma_init())
 		return -1;
 	/* RDMA_PS_IB takes RC or UD QPs; the others their own type. */
-	if (!ps_supported(ps, &def) ||
-	    (qpt != def && !(ps == RDMA_PS_IB && qpt == IBV_QPT_UD)))
+	if (!ps_supported(ps, &def) || (qpt != def && !(ps == RDMA_PS_IB && qpt == IBV_QPT_UD)))
 		return cma_err(EPROTONOSUPPORT);
 	return create_id(channel, id, context, ps, qpt);
 }
@@ -176,6 +175,7 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *cm_id)
 	id->state = CMA_DESTROYING;
 	pthread_mutex_unlock(&cma.lock);
 	cma_unlisten(id);
+	cma_mc_leave_all(id);
 	cma_release_conn(id);
 	pthread_mutex_lock(&cma.lock);
 	/*

@@ -27,8 +27,8 @@
 /* The IPoIB broadcast group of the default partition: ff12:401b:ffff::ffff:ffff. */
 static void bcast_mgid(uint8_t mgid[16], uint16_t pkey)
 {
-	static const uint8_t g[16] = {0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0,
-				      0,    0,    0,    0,    0xff, 0xff, 0xff, 0xff};
+	static const uint8_t g[16] = {0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0,	0,
+				      0,    0,	  0,	0,    0xff, 0xff, 0xff, 0xff};
 
 	memcpy(mgid, g, 16);
 	mgid[4] = (uint8_t)((pkey | 0x8000) >> 8);
@@ -162,7 +162,7 @@ int cma_ud_connect(struct cma_id *id, struct rdma_conn_param *param)
 	r->service_id = cma_service_id(id->id.ps, cma_addr_port(&id->id.route.addr.dst_addr));
 	if (id->id.route.addr.dst_addr.sa_family == AF_IB)
 		r->service_id =
-			be64toh(((struct sockaddr_ib *)&id->id.route.addr.dst_addr)->sib_sid);
+		    be64toh(((struct sockaddr_ib *)&id->id.route.addr.dst_addr)->sib_sid);
 	r->pkey = id->cm_paths[0].pkey ? id->cm_paths[0].pkey : 0xffff;
 	r->pkey_index = 0;
 	cm_runtime_path_addr(&id->cm_paths[0], 0, &r->to);
@@ -216,8 +216,8 @@ struct cma_event *cma_ud_on_sidr_rep(struct cma_id *id, const struct cm_event *e
 	}
 	if (e) {
 		size_t n = ev->private_data_len < CM_SIDR_REP_PRIVATE_DATA_SIZE
-				   ? ev->private_data_len
-				   : CM_SIDR_REP_PRIVATE_DATA_SIZE;
+			       ? ev->private_data_len
+			       : CM_SIDR_REP_PRIVATE_DATA_SIZE;
 
 		memcpy(e->pdata, ev->private_data, n);
 		e->ev.param.ud.private_data = e->pdata;
