@@ -1,0 +1,112 @@
+#!/bin/sh
+# Datagram ids and multicast: Debian's unmodified udaddy and mckey under
+# `madcm run` on a simulated star of three hosts with OpenSM:
+#   udaddy -c 4 (SIDR for RDMA_PS_UDP, 10 messages each way per
+#   connection), udaddy -P ipoib (RDMA_PS_IPOIB: the broadcast group's
+#   Q_Key), udaddy with 20% of CM MADs dropped;
+#   mckey: two receivers and one sender in an IPv4 group (the MGID the
+#   kernel maps 230.168.1.5 to: ff12:4001:ffff::6a8:105), an IPv6 group
+#   with a send-only sender (-o), an unmapped AF_IB group (-M); after they
+#   exit, the SA lists no group but IPoIB's broadcast group;
+#   a capture: SIDR_REQ service ID 0x1110000 + port, nothing malformed.
+. "$(dirname "$0")/sim_common.sh"
+MADCM=$top_builddir/tools/madcm
+command -v udaddy >/dev/null || { echo "SKIP: rdmacm-utils not installed"; exit 77; }
+[ -f "$top_builddir/lib/.libs/librdmacm.so.1" ] || { echo "SKIP: librdmacm.so.1 not built"; exit 77; }
+
+fs up --gen star:3 >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up"; }
+out=$FABSIM_DIR/out
+mkdir -p "$out"
+passed=0
+
+bg() { # bg NAME HOST ARGS...: a madcm run in the background
+	_n=$1 _h=$2
+	shift 2
+	timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run "$_h" -- "$MADCM" run "$@" \
+		>"$out/$_n" 2>&1 &
+	bg_pids="$bg_pids $!"
+	last=$!
+}
+fg() { # fg NAME HOST ARGS...: must exit 0
+	_n=$1 _h=$2
+	shift 2
+	timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run "$_h" -- "$MADCM" run "$@" \
+		>"$out/$_n" 2>&1 || { tail -20 "$out/$_n" >&2; fail "$_n: $*"; }
+}
+waitok() { # waitok NAME PID
+	wait "$2" || { tail -20 "$out/$1" >&2; fail "$1 exited non-zero"; }
+	grep -q "return status 0" "$out/$1" || { tail -20 "$out/$1" >&2; fail "$1: no success"; }
+	passed=$((passed + 1))
+	echo "ok: $1"
+}
+
+udaddy_pair() { # NAME ARGS...
+	name=$1
+	shift
+	bg "$name.s" h1 udaddy "$@"
+	sp=$last
+	sleep 0.3
+	fg "$name.c" h2 udaddy -s 198.18.0.1 "$@"
+	waitok "$name.s" $sp
+	grep -q "data transfers complete" "$out/$name.c" || fail "$name: client incomplete"
+}
+
+udaddy_pair udaddy -c 4
+udaddy_pair udaddy-ipoib -P ipoib
+
+# Multicast, IPv4: two receivers, one sender; every receiver gets all.
+bg mc4.r1 h1 stdbuf -oL mckey -m 230.168.1.5
+r1=$last
+bg mc4.r2 h2 stdbuf -oL mckey -m 230.168.1.5
+r2=$last
+wait_for "grep -q 'joined dgid' '$out/mc4.r1' && grep -q 'joined dgid' '$out/mc4.r2'" 20 ||
+	fail "receivers did not join"
+fg mc4.s h3 mckey -m 230.168.1.5 -s
+waitok mc4.r1 $r1
+waitok mc4.r2 $r2
+grep -q "joined dgid: ff12:4001:ffff::6a8:105" "$out/mc4.s" ||
+	{ cat "$out/mc4.s" >&2; fail "230.168.1.5 is not ff12:4001:ffff::6a8:105"; }
+
+# IPv6 group, the sender a send-only full member (no QP attach).
+bg mc6.r h1 stdbuf -oL mckey -m ff0e::1:2
+r1=$last
+wait_for "grep -q 'joined dgid' '$out/mc6.r'" 20 || fail "IPv6 receiver did not join"
+fg mc6.s h3 mckey -m ff0e::1:2 -s -o
+waitok mc6.r $r1
+
+# An unmapped AF_IB group given by MGID.
+bg mcib.r h1 stdbuf -oL mckey -M ff12:4001:ffff::1234 -b 198.18.0.1
+r1=$last
+wait_for "grep -q 'joined dgid' '$out/mcib.r'" 20 || fail "AF_IB receiver did not join"
+fg mcib.s h3 mckey -M ff12:4001:ffff::1234 -b 198.18.0.3 -s
+waitok mcib.r $r1
+
+# Every member left: only IPoIB's broadcast group remains at the SA.
+groups=$(on h1 saquery -g 2>/dev/null | grep -c 'MGID\.')
+[ "$groups" -eq 1 ] || { on h1 saquery -g >&2; fail "$groups groups at the SA after all left"; }
+passed=$((passed + 1))
+echo "ok: groups left at the SA"
+
+# SIDR with 20% of CM MADs lost.
+fs fault seed 11 >/dev/null
+fs fault add class 7 drop prob 0.2 >/dev/null || fail "fault add"
+udaddy_pair udaddy-lossy -c 4
+fs fault clear >/dev/null
+
+if command -v tshark >/dev/null 2>&1; then
+	fs capture h1 "$FABSIM_DIR/ud.pcap" >/dev/null || fail "capture"
+	udaddy_pair capture
+	sleep 0.3
+	fs capture h1 off >/dev/null
+	bad=$(tshark -n -r "$FABSIM_DIR/ud.pcap" -Y '_ws.malformed' 2>/dev/null)
+	[ -z "$bad" ] || { echo "$bad" >&2; fail "tshark: malformed packets"; }
+	tshark -n -r "$FABSIM_DIR/ud.pcap" 2>/dev/null | grep -q "CM: ServiceIDResReq " ||
+		fail "capture: no SIDR_REQ"
+	sid=$("$MADCM" decode "$FABSIM_DIR/ud.pcap" 2>/dev/null |
+		awk '/SIDR_REQ/ { s = 1 } s && /service_id/ { print $2; exit }')
+	[ "$sid" = "0x0000000001111c06" ] || fail "SIDR_REQ service ID '$sid' (want 0x1110000 + 7174)"
+	echo "ok: capture (SIDR_REQ $sid)"
+fi
+
+echo "PASS: $passed datagram and multicast runs on madcm"
+exit 0
