@@ -82,6 +82,7 @@ struct cma_port {
 	/* The IPoIB broadcast group's record, asked of the SA once (cma_ud.c). */
 	struct sa_mcmember bcast;
 	bool bcast_valid;
+	unsigned published; /* listeners: its addresses are at the SA (cma_addr.c) */
 	/* Connections of this port by local comm ID (cma_init.c). */
 	struct cma_conn_link **conns;
 	uint32_t nconns, nbuckets;
@@ -279,6 +280,8 @@ bool cma_addr_any(const struct sockaddr *sa); /* wildcard or loopback */
 bool cma_addr_is_wildcard(const struct sockaddr *sa);
 bool cma_addr_is_loopback(const struct sockaddr *sa);
 bool cma_addr_equal(const struct sockaddr *a, const struct sockaddr *b); /* no port */
+/* Register (on) or drop (off) a port's addresses at the SA, counted. */
+void cma_addr_publish(struct cma_port *p, bool on);
 /* Fill id.route.path_rec from a CM path (also used for passive ids). */
 void cma_set_path(struct cma_id *id, int i, const struct cm_path *p);
 

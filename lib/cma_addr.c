@@ -19,7 +19,9 @@
 
 #include "cm/runtime.h"
 #include "lib/addr.h"
+#include "lib/addr_sa.h"
 #include "lib/cma.h"
+#include "lib/cma_roce.h" /* RoCE hooks */
 #include "sa/client.h"
 #include "sa/sa_wire.h"
 
@@ -175,7 +177,9 @@ static int bind_locked(struct cma_id *id, const struct sockaddr *addr)
 	if (!cma_addr_any(addr)) {
 		uint8_t gid[16];
 
-		if (addr_to_gid(addr, gid) || !(port = cma_port_by_gid(gid)))
+		/* RoCE hook: an IP of an Ethernet port is one of its GIDs. */
+		if (!(port = cma_roce_bind_port(addr, gid)) &&
+		    (addr_to_gid(addr, gid) || !(port = cma_port_by_gid(gid))))
 			return -EADDRNOTAVAIL;
 	}
 	memset(&id->id.route.addr.src_storage, 0, sizeof(id->id.route.addr.src_storage));
@@ -189,6 +193,9 @@ static int bind_locked(struct cma_id *id, const struct sockaddr *addr)
 		cma_attach(id, port);
 		memcpy(id->id.route.addr.addr.ibaddr.sgid.raw, port->gid, 16);
 		id->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
+		/* RoCE hook: the SGID is the bound address's GID. */
+		if (cma_roce_port(port))
+			cma_roce_addr_gid(addr, id->id.route.addr.addr.ibaddr.sgid.raw);
 	}
 	cma_set_state(id, CMA_ADDR_BOUND);
 	return 0;
@@ -230,23 +237,88 @@ struct addr_wait {
 	int timeout_ms;
 };
 
-/* An address no source knows: ADDR_ERROR after timeout_ms, as ARP would. */
-static void *addr_timeout_thread(void *arg)
+static void fill_src_ip(struct sockaddr *src, const struct cma_port *p)
+{
+	struct sockaddr_storage mine;
+	uint16_t port = cma_addr_port(src);
+
+	if (!cma_addr_is_wildcard(src) || src->sa_family == AF_IB || !cma.addrs)
+		return;
+	if (!madcm_addrs_ip(cma.addrs, p->gid, src->sa_family, &mine)) {
+		memcpy(src, &mine, cma_addr_len((struct sockaddr *)&mine));
+		cma_addr_set_port(src, port);
+	}
+}
+
+/* The end of a successful resolution, under cma.lock. */
+static int resolved_locked(struct cma_id *id, struct cma_port *p, const uint8_t sgid[16],
+			   const uint8_t dgid[16])
+{
+	struct rdma_ib_addr *ib = &id->id.route.addr.addr.ibaddr;
+	struct cma_event *e;
+
+	if (!id->port)
+		cma_attach(id, p);
+	memcpy(ib->sgid.raw, sgid, 16);
+	memcpy(ib->dgid.raw, dgid, 16);
+	ib->pkey = htons(0xffff);
+	cma_set_state(id, CMA_ADDR_RESOLVED);
+	e = cma_event_new(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	if (!e)
+		return -ENOMEM;
+	cma_report(id, e);
+	return 0;
+}
+
+/*
+ * An address neither the file nor IPoIB knows: ask the SA for the
+ * ServiceRecord a madcm listener registered for it (lib/addr_sa.h); with
+ * none, ADDR_ERROR -ETIMEDOUT once timeout_ms has passed, as an ARP
+ * resolution that gets no answer ends in the kernel.
+ */
+static void *addr_sa_thread(void *arg)
 {
 	struct addr_wait *w = arg;
-	struct timespec ts = {.tv_sec = w->timeout_ms / 1000,
-			      .tv_nsec = (long)(w->timeout_ms % 1000) * 1000000};
+	struct cma_id *id = w->id;
+	struct timespec t0, t1, ts;
+	struct cm_runtime *rt = NULL;
+	struct cma_port *p;
+	uint8_t dgid[16];
+	int rc = -ENOENT;
+	long left;
 
-	nanosleep(&ts, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pthread_mutex_lock(&cma.lock);
-	if (w->id->op_gen == w->gen && cma_comp_exch(w->id, CMA_ADDR_QUERY, CMA_ADDR_BOUND)) {
-		struct cma_event *e = cma_event_new(w->id, RDMA_CM_EVENT_ADDR_ERROR, -ETIMEDOUT);
-
-		if (e)
-			cma_report(w->id, e);
+	p = id->port ? id->port : cma_first_active_port();
+	pthread_mutex_unlock(&cma.lock);
+	if (p && !cma_port_runtime(p, &rt) && cm_runtime_sa(rt))
+		rc = madcm_addr_sa_resolve(cm_runtime_sa(rt), &id->id.route.addr.dst_addr, dgid);
+	if (rc) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		left = w->timeout_ms -
+		       ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left > 0) {
+			ts.tv_sec = left / 1000;
+			ts.tv_nsec = (left % 1000) * 1000000;
+			nanosleep(&ts, NULL);
+		}
 	}
-	w->id->pins--;
-	pthread_cond_broadcast(&w->id->cond);
+	pthread_mutex_lock(&cma.lock);
+	if (id->op_gen == w->gen && id->state == CMA_ADDR_QUERY) {
+		if (!rc) {
+			fill_src_ip((struct sockaddr *)&id->id.route.addr.src_addr, p);
+			rc = resolved_locked(id, p, p->gid, dgid);
+		}
+		if (rc && cma_comp_exch(id, CMA_ADDR_QUERY, CMA_ADDR_BOUND)) {
+			struct cma_event *e =
+			    cma_event_new(id, RDMA_CM_EVENT_ADDR_ERROR, -ETIMEDOUT);
+
+			if (e)
+				cma_report(id, e);
+		}
+	}
+	id->pins--;
+	pthread_cond_broadcast(&id->cond);
 	pthread_mutex_unlock(&cma.lock);
 	free(w);
 	return NULL;
@@ -255,28 +327,21 @@ static void *addr_timeout_thread(void *arg)
 static int resolve_locked(struct cma_id *id, const struct sockaddr *dst, int timeout_ms)
 {
 	struct sockaddr *src = (struct sockaddr *)&id->id.route.addr.src_addr;
-	struct rdma_ib_addr *ib = &id->id.route.addr.addr.ibaddr;
-	uint8_t dgid[16];
+	uint8_t dgid[16], rgid[16];
 	struct cma_port *p;
-	struct cma_event *e;
+	bool roce = false;
 
 	memset(&id->id.route.addr.dst_storage, 0, sizeof(id->id.route.addr.dst_storage));
 	memcpy(&id->id.route.addr.dst_addr, dst, cma_addr_len(dst));
+	/* A new destination: paths of an earlier one (RDMA_OPTION_IB_PATH) go. */
+	id->id.route.num_paths = 0;
 	if (cma_addr_is_multicast(dst) && dst->sa_family != AF_IB) {
 		/* A group: the local port (bound, or the first active) serves it. */
 		p = id->port ? id->port : cma_first_active_port();
 		if (!p)
 			return -ENODEV;
 		memset(dgid, 0, 16);
-		if (cma_addr_is_wildcard(src) && cma.addrs) {
-			struct sockaddr_storage mine;
-			uint16_t port = cma_addr_port(src);
-
-			if (!madcm_addrs_ip(cma.addrs, p->gid, src->sa_family, &mine)) {
-				memcpy(src, &mine, cma_addr_len((struct sockaddr *)&mine));
-				cma_addr_set_port(src, port);
-			}
-		}
+		fill_src_ip(src, p);
 	} else if (cma_addr_any(dst)) {
 		/* Loopback: the first active port talks to itself (cma_bind_loopback). */
 		p = id->port ? id->port : cma_first_active_port();
@@ -285,6 +350,9 @@ static int resolve_locked(struct cma_id *id, const struct sockaddr *dst, int tim
 		memcpy(dgid, p->gid, 16);
 		if (cma_addr_is_wildcard(src))
 			set_loopback(src);
+	} else if (!cma_roce_resolve(id, dst, &p, rgid, dgid)) {
+		/* RoCE hook: both GIDs follow from the addresses; no address source. */
+		roce = true;
 	} else {
 		if (addr_to_gid(dst, dgid)) {
 			struct addr_wait *w = malloc(sizeof(*w));
@@ -300,7 +368,7 @@ static int resolve_locked(struct cma_id *id, const struct sockaddr *dst, int tim
 			id->pins++;
 			pthread_attr_init(&a);
 			pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-			if (pthread_create(&t, &a, addr_timeout_thread, w)) {
+			if (pthread_create(&t, &a, addr_sa_thread, w)) {
 				id->pins--;
 				free(w);
 				pthread_attr_destroy(&a);
@@ -312,27 +380,9 @@ static int resolve_locked(struct cma_id *id, const struct sockaddr *dst, int tim
 		p = id->port ? id->port : port_for(dgid);
 		if (!p)
 			return -ENODEV;
-		if (cma_addr_is_wildcard(src) && src->sa_family != AF_IB && cma.addrs) {
-			struct sockaddr_storage mine;
-			uint16_t port = cma_addr_port(src);
-
-			if (!madcm_addrs_ip(cma.addrs, p->gid, src->sa_family, &mine)) {
-				memcpy(src, &mine, cma_addr_len((struct sockaddr *)&mine));
-				cma_addr_set_port(src, port);
-			}
-		}
+		fill_src_ip(src, p);
 	}
-	if (!id->port)
-		cma_attach(id, p);
-	memcpy(ib->sgid.raw, p->gid, 16);
-	memcpy(ib->dgid.raw, dgid, 16);
-	ib->pkey = htons(0xffff);
-	cma_set_state(id, CMA_ADDR_RESOLVED);
-	e = cma_event_new(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
-	if (!e)
-		return -ENOMEM;
-	cma_report(id, e);
-	return 0;
+	return resolved_locked(id, p, roce ? rgid : p->gid, dgid);
 }
 
 CMA_EXPORT int rdma_resolve_addr(struct rdma_cm_id *cm_id, struct sockaddr *src_addr,
@@ -459,15 +509,24 @@ CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
 	if (!cm_id)
 		return cma_err(EINVAL);
 	pthread_mutex_lock(&cma.lock);
-	if (!cma_comp_exch(id, CMA_ADDR_RESOLVED, CMA_ROUTE_QUERY) &&
-	    !cma_comp_exch(id, CMA_ROUTE_RESOLVED, CMA_ROUTE_QUERY)) {
+	if (!cma_comp_exch(id, CMA_ADDR_RESOLVED, CMA_ROUTE_QUERY)) {
 		pthread_mutex_unlock(&cma.lock);
 		return cma_err(EINVAL);
 	}
-	if (id->id.route.num_paths > 0 && id->id.route.path_rec) {
-		/* Paths set with RDMA_OPTION_IB_PATH: nothing to ask. */
-		cma_set_state(id, CMA_ROUTE_RESOLVED);
-		e = cma_event_new(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	if (cma_roce_port(id->port)) {
+		/* RoCE hook: no SA; the route is built from the GIDs (cma_roce.c). */
+		struct cm_path cp;
+
+		rc = cma_roce_route(id, &cp);
+		if (!rc) {
+			id->id.route.num_paths = 0;
+			cma_set_path(id, 0, &cp);
+			cma_set_state(id, CMA_ROUTE_RESOLVED);
+			e = cma_event_new(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+		} else {
+			cma_set_state(id, CMA_ADDR_RESOLVED);
+			e = cma_event_new(id, RDMA_CM_EVENT_ROUTE_ERROR, rc);
+		}
 		if (e)
 			cma_report(id, e);
 		pthread_mutex_unlock(&cma.lock);
@@ -519,7 +578,13 @@ CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
 /* RDMA_OPTION_IB_PATH: the caller's PathRecords (wire layout) become the route. */
 int cma_set_ib_paths(struct cma_id *id, const struct ibv_path_data *pd, size_t n)
 {
+	struct cma_event *e;
+
 	pthread_mutex_lock(&cma.lock);
+	if (id->state != CMA_ADDR_RESOLVED) {
+		pthread_mutex_unlock(&cma.lock);
+		return cma_err(EINVAL);
+	}
 	id->id.route.num_paths = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct sa_path sp;
@@ -532,6 +597,49 @@ int cma_set_ib_paths(struct cma_id *id, const struct ibv_path_data *pd, size_t n
 		}
 		cma_set_path(id, (int)i, &cp);
 	}
+	/* As the kernel's ucma_set_ib_path: the route is resolved, say so. */
+	cma_set_state(id, CMA_ROUTE_RESOLVED);
+	e = cma_event_new(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	if (e)
+		cma_report(id, e);
 	pthread_mutex_unlock(&cma.lock);
-	return 0;
+	return e ? 0 : cma_err(ENOMEM);
+}
+
+/*
+ * SA ServiceRecords for a port's addresses (lib/addr_sa.h): while a port
+ * has listeners, each address the address sources give it is registered,
+ * so that peers whose sources do not know it find it at the SA.
+ */
+static void publish(struct cma_port *p, bool on)
+{
+	static const int families[] = {AF_INET, AF_INET6};
+	struct cm_runtime *rt = p->rt;
+
+	if (!rt || !cm_runtime_sa(rt) || !cma.addrs || cma_roce_port(p))
+		return;
+	for (unsigned i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		struct sockaddr_storage ip;
+
+		if (madcm_addrs_ip(cma.addrs, p->gid, families[i], &ip))
+			continue;
+		if (on)
+			madcm_addr_sa_register(cm_runtime_sa(rt), (struct sockaddr *)&ip, p->gid,
+					       0xffff, 0xffffffffu);
+		else
+			madcm_addr_sa_unregister(cm_runtime_sa(rt), (struct sockaddr *)&ip, p->gid,
+						 0xffff);
+	}
+}
+
+void cma_addr_publish(struct cma_port *p, bool on)
+{
+	bool first, last;
+
+	pthread_mutex_lock(&cma.lock);
+	first = on && p->published++ == 0;
+	last = !on && p->published && --p->published == 0;
+	pthread_mutex_unlock(&cma.lock);
+	if (first || last)
+		publish(p, on);
 }

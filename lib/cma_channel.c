@@ -155,7 +155,6 @@ static void ack_locked(struct cma_event *e)
 	e->id->events_acked++;
 	if (e->listen) {
 		e->listen->events_acked++;
-		e->listen->pending_reqs--;
 		pthread_cond_broadcast(&e->listen->cond);
 	}
 	pthread_cond_broadcast(&e->id->cond);
@@ -186,10 +185,13 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 			return cma_err(EAGAIN);
 		}
 		pthread_mutex_unlock(&cma.lock);
-		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
-			return -1;
+		if (poll(&pfd, 1, -1) < 0)
+			return -1; /* EINTR too, as librdmacm's read(2) of the fd */
 		pthread_mutex_lock(&cma.lock);
 	}
+	/* The listener's backlog counts requests not yet read (ucma). */
+	if (e->listen)
+		e->listen->pending_reqs--;
 	/* librdmacm's QP moves on events: REJECTED puts the QP in error. */
 	if (e->ev.event == RDMA_CM_EVENT_REJECTED && e->id->id.qp)
 		cma_qp_to_err(e->id);

@@ -17,6 +17,7 @@
 #include "cm/ip_pdata.h"
 #include "cm/runtime.h"
 #include "lib/cma.h"
+#include "lib/cma_roce.h" /* RoCE hook */
 
 /* An engine listener on one port for one service ID, shared by listen ids. */
 struct cma_listen_sid {
@@ -112,8 +113,11 @@ void cma_unlisten(struct cma_id *id)
 		for (int i = 0; i < cma.devs[d].nports; i++) {
 			struct cma_port *p = &cma.devs[d].ports[i];
 
-			if (!id->port || id->port == p)
+			if (!id->port || id->port == p) {
 				port_unlisten(p, sid);
+				if (p->rt)
+					cma_addr_publish(p, false);
+			}
 		}
 }
 
@@ -171,6 +175,7 @@ CMA_EXPORT int rdma_listen(struct rdma_cm_id *cm_id, int backlog)
 				first_err = first_err ? first_err : rc;
 				continue;
 			}
+			cma_addr_publish(p, true);
 			ok++;
 		}
 	pthread_mutex_lock(&cma.lock);
@@ -393,7 +398,8 @@ static int reject(struct rdma_cm_id *cm_id, const void *pdata, uint8_t len, uint
 	if (len > CM_REJ_PRIVATE_DATA_SIZE)
 		return cma_err(EINVAL);
 	pthread_mutex_lock(&cma.lock);
-	if (!id->has_conn || !id->passive) {
+	/* Passive: a REQ not accepted; active: a REP not answered (CONNECT_RESPONSE). */
+	if (!id->has_conn || id->established || (!id->passive && id->state != CMA_CONNECT)) {
 		pthread_mutex_unlock(&cma.lock);
 		return cma_err(EINVAL);
 	}
@@ -489,7 +495,8 @@ CMA_EXPORT int rdma_disconnect(struct rdma_cm_id *cm_id)
 	if (!cm_id)
 		return cma_err(EINVAL);
 	pthread_mutex_lock(&cma.lock);
-	rc = id->has_conn ? 0 : -EINVAL;
+	/* A connection that ended (TimeWait over, REJ) still disconnects: 0. */
+	rc = id->has_conn || id->state == CMA_CONNECT || id->state == CMA_DISCONNECT ? 0 : -EINVAL;
 	pthread_mutex_unlock(&cma.lock);
 	if (rc)
 		return cma_err(EINVAL);
@@ -533,6 +540,7 @@ int cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr, int *mask)
 	rc = cm_runtime_init_qp_attr(rt, c, want, attr, mask);
 	if (rc)
 		return rc;
+	cma_roce_qp_attr(id->port, attr, *mask); /* RoCE hook: the GRH's SGID index */
 	if (want == IBV_QPS_RTR) {
 		attr->rq_psn = id->seq_num;
 		if (*mask & IBV_QP_MAX_DEST_RD_ATOMIC)

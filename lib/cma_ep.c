@@ -242,10 +242,11 @@ CMA_EXPORT int rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res
 	if (res->ai_route_len && res->ai_route) {
 		rc = rdma_set_option(cm_id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, res->ai_route,
 				     res->ai_route_len);
-		if (rc)
-			goto err;
+		if (!rc)
+			rc = cma_complete(id);
+	} else {
+		rc = rdma_resolve_route(cm_id, 2000);
 	}
-	rc = rdma_resolve_route(cm_id, 2000);
 	if (rc)
 		goto err;
 	if (qp_init_attr) {

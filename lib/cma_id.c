@@ -239,6 +239,13 @@ CMA_EXPORT int rdma_migrate_id(struct rdma_cm_id *cm_id, struct rdma_event_chann
 
 	if (!cm_id)
 		return cma_err(EINVAL);
+	/* librdmacm: a sync id moves only to a real channel, its held event acked. */
+	if (id->sync && !nch)
+		return cma_err(EINVAL);
+	if (id->sync && cm_id->event) {
+		rdma_ack_cm_event(cm_id->event);
+		cm_id->event = NULL;
+	}
 	pthread_mutex_lock(&cma.lock);
 	if (!nch) {
 		nch = cma_channel_create_locked();
@@ -356,8 +363,7 @@ CMA_EXPORT int rdma_set_option(struct rdma_cm_id *cm_id, int level, int optname,
 			const struct ibv_path_data *pd = optval;
 			size_t n = optlen / sizeof(*pd);
 
-			if (!n || n > 2 || optlen % sizeof(*pd) ||
-			    (id->state != CMA_ADDR_RESOLVED && id->state != CMA_ROUTE_RESOLVED)) {
+			if (!n || n > 2 || optlen % sizeof(*pd) || id->state != CMA_ADDR_RESOLVED) {
 				rc = EINVAL;
 				break;
 			}
@@ -365,12 +371,12 @@ CMA_EXPORT int rdma_set_option(struct rdma_cm_id *cm_id, int level, int optname,
 			return cma_set_ib_paths(id, pd, n);
 		}
 		default:
-			rc = EINVAL;
+			rc = ENOPROTOOPT;
 			break;
 		}
 		break;
 	default:
-		rc = EINVAL;
+		rc = ENOPROTOOPT; /* the kernel says ENOSYS; madcm has no ENOSYS */
 		break;
 	}
 	pthread_mutex_unlock(&cma.lock);

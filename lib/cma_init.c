@@ -17,6 +17,7 @@
 #include "cm/runtime.h"
 #include "lib/addr.h"
 #include "lib/cma.h"
+#include "lib/cma_roce.h" /* RoCE hooks */
 #include "mad/loop.h"
 
 struct cma_global cma = {
@@ -60,6 +61,7 @@ static int open_device(struct cma_device *d, struct ibv_device *dev)
 		if (!ibv_query_port(d->verbs, p->port_num, &pa)) {
 			p->active = pa.state == IBV_PORT_ACTIVE;
 			p->lid = pa.lid;
+			cma_roce_port_init(p, &pa); /* RoCE: link layer Ethernet */
 		}
 		if (!ibv_query_gid(d->verbs, p->port_num, 0, &gid))
 			memcpy(p->gid, gid.raw, 16);
@@ -90,6 +92,12 @@ static void init_once(void)
 			cma.ndevs++;
 	if (!cma.ndevs) {
 		cma.init_err = ENODEV;
+		return;
+	}
+	/* RoCE hook: beside the kernel's ib_cm madcm can only fail (or hang). */
+	rc = cma_roce_kernel_cm_check();
+	if (rc) {
+		cma.init_err = -rc;
 		return;
 	}
 	rc = madcm_addrs_open(&cma.addrs, err, sizeof(err));
@@ -143,6 +151,7 @@ int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 	rp.sa = true;
 	rp.on_loop_event = cma_on_cm_event;
 	rp.on_loop_event_arg = p;
+	cma_roce_runtime_params(p, &rp); /* RoCE hook: no SA, QP SGID index */
 	rc = cm_runtime_open(&rt, &rp);
 	pthread_mutex_lock(&cma.lock);
 	if (p->rt) { /* another thread won */

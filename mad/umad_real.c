@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,17 +82,199 @@ static int real_query_port(void *ctx, const char *ca, int port, struct mad_port_
 	return 0;
 }
 
+/*
+ * RoCE: the source GID index of a GRH.  The CM engine addresses its MADs
+ * by GIDs only (gid_index 0); on an Ethernet port index 0 is the
+ * link-local GID, from which the kernel cannot send to an IPv4-mapped
+ * DGID (umad write fails with EIO).  So, as the kernel's cma picks the
+ * GID of the route, pick from the port's GID table (sysfs) the GID that
+ * suits the destination: IPv4-mapped for IPv4-mapped, link-local for
+ * link-local, the same /64 prefix else; RoCE v2 first.  Per umad port id.
+ */
+#define ROCE_PORTS 16
+#define ROCE_CACHE 8
+static struct roce_port {
+	int portid; /* -1: slot free */
+	bool ethernet;
+	char ca[UMAD_CA_NAME_LEN];
+	int port;
+	pthread_mutex_t lock;
+	struct {
+		uint8_t dgid[16];
+		uint8_t index;
+	} cache[ROCE_CACHE];
+	unsigned ncache, next;
+} roce_ports[ROCE_PORTS];
+static pthread_once_t roce_once = PTHREAD_ONCE_INIT;
+
+static void roce_init(void)
+{
+	for (int i = 0; i < ROCE_PORTS; i++) {
+		roce_ports[i].portid = -1;
+		pthread_mutex_init(&roce_ports[i].lock, NULL);
+	}
+}
+
+static int read_small(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, cap - 1, f);
+	fclose(f);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\0'))
+		n--;
+	buf[n] = '\0';
+	return 0;
+}
+
+static bool v4mapped(const uint8_t *g)
+{
+	static const uint8_t pfx[12] = {[10] = 0xff, [11] = 0xff};
+
+	return !memcmp(g, pfx, 12);
+}
+
+static bool linklocal(const uint8_t *g)
+{
+	return g[0] == 0xfe && (g[1] & 0xc0) == 0x80;
+}
+
+/* How well local GID g suits dgid (0: not at all), RoCE v2 first. */
+static int gid_score(const uint8_t *g, const uint8_t *dgid, bool v2)
+{
+	int s;
+
+	if (v4mapped(dgid))
+		s = v4mapped(g) ? 2 : 0;
+	else if (v4mapped(g))
+		s = 0;
+	else if (linklocal(dgid))
+		s = linklocal(g) ? 2 : 0;
+	else if (!memcmp(g, dgid, 8))
+		s = 3;
+	else
+		s = linklocal(g) ? 0 : 1;
+	return s ? 2 * s + v2 : 0;
+}
+
+static int roce_pick(const struct roce_port *r, const uint8_t *dgid)
+{
+	static const uint8_t zero[16];
+	char path[256], line[64];
+	int best = -1, bs = 0;
+	unsigned empty = 0;
+
+	for (unsigned i = 0; i < 4096 && empty < 64; i++) {
+		uint8_t g[16];
+		int s, k = 0;
+
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/gids/%u", r->ca,
+			 r->port, i);
+		if (read_small(path, line, sizeof(line)))
+			break;
+		if (inet_pton(AF_INET6, line, g) != 1 || !memcmp(g, zero, 16)) {
+			/* sysfs writes all eight groups with leading zeros: inet_pton reads it. */
+			empty++;
+			continue;
+		}
+		empty = 0;
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/gid_attrs/types/%u",
+			 r->ca, r->port, i);
+		if (read_small(path, line, sizeof(line)))
+			continue;
+		k = strstr(line, "v2") != NULL;
+		s = gid_score(g, dgid, k);
+		if (s > bs) {
+			bs = s;
+			best = (int)i;
+		}
+	}
+	return best;
+}
+
 static int real_open_port(void *ctx, const char *ca, int port)
 {
+	char path[160], ll[32];
+	umad_port_t p;
+	int id;
+
 	(void)ctx;
 	if (real_init())
 		return -EIO;
-	return umad_open_port(ca, port);
+	id = umad_open_port(ca, port);
+	if (id < 0)
+		return id;
+	pthread_once(&roce_once, roce_init);
+	if (umad_get_port(ca, port, &p) < 0)
+		return id;
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/link_layer", p.ca_name,
+		 p.portnum);
+	if (!read_small(path, ll, sizeof(ll)) && !strcmp(ll, "Ethernet")) {
+		for (int i = 0; i < ROCE_PORTS; i++) {
+			struct roce_port *r = &roce_ports[i];
+
+			pthread_mutex_lock(&r->lock);
+			if (r->portid < 0) {
+				r->portid = id;
+				r->ethernet = true;
+				snprintf(r->ca, sizeof(r->ca), "%s", p.ca_name);
+				r->port = p.portnum;
+				r->ncache = r->next = 0;
+				pthread_mutex_unlock(&r->lock);
+				break;
+			}
+			pthread_mutex_unlock(&r->lock);
+		}
+	}
+	umad_release_port(&p);
+	return id;
+}
+
+/* The source GID index for a GRH to dgid on umad port id portid. */
+static uint8_t roce_sgid_index(int portid, const uint8_t *dgid, uint8_t given)
+{
+	if (given)
+		return given; /* a reply: the index the kernel gave the request */
+	pthread_once(&roce_once, roce_init);
+	for (int i = 0; i < ROCE_PORTS; i++) {
+		struct roce_port *r = &roce_ports[i];
+		int idx;
+
+		if (r->portid != portid)
+			continue;
+		pthread_mutex_lock(&r->lock);
+		for (unsigned c = 0; c < r->ncache; c++)
+			if (!memcmp(r->cache[c].dgid, dgid, 16)) {
+				idx = r->cache[c].index;
+				pthread_mutex_unlock(&r->lock);
+				return (uint8_t)idx;
+			}
+		idx = roce_pick(r, dgid);
+		if (idx > 0) {
+			unsigned c = r->ncache < ROCE_CACHE ? r->ncache++ : r->next++ % ROCE_CACHE;
+
+			memcpy(r->cache[c].dgid, dgid, 16);
+			r->cache[c].index = (uint8_t)idx;
+		}
+		pthread_mutex_unlock(&r->lock);
+		return idx > 0 ? (uint8_t)idx : 0;
+	}
+	return 0;
 }
 
 static void real_close_port(void *ctx, int portid)
 {
 	(void)ctx;
+	pthread_once(&roce_once, roce_init);
+	for (int i = 0; i < ROCE_PORTS; i++) {
+		pthread_mutex_lock(&roce_ports[i].lock);
+		if (roce_ports[i].portid == portid)
+			roce_ports[i].portid = -1;
+		pthread_mutex_unlock(&roce_ports[i].lock);
+	}
 	umad_close_port(portid);
 }
 
@@ -136,15 +320,18 @@ static int real_send(void *ctx, int portid, int agent, const void *mad, size_t l
 	umad_set_addr(umad, dst->lid, (int)dst->qpn, dst->sl, (int)dst->qkey);
 	umad_set_pkey(umad, dst->pkey_index);
 	if (dst->grh_present) {
-		ib_mad_addr_t a;
+		/*
+		 * Filled in place: libibumad 44's umad_set_grh() does not copy
+		 * gid_index, and a GRH from index 0 to an IPv4-mapped GID fails.
+		 */
+		ib_mad_addr_t *a = umad_get_mad_addr(umad);
 
-		memset(&a, 0, sizeof(a));
-		memcpy(a.gid, dst->gid, 16);
-		a.gid_index = dst->gid_index;
-		a.hop_limit = dst->hop_limit;
-		a.traffic_class = dst->traffic_class;
-		a.flow_label = htonl(dst->flow_label);
-		umad_set_grh(umad, &a);
+		a->grh_present = 1;
+		memcpy(a->gid, dst->gid, 16);
+		a->gid_index = roce_sgid_index(portid, dst->gid, dst->gid_index);
+		a->hop_limit = dst->hop_limit;
+		a->traffic_class = dst->traffic_class;
+		a->flow_label = htonl(dst->flow_label);
 	}
 	/* Retries are the transport's own (same TID); the kernel never resends. */
 	rc = umad_send(portid, agent, umad, (int)len, (int)timeout_ms, 0);

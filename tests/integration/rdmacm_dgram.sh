@@ -19,13 +19,15 @@ out=$FABSIM_DIR/out
 mkdir -p "$out"
 passed=0
 
-bg() { # bg NAME HOST ARGS...: a madcm run in the background
+bg() { # bg NAME HOST ARGS...: a madcm run in the background, killed after 120 s
 	_n=$1 _h=$2
 	shift 2
-	timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run "$_h" -- "$MADCM" run "$@" \
-		>"$out/$_n" 2>&1 &
-	bg_pids="$bg_pids $!"
+	# No timeout(1): the PID killed on exit must be the program itself.
+	"$FABSIM" --dir "$FABSIM_DIR" run "$_h" -- "$MADCM" run "$@" >"$out/$_n" 2>&1 &
 	last=$!
+	bg_pids="$bg_pids $last"
+	(sleep 120; kill -9 $last 2>/dev/null) >/dev/null 2>&1 &
+	bg_pids="$bg_pids $!"
 }
 fg() { # fg NAME HOST ARGS...: must exit 0
 	_n=$1 _h=$2

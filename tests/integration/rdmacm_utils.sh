@@ -28,11 +28,13 @@ passed=0
 # pair NAME TIMEOUT "SERVER ARGS" "CLIENT ARGS": both must exit 0.
 pair() {
 	name=$1 t=$2 s=$3 c=$4
+	# No timeout(1) around it: the PID killed on exit must be the server.
 	# shellcheck disable=SC2086
-	timeout "$t" "$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$MADCM" run $s \
-		>"$out/$name.s" 2>&1 &
+	"$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$MADCM" run $s >"$out/$name.s" 2>&1 &
 	sp=$!
 	bg_pids="$bg_pids $sp"
+	(sleep "$t"; kill -9 $sp 2>/dev/null) >/dev/null 2>&1 &
+	wd=$!
 	sleep 0.3
 	# shellcheck disable=SC2086
 	timeout "$t" "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$MADCM" run $c \
@@ -40,6 +42,7 @@ pair() {
 	crc=$?
 	wait $sp
 	src=$?
+	kill $wd 2>/dev/null
 	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
 		echo "--- server ($s): exit $src" >&2
 		tail -20 "$out/$name.s" >&2
@@ -56,7 +59,8 @@ expect() { grep -q -- "$2" "$out/$1" || { tail -20 "$out/$1" >&2; fail "$1: no '
 cases() {
 	sfx=$1 count=$2
 	pair "rping$sfx" 120 "rping -s -a $H1 -V -C $count" "rping -c -a $H1 -V -v -C $count"
-	n=$(grep -c 'ping data: rdma-ping-' "$out/rping$sfx.c")
+	# Distinct pings (stderr lines may share a line with one of them).
+	n=$(grep -o 'ping data: rdma-ping-[0-9]*' "$out/rping$sfx.c" | sort -u | wc -l)
 	[ "$n" -eq "$count" ] || fail "rping$sfx: $n of $count pings printed"
 	expect "rping$sfx.s" "server DISCONNECT EVENT"
 	pair "rping-q$sfx" 120 "rping -s -q -a $H1 -V -C 20" "rping -c -q -a $H1 -V -C 20"
@@ -80,6 +84,25 @@ hits=$(fs fault list | awk '/class 7/ { for (i = 1; i < NF; i++) if ($i == "hits
 [ "${hits:-0}" -gt 0 ] || fail "the loss rule dropped nothing"
 echo "lossy runs: $hits CM MADs dropped"
 fs fault clear >/dev/null 2>&1 || fs fault del 0 >/dev/null
+
+# An address the client's sources do not know: found at the SA, where the
+# listener registered it (madcm-hosts(5)); an unknown one ends in ADDR_ERROR.
+grep -v -e '198\.18\.0\.1 ' -e '^h1 ' -e '2001:db8::1 ' "$FABSIM_DIR/hosts" >"$FABSIM_DIR/partial"
+"$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$MADCM" run rping -s -a $H1 -C 3 >"$out/sa.s" 2>&1 &
+sp=$!
+bg_pids="$bg_pids $sp"
+wait_for "on h1 saquery -S 2>/dev/null | grep -q 'madcm:ip:$H1'" 10 || fail "no ServiceRecord for $H1"
+MADCM_ADDR_FILE=$FABSIM_DIR/partial timeout 60 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- \
+	"$MADCM" run rping -c -a $H1 -C 3 -v >"$out/sa.c" 2>&1 || { cat "$out/sa.c" >&2; fail "rping by SA"; }
+wait $sp || fail "rping server (SA)"
+passed=$((passed + 1))
+echo "ok: address resolved through the SA"
+MADCM_ADDR_FILE=$FABSIM_DIR/partial timeout 60 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- \
+	"$MADCM" run rping -c -a 198.18.0.99 -C 1 >"$out/unknown.c" 2>&1 && fail "unknown address connected"
+grep -q "RDMA_CM_EVENT_ADDR_ERROR, error -110" "$out/unknown.c" ||
+	{ cat "$out/unknown.c" >&2; fail "unknown address: no ADDR_ERROR -110"; }
+passed=$((passed + 1))
+echo "ok: unknown address -> ADDR_ERROR -ETIMEDOUT"
 
 # Server killed mid-run: the client sees its QP fail and exits non-zero.
 "$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$MADCM" run rping -s -a $H1 >"$out/kill.s" 2>&1 &

@@ -1,0 +1,99 @@
+#!/bin/bash
+# make check-kernel: madcm against the kernel's own rdma_cm on Soft-RoCE, in
+# two qemu VMs (TCG) booting Debian's kernel, linked by a qemu socket netdev
+# on 127.0.0.1.  See tests/kernel/README.md.
+#
+#   tests/kernel/check.sh [PHASE...]     phases: kk km loss (default: kk km)
+#     kk    both VMs kernel rdma_cm: rping (checks the test bed itself)
+#     km    VM A madcm, VM B kernel: every row, both directions
+#     loss  as km with 20% packet loss on VM B's eth0 (tc netem)
+# Environment: MADCM_KVM_DIR (default /tmp/madcm-kernel: kernel, initramfs,
+# logs), MADCM_KVM_KREL (kernel release; default: the newest fetched),
+# MADCM_KVM_ROWS (default "rping ucmatose rdma_server"), MADCM_KVM_PINGS
+# (rping -C count, default 1000; ~95 s per 1000 under TCG), MADCM_KVM_LOSS_PINGS
+# (the same in the loss phase, default 50), MADCM_KVM_TIMEOUT
+# (seconds per VM, default 900), top_builddir (the build tree with tools/madcm).
+# Exit 0 when every row passed, 77 (skipped) when the host lacks a tool.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+D=${MADCM_KVM_DIR:-/tmp/madcm-kernel}
+export MADCM_KVM_DIR=$D
+B=$(cd "${top_builddir:-.}" && pwd)
+MADCM=$B/tools/madcm
+ROWS=${MADCM_KVM_ROWS:-rping ucmatose rdma_server}
+TMO=${MADCM_KVM_TIMEOUT:-900}
+PINGS=${MADCM_KVM_PINGS:-1000}
+PHASES=${*:-kk km}
+mkdir -p "$D/run"
+t_start=$EPOCHREALTIME
+secs() { printf '%.2f' "$(echo "$2 - $1" | bc)"; }
+
+miss=
+for c in qemu-system-x86_64 dpkg-deb apt-get cpio depmod rping ucmatose rdma_server bc; do
+    command -v $c > /dev/null || miss+="$c "
+done
+file -L /bin/busybox 2> /dev/null | grep -q 'statically linked' || miss+="busybox-static "
+if [ -n "$miss" ]; then
+    echo "check-kernel: SKIP, missing: $miss(apt-get install qemu-system-x86 busybox-static kmod cpio rdmacm-utils bc)"
+    exit 77
+fi
+[ -x "$MADCM" ] || { echo "check-kernel: no $MADCM (run make first)"; exit 1; }
+
+t0=$EPOCHREALTIME
+KREL=${MADCM_KVM_KREL:-$("$HERE/fetch-kernel.sh" | tail -1)} || exit 1
+echo "check-kernel: kernel $KREL (fetch/unpack $(secs "$t0" "$EPOCHREALTIME") s)"
+export RXEVM_KREL=$KREL
+
+# stamp: prefix every line with the host's wall clock.
+stamp() { while IFS= read -r l; do printf '%s %s\n' "$EPOCHREALTIME" "$l"; done; }
+# ready LOG START: seconds from START to the guest's "ready" line.
+ready() {
+    local t
+    t=$(grep -a -m1 'rxevm: ready' "$1" | cut -d' ' -f1)
+    [ -n "$t" ] && secs "$2" "$t" || echo "?"
+}
+
+# pair NAME CM_A CM_B ROWS [LOSS]: VM A (10.77.0.1, fd77::1) listens on the
+# socket, VM B (10.77.0.2, fd77::2) connects; both run guest/matrix.sh.
+pair() {
+    local name=$1 cma=$2 cmb=$3 rows=$4 loss=${5:-} port=$((47100 + $$ % 800)) R a b s
+    R=$D/run/$name
+    rm -rf "$R"; mkdir -p "$R/A" "$R/B"
+    s=$EPOCHREALTIME
+    timeout "$TMO" "$HERE/vm.sh" --name "${name}A" --ip 10.77.0.1/24 --ip6 fd77::1/64 \
+        --listen $port --out "$R/A" --script "$HERE/guest/matrix.sh" \
+        --var side=A --var cm="$cma" --var peercm="$cmb" --var peer=10.77.0.2 \
+        --var peer6=fd77::2 --var madcm="$MADCM" --var "rows=${rows// /,}" \
+        --var pings="$PINGS" < /dev/null 2>&1 | stamp > "$R/A.log" &
+    a=$!
+    # B connects: A's qemu must be listening first.
+    for _ in $(seq 1 50); do grep -q . "$R/A.log" 2> /dev/null && break; sleep 0.1; done
+    sleep 0.3
+    timeout "$TMO" "$HERE/vm.sh" --name "${name}B" --ip 10.77.0.2/24 --ip6 fd77::2/64 \
+        --connect $port --out "$R/B" --script "$HERE/guest/matrix.sh" \
+        --var side=B --var cm="$cmb" --var peercm="$cma" --var peer=10.77.0.1 \
+        --var peer6=fd77::1 --var madcm="$MADCM" --var "rows=${rows// /,}" \
+        --var pings="$PINGS" ${loss:+--var loss=$loss} < /dev/null 2>&1 | stamp > "$R/B.log" &
+    b=$!
+    wait $b; wait $a
+    echo "== $name: A=$cma B=$cmb${loss:+ (B: ${loss}% loss)}; pair took $(secs "$s" "$EPOCHREALTIME") s," \
+        "boot to ready: A $(ready "$R/A.log" "$s") s, B $(ready "$R/B.log" "$s") s"
+    grep -a -h '\] step ' "$R/A.log" "$R/B.log" | cut -d' ' -f2- | sed 's/^/   /'
+    cat "$R/A/results" "$R/B/results" 2> /dev/null | sort -s -k1,1 | sed 's/^/   /'
+    [ "$(cat "$R/A/matrix.rc" 2> /dev/null)" = 0 ] && [ "$(cat "$R/B/matrix.rc" 2> /dev/null)" = 0 ] || {
+        echo "   FAILED (logs: $R/A.log $R/B.log)"
+        return 1
+    }
+}
+
+rc=0
+for ph in $PHASES; do
+    case $ph in
+    kk) pair kk kernel kernel rping || rc=1 ;;
+    km) pair km madcm kernel "$ROWS" || rc=1 ;;
+    loss) PINGS=${MADCM_KVM_LOSS_PINGS:-50} pair loss madcm kernel "$ROWS" 20 || rc=1 ;;
+    *) echo "unknown phase $ph"; rc=1 ;;
+    esac
+done
+echo "check-kernel: $([ $rc = 0 ] && echo PASS || echo FAIL) in $(secs "$t_start" "$EPOCHREALTIME") s"
+exit $rc

@@ -1,0 +1,59 @@
+# Sourced by the guest scripts (tests/kernel/guest/*.sh).  Every fork costs
+# ~20 ms under TCG: use bash builtins where a loop would fork.
+IP=${RXEVM_ip%/*}
+IP6=${RXEVM_ip6%/*}
+PEER=${RXEVM_peer:-}
+PEER6=${RXEVM_peer6:-}
+BB=/run/rxevm/busybox
+# Debian here has no iputils-ping; the static busybox carried by stage 2 has one.
+PING="$BB ping"
+NC="$BB nc"
+now() { local u r; read -r u r < /proc/uptime; echo "$u"; }
+log() { local u r; read -r u r < /proc/uptime; echo "[$u] $*"; }
+# Seconds between two `now` values, to the hundredth (no fork).
+elapsed() {
+    local a=${1/./} b=${2/./}
+    local d=$((10#$b - 10#$a))
+    printf '%d.%02d' $((d / 100)) $((d % 100))
+}
+# rxe_up [MODULES...]: load the modules, create rxe0 on eth0, wait for ACTIVE.
+rxe_up() {
+    local m i st
+    for m in "$@"; do modprobe "$m" || log "modprobe $m failed"; done
+    rdma link add rxe0 type rxe netdev eth0 || { log "rdma link add failed"; return 1; }
+    for i in $(seq 1 100); do
+        read -r st < /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null
+        [[ $st == *ACTIVE* ]] && break
+        sleep 0.1
+    done
+    log "rxe0 port state: $st"
+}
+# Modules of the RDMA stack that are loaded (one read of /proc/modules).
+rdma_modules() {
+    local m r out=
+    while read -r m r; do
+        case "$m" in ib_* | rdma_* | iw_*) out+="$m " ;; esac
+    done < /proc/modules
+    echo "$out"
+}
+# wait_peer ADDR: until the peer answers ping (the other VM may still be booting).
+wait_peer() {
+    local i
+    for i in $(seq 1 600); do
+        $PING -c1 -W1 "$1" > /dev/null 2>&1 && { log "peer $1 reachable"; return 0; }
+        sleep 0.5
+    done
+    log "peer $1 unreachable"
+    return 1
+}
+# gid_table: index, type and value of the non-zero GIDs among the first 16 of
+# rxe0 port 1 (the table has 1024 entries; reading them all costs seconds).
+gid_table() {
+    local d=/sys/class/infiniband/rxe0/ports/1 i v t
+    for i in $(seq 0 15); do
+        read -r v < "$d/gids/$i" 2> /dev/null || continue
+        [ "$v" = 0000:0000:0000:0000:0000:0000:0000:0000 ] && continue
+        read -r t < "$d/gid_attrs/types/$i" 2> /dev/null
+        echo "  gid[$i] $t $v"
+    done
+}

@@ -1,0 +1,124 @@
+#!/bin/bash
+# The interop matrix, run in both VMs of tests/kernel/check.sh (same rows, same
+# order, so the two scripts meet at every step).
+#   RXEVM_side   A or B (A listens on the qemu socket; which VM is which)
+#   RXEVM_cm     kernel: the kernel's rdma_cm with Debian's librdmacm
+#                madcm:  madcm (`madcm run`), ib_cm/iw_cm/rdma_cm/rdma_ucm never loaded
+#   RXEVM_peercm the other VM's
+#   RXEVM_madcm  path of the madcm tool (build tree, seen through 9p)
+#   RXEVM_rows   rows, comma separated, e.g. "rping,ucmatose,rdma_server" (each in both directions)
+#   RXEVM_pings  rping count (default 1000)
+#   RXEVM_loss   percent of packets dropped on eth0 (tc netem), default none
+# Each step: the server side starts its program, then `nc -l` on 7100+step;
+# the client side waits for that port, runs its program; both record their
+# exit status.  Results: /out/results ("ROW CLIENTCM->SERVERCM ROLE ok|FAIL secs").
+. "$(dirname "$0")/lib.sh"
+T0=$(now)
+SIDE=$RXEVM_side CM=$RXEVM_cm PEERCM=${RXEVM_peercm:-kernel}
+OTHER=B; [ "$SIDE" = B ] && OTHER=A
+RES=/out/results
+: > "$RES"
+rc=0
+result() { # ROW DIR ROLE STATUS SECS
+    echo "$1 $2 $3 $4 $5" >> "$RES"
+    log "RESULT $1 $2 $3 $4 ${5}s"
+    [ "$4" = ok ] || rc=1
+}
+if [ "$CM" = madcm ]; then
+    rxe_up rdma_rxe ib_umad ib_uverbs
+    RUN=("$RXEVM_madcm" run)
+else
+    rxe_up rdma_rxe ib_umad ib_uverbs rdma_ucm
+    RUN=()
+fi
+T1=$(now)
+log "step rdma up: $(elapsed "$T0" "$T1") s; loaded: $(rdma_modules)"
+gid_table
+if [ "$CM" = madcm ]; then
+    # madcm's promise: no kernel CM at all on this side.
+    bad=
+    for m in ib_cm iw_cm rdma_cm rdma_ucm; do
+        [ -d /sys/module/$m ] && bad+="$m "
+    done
+    [ -e /dev/infiniband/rdma_cm ] && bad+="/dev/infiniband/rdma_cm "
+    if [ -n "$bad" ]; then result nokernelcm - "$SIDE" FAIL 0; log "present: $bad"
+    else result nokernelcm - "$SIDE" ok 0; fi
+fi
+if [ "$CM" = kernel ] && [ -n "$RXEVM_madcm" ]; then
+    # Beside the kernel's ib_cm madcm must fail at once, saying why.
+    s0=$(now)
+    timeout 30 "$RXEVM_madcm" run rping -s -a "$IP" -C 1 > /tmp/ibcm.log 2>&1; r=$?
+    s1=$(now)
+    st=FAIL
+    [ $r != 0 ] && [ $r != 124 ] && grep -q "ib_cm" /tmp/ibcm.log && st=ok
+    result ibcm-loaded - "madcm(exit $r)" $st "$(elapsed "$s0" "$s1")"
+    log "madcm beside ib_cm: $(head -n 2 /tmp/ibcm.log)"
+fi
+if [ -n "$RXEVM_loss" ]; then
+    modprobe sch_netem && tc qdisc add dev eth0 root netem loss "$RXEVM_loss%" &&
+        log "netem: ${RXEVM_loss}% loss on eth0" || { log "netem setup failed"; rc=1; }
+fi
+wait_peer "$PEER" || exit 1
+T2=$(now)
+log "step peer reachable: $(elapsed "$T1" "$T2") s"
+
+# cmd ROW ROLE: the argv of ROW's program in ROLE (server|client) in CMD.
+cmd() {
+    case "$1.$2" in
+    rping.server) CMD=(rping -s -a "$IP" -C "$PINGS" -v -V) ;;
+    rping.client) CMD=(rping -c -a "$PEER" -C "$PINGS" -v -V) ;;
+    ucmatose.server) CMD=(ucmatose -b "$IP" -c 50) ;;
+    ucmatose.client) CMD=(ucmatose -s "$PEER" -b "$IP" -c 50) ;;
+    rdma_server.server) CMD=(rdma_server -s "$IP") ;;
+    rdma_server.client) CMD=(rdma_client -s "$PEER") ;;
+    rping6.server) CMD=(rping -s -a "$IP6" -C 100 -v -V) ;;
+    rping6.client) CMD=(rping -c -a "$PEER6" -C 100 -v -V) ;;
+    *) CMD=(false) ;;
+    esac
+}
+# check ROW ROLE LOG: beyond the exit status, what the output must show.
+check() {
+    case "$1.$2" in
+    rping.client) [ "$(grep -c '^ping data: rdma-ping-' "$3")" = "$PINGS" ] ;;
+    rping6.client) [ "$(grep -c 'ping data: rdma-ping-' "$3")" = 100 ] ;;
+    *) true ;;
+    esac
+}
+TMO=${RXEVM_timeout:-300}
+PINGS=${RXEVM_pings:-1000}
+step=0
+for row in ${RXEVM_rows//,/ }; do
+    for client in A B; do
+        step=$((step + 1))
+        port=$((7100 + step))
+        server=B; [ $client = B ] && server=A
+        if [ "$SIDE" = "$client" ]; then dir="$CM->$PEERCM"; else dir="$PEERCM->$CM"; fi
+        L=/tmp/$row.$client$server.log
+        if [ "$SIDE" = "$server" ]; then
+            cmd "$row" server
+            s0=$(now)
+            timeout "$TMO" "${RUN[@]}" "${CMD[@]}" > "$L" 2> "$L.err" &
+            pid=$!
+            sleep "${RXEVM_settle:-1.5}"   # let it listen
+            $NC -l -p $port < /dev/null > /dev/null 2>&1   # the client is ready
+            wait $pid; r=$?
+            s1=$(now)
+            st=ok; [ $r = 0 ] || st=FAIL
+            result "$row" "$dir" "server($CM)" $st "$(elapsed "$s0" "$s1")"
+            [ $st = ok ] || tail -n 5 "$L.err" "$L"
+        else
+            until $NC "$PEER" $port < /dev/null > /dev/null 2>&1; do sleep 0.2; done
+            cmd "$row" client
+            s0=$(now)
+            timeout "$TMO" "${RUN[@]}" "${CMD[@]}" > "$L" 2> "$L.err"; r=$?
+            s1=$(now)
+            st=ok; [ $r = 0 ] && check "$row" client "$L" || st=FAIL
+            result "$row" "$dir" "client($CM)" $st "$(elapsed "$s0" "$s1")"
+            [ $st = ok ] || tail -n 5 "$L.err" "$L"
+        fi
+        cp "$L" "$L.err" /out/ 2> /dev/null
+    done
+done
+log "matrix done in $(elapsed "$T2" "$(now)") s (rc $rc)"
+echo $rc > /out/matrix.rc
+exit $rc
