@@ -26,7 +26,7 @@
  * none, as cmtime did).  Every wait has a timeout; the program kills only
  * the processes it started, by PID.
  *
- *   rdmacm_bench [-n N] [-i ITERS] [-p PINGS] [-P PORT] [-E] [-C]
+ *   rdmacm_bench [-n N] [-i ITERS] [-p PINGS] [-P PORT] [-E] [-C] [-N]
  *        all by itself: starts a fabric with `fabsim up --gen b2b` in a
  *        temporary directory ($FABSIM, else ../sim/fabsim next to this
  *        program), runs cm_fabric_bench ($CM_FABRIC_BENCH, else next to this
@@ -34,6 +34,9 @@
  *        and its client on the second (`fabsim run`), stops the fabric.
  *        N: connections in flight (1000), ITERS: one-at-a-time connects
  *        (200), PINGS: floor pings (1000), PORT: the server's port (7471).
+ *        Both sides wait in a blocking rdma_get_cm_event, as rping does
+ *        (madcm then runs the CM's MADs on that thread); -N: poll(2) on a
+ *        non-blocking channel fd instead.
  *   rdmacm_bench server [-P PORT] [-C]                 # on one fabric host
  *   rdmacm_bench client -s ADDR --dlid LID [-n N] [-i ITERS] [-p PINGS]
  *        [-P PORT] [-C] [--engine-rate CONN_PER_S] [--engine-lat US]
@@ -213,11 +216,23 @@ static struct rdma_event_channel *chan;
 
 /*
  * The next event on the channel within timeout_ms: 0 and *ev (to ack), or
- * -ETIMEDOUT, or -errno.  The channel fd is non-blocking: poll, then get.
+ * -ETIMEDOUT, or -errno.  Blocking by default (a thread blocked in
+ * rdma_get_cm_event, as rping waits); with -N the channel fd is
+ * non-blocking: poll, then get.
  */
+/* -N: wait with poll(2) on a non-blocking channel fd instead. */
+static bool blocking_waits = true;
+
 static int next_event(struct rdma_cm_event **ev, int timeout_ms)
 {
 	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+
+	/* Blocking (default), as rping and ucmatose wait: the watchdog covers it. */
+	if (blocking_waits) {
+		if (!rdma_get_cm_event(chan, ev))
+			return 0;
+		return errno == EINTR ? -ETIMEDOUT : -errno;
+	}
 
 	for (;;) {
 		struct pollfd pfd = {.fd = chan->fd, .events = POLLIN};
@@ -244,6 +259,8 @@ static void chan_open(void)
 	chan = rdma_create_event_channel();
 	if (!chan)
 		die("rdma_create_event_channel", errno);
+	if (blocking_waits)
+		return;
 	fl = fcntl(chan->fd, F_GETFL);
 	if (fl < 0 || fcntl(chan->fd, F_SETFL, fl | O_NONBLOCK))
 		die("fcntl O_NONBLOCK", errno);
@@ -1036,12 +1053,20 @@ static int run_auto(void)
 	}
 
 	{
-		char *sav[] = {self, "server", "-P", portb, lib_cqs ? "-C" : NULL, NULL};
+		char *sav[8] = {self, "server", "-P", portb, NULL};
+		int ks = 4;
+
+		if (lib_cqs)
+			sav[ks++] = "-C";
+		if (!blocking_waits)
+			sav[ks++] = "-N";
 		char *cav[24] = {self, "client", "-s", addr, "--dlid", lidbuf, "-n", nb,
 				 "-i", ib,	 "-p", pb,   "-P",     portb,  NULL};
 		char errbuf[256], latb[32];
 		int k = 14;
 
+		if (!blocking_waits)
+			cav[k++] = "-N";
 		if (engine_rate > 0) {
 			snprintf(rateb, sizeof(rateb), "%.0f", engine_rate);
 			cav[k++] = "--engine-rate";
@@ -1095,7 +1120,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	optind = strcmp(mode, "auto") ? 2 : 1;
-	while ((ch = getopt_long(argc, argv, "n:i:p:P:s:l:r:L:EC", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "n:i:p:P:s:l:r:L:ECN", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'n':
 			n_conn = (unsigned)strtoul(optarg, NULL, 0);
@@ -1120,6 +1145,9 @@ int main(int argc, char **argv)
 			break;
 		case 'L':
 			engine_lat = strtod(optarg, NULL);
+			break;
+		case 'N':
+			blocking_waits = false;
 			break;
 		case 'E':
 			no_engine = true;

@@ -733,7 +733,18 @@ static bool tfd_wait(struct cm_runtime *rt, bool wait)
 	return a.wait;
 }
 
-int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeout_ms)
+/*
+ * Wait until ready(arg) says so, up to timeout_ms, while the CM's umad fd
+ * is run on this thread: a MAD that comes while we wait is run here
+ * (holding the loop), so its event needs no hop from the loop thread, and
+ * the loop's thread does not wait for that fd meanwhile, so it is not
+ * woken for it as well: the one wake-up is this thread's, as for a
+ * kernel rdma_cm user blocked in read().  `fd` is polled for what makes
+ * ready() true.  Returns 0, -ETIMEDOUT or -errno (-EINTR only with
+ * `eintr`: a signal ends the wait, as it ends a read(2)).
+ */
+static int wait_running_mads(struct cm_runtime *rt, int fd, bool (*ready)(void *), void *arg,
+			     int timeout_ms, bool eintr)
 {
 	int64_t end = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
 	struct drain_args dr = {rt, 0};
@@ -742,24 +753,15 @@ int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeou
 	unsigned empty = 0;
 	int rc;
 
-	if (!rt || !ev)
-		return -EINVAL;
-	/*
-	 * Also wait for the CM's umad fd: a MAD that comes while we wait is
-	 * run here (holding the loop), so its event needs no hop from the
-	 * loop thread, and the loop's thread does not wait for that fd
-	 * meanwhile, so it is not woken for it as well: the one wake-up is
-	 * this thread's, as for a kernel rdma_cm user blocked in read().
-	 */
-	pfd[0].fd = rt->q.fd;
+	pfd[0].fd = fd;
 	pfd[0].events = POLLIN;
 	pfd[1].fd = rt->tfd;
 	pfd[1].events = POLLIN;
 	for (;;) {
 		int left = -1;
 
-		rc = evq_pop(&rt->q, ev);
-		if (rc != -EAGAIN)
+		rc = 0;
+		if (ready(arg))
 			break;
 		if (timeout_ms >= 0) {
 			int64_t d = end - now_ms();
@@ -777,7 +779,7 @@ int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeou
 		if (pfd[1].fd >= 0 && !waiting && !(waiting = tfd_wait(rt, true)))
 			pfd[1].fd = -1;
 		rc = poll(pfd, 2, left);
-		if (rc < 0 && errno != EINTR) {
+		if (rc < 0 && (errno != EINTR || eintr)) {
 			rc = -errno;
 			break;
 		}
@@ -802,6 +804,41 @@ int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeou
 	if (waiting)
 		tfd_wait(rt, false);
 	return rc;
+}
+
+struct pop_args {
+	struct cm_runtime *rt;
+	struct cm_event *ev;
+};
+
+static bool popped(void *arg)
+{
+	struct pop_args *a = arg;
+
+	return evq_pop(&a->rt->q, a->ev) != -EAGAIN;
+}
+
+int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeout_ms)
+{
+	struct pop_args a = {rt, ev};
+
+	if (!rt || !ev)
+		return -EINVAL;
+	return wait_running_mads(rt, rt->q.fd, popped, &a, timeout_ms, false);
+}
+
+static bool fd_readable(void *arg)
+{
+	struct pollfd p = {.fd = *(int *)arg, .events = POLLIN};
+
+	return poll(&p, 1, 0) > 0;
+}
+
+int cm_runtime_wait_fd(struct cm_runtime *rt, int fd, int timeout_ms)
+{
+	if (!rt || fd < 0)
+		return -EINVAL;
+	return wait_running_mads(rt, fd, fd_readable, &fd, timeout_ms, true);
 }
 
 /* ---- port and paths ---- */

@@ -197,6 +197,14 @@ int cm_runtime_get_event(struct cm_runtime *rt, struct cm_event *ev);
  */
 int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeout_ms);
 
+/*
+ * The same for a caller that takes its events elsewhere (an on_loop_event
+ * hook that queues them itself): wait up to timeout_ms (-1: forever)
+ * until `fd` polls readable, running the CM MADs that arrive meanwhile on
+ * this thread.  0, -ETIMEDOUT, -errno (-EINTR when a signal came).
+ */
+int cm_runtime_wait_fd(struct cm_runtime *rt, int fd, int timeout_ms);
+
 /* The port (LID, GID, SM LID ...) as read when the runtime opened. */
 int cm_runtime_port(const struct cm_runtime *rt, struct mad_port_attr *out);
 struct mad_loop *cm_runtime_loop(const struct cm_runtime *rt);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 
+#include "cm/runtime.h"
 #include "lib/cma.h"
 
 struct cma_channel *cma_channel_of(struct rdma_cm_id *id)
@@ -161,9 +162,31 @@ static void ack_locked(struct cma_event *e)
 	free(e);
 }
 
+/*
+ * The CM runtime of the process when it has exactly one (one port in
+ * use, the common case): a thread that waits for events can run that
+ * port's MADs itself (under cma.lock).
+ */
+static struct cm_runtime *only_runtime(void)
+{
+	struct cm_runtime *rt = NULL;
+
+	for (int d = 0; d < cma.ndevs; d++)
+		for (int i = 0; i < cma.devs[d].nports; i++) {
+			struct cm_runtime *r = cma.devs[d].ports[i].rt;
+
+			if (r && rt)
+				return NULL;
+			if (r)
+				rt = r;
+		}
+	return rt;
+}
+
 CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
 {
 	struct cma_channel *ch = (struct cma_channel *)channel;
+	struct cm_runtime *rt;
 	struct cma_event *e;
 
 	if (!ch || !event)
@@ -184,9 +207,17 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 			pthread_mutex_unlock(&cma.lock);
 			return cma_err(EAGAIN);
 		}
+		rt = only_runtime();
 		pthread_mutex_unlock(&cma.lock);
-		if (poll(&pfd, 1, -1) < 0)
+		if (rt) {
+			/* Run the CM's MADs here meanwhile: one wake-up, not two. */
+			int rc = cm_runtime_wait_fd(rt, ch->ch.fd, -1);
+
+			if (rc)
+				return cma_err(-rc);
+		} else if (poll(&pfd, 1, -1) < 0) {
 			return -1; /* EINTR too, as librdmacm's read(2) of the fd */
+		}
 		pthread_mutex_lock(&cma.lock);
 	}
 	/* The listener's backlog counts requests not yet read (ucma). */

@@ -83,7 +83,7 @@ test)
 		(cd build && make fuzz-run FUZZ_RUNS="${FUZZ_RUNS:-200000}")
 	fi
 	echo "== make distcheck"
-	(cd build && make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror) ||
+	(cd build && make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS='--enable-werror --enable-quick-check') ||
 		exit 1
 	echo "all test stages passed (make check, ASan+UBSan unit tests, libFuzzer, distcheck)"
 	echo "tests: $passed passed, $failed failed"
