@@ -259,6 +259,8 @@ static inline struct cma_id *cma_id_of(struct rdma_cm_id *id)
 struct cma_id *cma_id_alloc(struct cma_channel *ch, void *context, enum rdma_port_space ps,
 			    enum ibv_qp_type qpt);
 void cma_id_free_locked(struct cma_id *id);
+/* Every live id, under cma.lock. */
+void cma_ids_foreach(void (*fn)(struct cma_id *id, void *arg), void *arg);
 /* The live id with this cookie, or NULL (under cma.lock). */
 struct cma_id *cma_id_by_cookie(uint64_t cookie);
 /* The CM connection of an id goes away: release it in the runtime. */
@@ -306,6 +308,10 @@ int cma_mgid_of(enum rdma_port_space ps, const struct sockaddr *sa, const uint8_
 		uint8_t mgid[16]);
 void cma_mc_on_get(struct cma_id *id, struct cma_event *e);
 void cma_mc_leave_all(struct cma_id *id);
+/* The SA may have lost the port's groups: join them again (cma_async.c). */
+void cma_mc_rejoin(struct cma_port *p);
+/* Watch each device's async events (port changes), from cma_init. */
+void cma_async_start(struct cma_device *d);
 
 /* Service ID of an id's port space and port. */
 uint64_t cma_service_id(enum rdma_port_space ps, uint16_t port);

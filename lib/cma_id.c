@@ -41,6 +41,13 @@ struct cma_id *cma_id_by_cookie(uint64_t cookie)
 	return NULL;
 }
 
+void cma_ids_foreach(void (*fn)(struct cma_id *id, void *arg), void *arg)
+{
+	for (unsigned b = 0; b < COOKIE_BUCKETS; b++)
+		for (struct cma_id *i = by_cookie[b]; i; i = i->cookie_next)
+			fn(i, arg);
+}
+
 static void cookie_del(struct cma_id *id)
 {
 	for (struct cma_id **p = &by_cookie[id->cookie % COOKIE_BUCKETS]; *p;

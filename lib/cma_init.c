@@ -90,6 +90,8 @@ static void init_once(void)
 	for (int i = 0; i < n; i++)
 		if (!open_device(&cma.devs[cma.ndevs], cma.dev_list[i]))
 			cma.ndevs++;
+	for (int i = 0; i < cma.ndevs; i++)
+		cma_async_start(&cma.devs[i]);
 	if (!cma.ndevs) {
 		cma.init_err = ENODEV;
 		return;

@@ -404,3 +404,83 @@ void cma_mc_leave_all(struct cma_id *id)
 		mc_free(mc, false);
 	}
 }
+
+/* ---- after a port or SM change ---- */
+
+struct rejoin_arg {
+	struct cma_membership *m;
+	bool ok;
+	uint16_t old_mlid;
+};
+
+/* Under cma.lock: tell the id's joins on m (error) or move their QP to the new MLID. */
+static void rejoined(struct cma_id *id, void *arg)
+{
+	struct rejoin_arg *a = arg;
+
+	if (id->state == CMA_DESTROYING)
+		return;
+	for (struct cma_mc *mc = id->mcs; mc; mc = mc->next) {
+		struct cma_event *e;
+
+		if (mc->m != a->m)
+			continue;
+		if (a->ok) {
+			if (mc->attached && mc->qp && a->old_mlid != a->m->rec.mlid) {
+				ibv_detach_mcast(mc->qp, (const union ibv_gid *)a->m->rec.mgid,
+						 a->old_mlid);
+				ibv_attach_mcast(mc->qp, (const union ibv_gid *)a->m->rec.mgid,
+						 a->m->rec.mlid);
+			}
+			continue;
+		}
+		/* As the kernel's multicast.c: the member hears -ENETRESET. */
+		e = cma_event_new(id, RDMA_CM_EVENT_MULTICAST_ERROR, -ENETRESET);
+		if (e) {
+			e->ev.param.ud.private_data = mc->context;
+			cma_report(id, e);
+		}
+	}
+}
+
+/*
+ * The port came back, its LID or SM changed, or the SM asked clients to
+ * register again: the SA may have forgotten this process's memberships.
+ * Each is joined again with the record the SA gave it; a group the SA
+ * refuses now gets MULTICAST_ERROR to every id in it, never silence.
+ */
+void cma_mc_rejoin(struct cma_port *p)
+{
+	struct cma_membership *list[64];
+	struct cm_runtime *rt;
+	unsigned n = 0;
+
+	pthread_mutex_lock(&cma.lock);
+	for (struct cma_membership *m = memberships; m && n < 64; m = m->next)
+		if (m->port == p) {
+			m->refs++; /* held while we work without the lock */
+			list[n++] = m;
+		}
+	rt = p->rt;
+	pthread_mutex_unlock(&cma.lock);
+	for (unsigned i = 0; i < n; i++) {
+		struct cma_membership *m = list[i];
+		struct rejoin_arg a = {.m = m, .old_mlid = m->rec.mlid};
+		struct sa_mcmember want = m->rec, got;
+
+		memcpy(want.port_gid, p->gid, 16);
+		want.join_state = m->join_state;
+		a.ok = rt && !sa_mcmember_join(cm_runtime_sa(rt), &want,
+					       SA_MCMR_COMP_MGID | SA_MCMR_COMP_PORT_GID |
+						   SA_MCMR_COMP_P_KEY | SA_MCMR_COMP_JOIN_STATE |
+						   SA_MCMR_COMP_Q_KEY | SA_MCMR_COMP_SL |
+						   SA_MCMR_COMP_FLOW_LABEL | SA_MCMR_COMP_TCLASS,
+					       &got);
+		pthread_mutex_lock(&cma.lock);
+		if (a.ok)
+			m->rec = got;
+		cma_ids_foreach(rejoined, &a);
+		pthread_mutex_unlock(&cma.lock);
+		membership_put(m);
+	}
+}

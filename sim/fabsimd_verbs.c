@@ -193,6 +193,30 @@ static int v_qpn_block(struct fsd_conn *c, const struct fsp_hdr *h)
 	return -ENOSPC;
 }
 
+/* A block the process no longer uses: free for others, once the cursor
+ * comes round to it again. */
+static int v_qpn_release(struct fsd_conn *c, const void *body, size_t len)
+{
+	struct fv_conn *vc = c->verbs;
+	struct fsp_verbs_qpn_release r;
+	uint32_t b, i;
+
+	if (!vc || len < sizeof(r))
+		return -EINVAL;
+	memcpy(&r, body, sizeof(r));
+	b = r.base / FSP_VERBS_QPN_BLOCK_SIZE;
+	if (r.base % FSP_VERBS_QPN_BLOCK_SIZE || b >= NBLOCKS || vc->vp->blk[b] != c)
+		return -EINVAL;
+	for (i = 0; i < vc->nblocks; i++)
+		if (vc->blocks[i] == b) {
+			vc->blocks[i] = vc->blocks[--vc->nblocks];
+			break;
+		}
+	vc->vp->blk[b] = NULL;
+	fsd_verbs_changed(); /* grants naming the block are void */
+	return 0;
+}
+
 static int v_mcast(struct fsd_conn *c, const struct fsp_hdr *h, const void *body, size_t len)
 {
 	struct fv_conn *vc = c->verbs;
@@ -654,6 +678,8 @@ int fsd_verbs_msg(struct fsd_conn *c, const struct fsp_hdr *h, const void *body,
 		return v_qpn_block(c, h);
 	case FSP_VERBS_MCAST:
 		return v_mcast(c, h, body, len);
+	case FSP_VERBS_QPN_RELEASE:
+		return v_qpn_release(c, body, len);
 	case FSP_VERBS_DIRECT:
 		return v_direct(c, body, len);
 	case FSP_VERBS_ROUTE:

@@ -185,13 +185,25 @@ void verbs_wire_unwatch(void)
 
 /* A process that exits sends the ACKs its threads still hold (lazy ones
  * above all, verbs_datapath.c), as an HCA would have sent them already:
- * its peers need not retry into a QP that is gone.  Never waits for the
- * lock: another thread may hold it forever now. */
+ * its peers need not retry into a QP that is gone; and every packet it
+ * still holds (completed UD SENDs waiting for a cut-through route answer,
+ * messages for a full receiver: sim/verbs_direct.c).  Waits for the lock
+ * only a little: another thread may hold it forever now, but the HCA
+ * thread holds it for microseconds. */
 __attribute__((destructor)) static void hca_exit(void)
 {
-	if (!verbs_hca.started || pthread_mutex_trylock(&verbs_hca.lock))
+	struct timespec until;
+
+	if (!verbs_hca.started)
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 100000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	if (pthread_mutex_timedlock(&verbs_hca.lock, &until))
 		return;
 	verbs_ack_flush();
+	verbs_transport_exit();
 	VERBS_UNLOCK();
 	/* FABSIM_VERBS_STATS=1: what this process's HCA did, on stderr. */
 	if (getenv("FABSIM_VERBS_STATS"))
@@ -318,6 +330,10 @@ static int vquery_device_ex(struct ibv_context *ctx, const struct ibv_query_devi
 static int vquery_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr,
 		       size_t len);
 
+/* Open contexts of this process, for port events (a few per process). */
+#define MAX_PORT_CTXS 16
+static struct vcontext *port_ctxs[MAX_PORT_CTXS];
+
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct vdevice *dev = (struct vdevice *)device;
@@ -369,6 +385,11 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	VERBS_LOCK();
 	if (!verbs_hca.ctx)
 		verbs_hca.ctx = c;
+	for (unsigned i = 0; i < MAX_PORT_CTXS; i++)
+		if (!port_ctxs[i]) {
+			port_ctxs[i] = c;
+			break;
+		}
 	VERBS_UNLOCK();
 	return ctx;
 }
@@ -388,6 +409,9 @@ int ibv_close_device(struct ibv_context *ctx)
 	VERBS_LOCK();
 	if (verbs_hca.ctx == c)
 		verbs_hca.ctx = NULL;
+	for (unsigned i = 0; i < MAX_PORT_CTXS; i++)
+		if (port_ctxs[i] == c)
+			port_ctxs[i] = NULL;
 	VERBS_UNLOCK();
 	close(ctx->async_fd);
 	close(c->async_wr);
@@ -1026,8 +1050,10 @@ static void port_async(enum ibv_event_type t)
 	struct ibv_async_event ev = {.event_type = t};
 
 	ev.element.port_num = 1;
-	if (verbs_hca.ctx)
-		verbs_async_event(&verbs_hca.ctx->vctx.context, &ev);
+	/* As the kernel's uverbs: every open context hears port events. */
+	for (unsigned i = 0; i < MAX_PORT_CTXS; i++)
+		if (port_ctxs[i])
+			verbs_async_event(&port_ctxs[i]->vctx.context, &ev);
 }
 
 void verbs_port_event(const struct fsp_verbs_port_event *e)

@@ -29,6 +29,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sim/verbs_client.h"
@@ -583,6 +585,68 @@ int vdirect_next(uint8_t *buf, size_t cap, size_t *len)
 		 * appears once per epoll_wait, and this one is done. */
 	}
 	return VD_DONE;
+}
+
+/* ---- exit ---------------------------------------------------------------- */
+
+#define EXIT_WAIT_MS 200 /* longest wait for full receivers at exit */
+
+static int64_t ms_left(const struct timespec *end)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)(end->tv_sec - now.tv_sec) * 1000 + (end->tv_nsec - now.tv_nsec) / 1000000;
+}
+
+/*
+ * The process exits.  Packets still held here were completed to the
+ * application already (a UD SEND completes as it leaves, an ACK is
+ * sent), so on an HCA they would be on the wire and outlive the process:
+ * they must leave now, not die with it.  Those waiting for a route answer
+ * (the first packets to a peer, e.g. the replies of a UD server that
+ * exits once they are completed, as udaddy's does) go through the daemon,
+ * which routes them as it would have without cut-through; those waiting
+ * for a full receiver get a moment for room (they are behind what is
+ * already in its socket), then go through the daemon too.
+ */
+void vdirect_exit(void)
+{
+	struct timespec end;
+
+	if (!vd.gen || vd.lfd < 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_nsec += EXIT_WAIT_MS * 1000000L;
+	end.tv_sec += end.tv_nsec / 1000000000L;
+	end.tv_nsec %= 1000000000L;
+	for (struct peer *p = vd.peers; p; p = p->next) {
+		struct qmsg *m;
+		int64_t left;
+
+		while (!p->dead && p->q) {
+			struct pollfd pfd = {.fd = p->s.fd, .events = POLLOUT};
+
+			flush_queue(p);
+			left = ms_left(&end);
+			if (p->dead || !p->q || left <= 0)
+				break;
+			(void)poll(&pfd, 1, (int)left);
+		}
+		while (!p->dead && (m = p->q)) {
+			p->q = m->next;
+			(void)daemon_send(m->data, m->len);
+			free(m);
+		}
+		p->qtail = NULL;
+	}
+	for (uint32_t lid = 0; vd.by_lid && lid < UNICAST_LIDS; lid++)
+		for (struct route *r = vd.by_lid[lid]; r; r = r->next)
+			if (r->pend) {
+				/* No answer will be read: through the daemon. */
+				r->state = R_REFUSED;
+				pend_flush(r);
+			}
 }
 
 void vdirect_daemon_gone(void)

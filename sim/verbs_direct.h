@@ -34,6 +34,8 @@ enum vdirect_next {
 	VD_DONE,   /* something was handled here; look again */
 };
 int vdirect_next(uint8_t *buf, size_t cap, size_t *len);
+/* The process exits: what it holds leaves now (see verbs_direct.c). */
+void vdirect_exit(void);
 /* The daemon closed the stream: stop watching it. */
 void vdirect_daemon_gone(void);
 

@@ -279,10 +279,14 @@ ssize_t verbs_transport_recv(uint8_t *buf, size_t len);
 bool verbs_transport_buffered(void);
 void verbs_transport_batch_begin(void);
 void verbs_transport_batch_end(void);
+/* The process exits: packets held in the process leave (under VERBS_LOCK). */
+void verbs_transport_exit(void);
 /* A block of FSP_VERBS_QPN_BLOCK_SIZE QPNs owned by this process; and
  * multicast membership of this process.  Both may block on the daemon:
  * never call them holding VERBS_LOCK. */
 int verbs_transport_qpn_block(uint32_t *base);
+/* The block at base is no longer used (one-way, may be under VERBS_LOCK). */
+void verbs_transport_qpn_release(uint32_t base);
 int verbs_transport_mcast(uint16_t mlid, const uint8_t *mgid, bool join);
 
 #define VERBS_LOCK() pthread_mutex_lock(&verbs_hca.lock)

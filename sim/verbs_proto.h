@@ -8,9 +8,12 @@
  * uses and sends FSP_VERBS_OPEN on it.  From then on:
  *  - QPNs: FSP_VERBS_QPN_BLOCK hands the connection a block of
  *    FSP_VERBS_QPN_BLOCK_SIZE QP numbers unique on that port (QP0/QP1 are
- *    never handed out).  The process numbers its QPs from its blocks;
- *    the daemon delivers packets whose DestQP falls in a block to the
- *    connection that owns it, so creating a QP costs no round trip.
+ *    never handed out), round-robin over the port's QPN space, as an HCA
+ *    allocates QPNs: a block comes back only after all others did.  The
+ *    process numbers its QPs from its blocks, in order; the daemon
+ *    delivers packets whose DestQP falls in a block to the connection
+ *    that owns it, so creating a QP costs no round trip.  A block none of
+ *    whose QPs is left goes back with FSP_VERBS_QPN_RELEASE.
  *  - Packets: FSP_VERBS_PKT in both directions carries one IBA packet,
  *    LRH to VCRC.  The daemon routes it from the sender's port along the
  *    LFTs/MFTs the SM programmed, hop by hop, honouring link state and
@@ -75,6 +78,13 @@ enum fsp_verbs_type {
 	 * dqpn, the daemon answers (not as a reply: the HCA thread or a
 	 * waiting application thread takes it) with gen, status and addr */
 	FSP_VERBS_ROUTE = FSP_VERBS_FIRST + 8,
+	/* one-way, process -> daemon: fsp_verbs_qpn_release, a block the
+	 * connection owns and no longer uses */
+	FSP_VERBS_QPN_RELEASE = FSP_VERBS_FIRST + 9,
+};
+
+struct fsp_verbs_qpn_release {
+	uint32_t base; /* first QPN of the block, as FSP_VERBS_QPN_BLOCK gave it */
 };
 
 #define FSP_VERBS_GEN_FILE "verbs.gen"

@@ -18,60 +18,124 @@
 
 #define QP_HASH 4096
 
-/* QPNs from the blocks the fabric gave us, reused first in, first out so
- * a stale packet rarely meets a new QP with an old number. */
+/*
+ * QPNs, as an HCA allocates them: increasing, round-robin over the 24-bit
+ * space, so that a freed QPN comes back only after a long time.  IBA
+ * (12.9.8.3.1) forbids reusing a QPN still in the CM's TimeWait, and a
+ * CM refuses such a connect; handing freed QPNs out again within one
+ * block made every 255th connect/disconnect cycle fail that way.
+ *
+ * The fabric hands out blocks of FSP_VERBS_QPN_BLOCK_SIZE QPNs
+ * round-robin over the port's QPN space.  QPNs are taken in order from
+ * the current block; when it is used up the next one is asked for, and a
+ * block none of whose QPs is left goes back to the fabric
+ * (FSP_VERBS_QPN_RELEASE), which hands it out again only once its cursor
+ * has gone round the whole space.  A process thus holds the blocks of
+ * its live QPs and the current one, not every block it ever used.
+ */
+#define QBLK_HASH 64
+
+struct qblock {
+	uint32_t block; /* QPN / FSP_VERBS_QPN_BLOCK_SIZE */
+	uint32_t live;	/* QPs of the block not destroyed yet */
+	struct qblock *hnext;
+};
+
 static struct {
-	uint32_t *q;
-	uint32_t size, head, count;
-} qpn_pool;
+	struct qblock *hash[QBLK_HASH];
+	struct qblock *cur; /* QPNs are taken from here, from index `next` */
+	uint32_t next;
+} qpns;
 
-static int qpn_pool_push(uint32_t qpn)
+static struct qblock **qblock_slot(uint32_t block)
 {
-	if (qpn_pool.count == qpn_pool.size) {
-		uint32_t n = qpn_pool.size ? qpn_pool.size * 2 : 1024, i;
-		uint32_t *q = malloc(n * sizeof(*q));
+	struct qblock **pp;
 
-		if (!q)
-			return -ENOMEM;
-		for (i = 0; i < qpn_pool.count; i++)
-			q[i] = qpn_pool.q[(qpn_pool.head + i) % qpn_pool.size];
-		free(qpn_pool.q);
-		qpn_pool.q = q;
-		qpn_pool.size = n;
-		qpn_pool.head = 0;
+	for (pp = &qpns.hash[block % QBLK_HASH]; *pp; pp = &(*pp)->hnext)
+		if ((*pp)->block == block)
+			break;
+	return pp;
+}
+
+/* Under VERBS_LOCK: b goes back to the fabric if none of it is in use. */
+static void qblock_maybe_release(struct qblock *b)
+{
+	struct qblock **pp;
+
+	if (b->live || b == qpns.cur)
+		return;
+	pp = qblock_slot(b->block);
+	if (*pp == b)
+		*pp = b->hnext;
+	verbs_transport_qpn_release(b->block * FSP_VERBS_QPN_BLOCK_SIZE);
+	free(b);
+}
+
+/* Under VERBS_LOCK: the next QPN of the current block, if one is left. */
+static bool qpn_take(uint32_t *qpn)
+{
+	while (qpns.cur && qpns.next < FSP_VERBS_QPN_BLOCK_SIZE) {
+		uint32_t q = qpns.cur->block * FSP_VERBS_QPN_BLOCK_SIZE + qpns.next++;
+
+		/* QP0/QP1 and the multicast QPN are never QPs of ours. */
+		if (q <= 1 || q >= VQPN_MCAST)
+			continue;
+		qpns.cur->live++;
+		*qpn = q;
+		return true;
 	}
-	qpn_pool.q[(qpn_pool.head + qpn_pool.count) % qpn_pool.size] = qpn;
-	qpn_pool.count++;
-	return 0;
+	return false;
 }
 
 /* Called without VERBS_LOCK: may ask the daemon for a block. */
 static int qpn_alloc(uint32_t *qpn)
 {
-	uint32_t base, i;
+	struct qblock *b, *old;
+	uint32_t base;
 	int ret;
 
 	for (;;) {
 		VERBS_LOCK();
-		if (qpn_pool.count) {
-			*qpn = qpn_pool.q[qpn_pool.head];
-			qpn_pool.head = (qpn_pool.head + 1) % qpn_pool.size;
-			qpn_pool.count--;
+		if (qpn_take(qpn)) {
 			VERBS_UNLOCK();
 			return 0;
 		}
 		VERBS_UNLOCK();
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return -ENOMEM;
 		ret = verbs_transport_qpn_block(&base);
-		if (ret)
+		if (ret) {
+			free(b);
 			return ret;
+		}
+		b->block = base / FSP_VERBS_QPN_BLOCK_SIZE;
 		VERBS_LOCK();
-		for (i = 0; i < FSP_VERBS_QPN_BLOCK_SIZE && !ret; i++)
-			if (base + i > 1 && base + i < VQPN_MCAST)
-				ret = qpn_pool_push(base + i);
+		/* Another thread may have got one meanwhile: its rest is
+		 * left, as a block used up. */
+		old = qpns.cur;
+		b->hnext = qpns.hash[b->block % QBLK_HASH];
+		qpns.hash[b->block % QBLK_HASH] = b;
+		qpns.cur = b;
+		qpns.next = 0;
+		if (old)
+			qblock_maybe_release(old);
+		ret = qpn_take(qpn);
 		VERBS_UNLOCK();
 		if (ret)
-			return ret;
+			return 0;
 	}
+}
+
+/* Under VERBS_LOCK: the QP numbered qpn is gone. */
+static void qpn_free(uint32_t qpn)
+{
+	struct qblock *b = *qblock_slot(qpn / FSP_VERBS_QPN_BLOCK_SIZE);
+
+	if (!b || !b->live)
+		return;
+	b->live--;
+	qblock_maybe_release(b);
 }
 
 struct vqp *verbs_qp_lookup(uint32_t qpn)
@@ -198,7 +262,7 @@ static struct ibv_qp *qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a
 			free(qp);
 		}
 		VERBS_LOCK();
-		qpn_pool_push(qpn);
+		qpn_free(qpn);
 		VERBS_UNLOCK();
 		errno = ENOMEM;
 		return NULL;
@@ -235,7 +299,7 @@ static struct ibv_qp *qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a
 	if (!verbs_hca.qp_hash) {
 		verbs_hca.qp_hash = calloc(QP_HASH, sizeof(*verbs_hca.qp_hash));
 		if (!verbs_hca.qp_hash) {
-			qpn_pool_push(qpn);
+			qpn_free(qpn);
 			VERBS_UNLOCK();
 			verbs_wq_free(&qp->sq);
 			verbs_wq_free(&qp->rq);
@@ -438,7 +502,7 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	to_vcq(ibqp->recv_cq)->refs--;
 	if (ibqp->srq)
 		to_vsrq(ibqp->srq)->refs--;
-	qpn_pool_push(ibqp->qp_num);
+	qpn_free(ibqp->qp_num);
 	m = qp->mcast;
 	qp->mcast = NULL;
 	VERBS_UNLOCK();

@@ -47,6 +47,7 @@ static struct {
 	uint16_t lid;
 	/* standalone */
 	char dir[80];
+	uint32_t sa_cursor; /* next QPN block to try */
 	/* fabric: one outstanding call at a time */
 	pthread_mutex_t call_lock;
 	pthread_mutex_t rep_lock;
@@ -420,6 +421,18 @@ int verbs_transport_send(const uint8_t *pkt, size_t len)
 	return vt.tx_depth ? 0 : tx_flush();
 }
 
+/* The process exits: a batch being collected and the packets cut-through
+ * holds leave now.  Under VERBS_LOCK. */
+void verbs_transport_exit(void)
+{
+	if (vt.fd < 0 || !vt.fabric)
+		return;
+	if (vt.tx_count)
+		(void)tx_flush();
+	if (vt.ep >= 0)
+		vdirect_exit();
+}
+
 static int link_alive(const char *path)
 {
 	char tgt[64];
@@ -451,13 +464,17 @@ int verbs_transport_qpn_block(uint32_t *base)
 		return 0;
 	}
 	snprintf(tgt, sizeof(tgt), "v.%d", (int)getpid());
-	b = (uint32_t)(getpid() * 7919u) % nblocks;
+	/* Round-robin from where the last one was found, as fabsimd does. */
+	if (!vt.sa_cursor)
+		vt.sa_cursor = (uint32_t)(getpid() * 7919u) % nblocks;
+	b = vt.sa_cursor;
 	for (i = 0; i < nblocks; i++, b = (b + 1) % nblocks) {
 		/* Block 0 holds QP0/QP1; the last block holds 0xffffff. */
 		if (b == 0 || b == nblocks - 1)
 			continue;
 		snprintf(path, sizeof(path), "%s/b.%u.%u", vt.dir, vt.lid, b);
 		if (!symlink(tgt, path)) {
+			vt.sa_cursor = (b + 1) % nblocks;
 			*base = b * FSP_VERBS_QPN_BLOCK_SIZE;
 			return 0;
 		}
@@ -467,6 +484,23 @@ int verbs_transport_qpn_block(uint32_t *base)
 			unlink(path);
 	}
 	return -ENOSPC;
+}
+
+void verbs_transport_qpn_release(uint32_t base)
+{
+	struct fsp_verbs_qpn_release r = {.base = base};
+	char path[128];
+
+	if (vt.fd < 0)
+		return;
+	if (vt.fabric) {
+		/* One-way: the daemon handles it before anything sent later,
+		 * such as the request for the next block. */
+		(void)verbs_client_send(vt.fd, FSP_VERBS_QPN_RELEASE, 0, &r, sizeof(r));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/b.%u.%u", vt.dir, vt.lid, base / FSP_VERBS_QPN_BLOCK_SIZE);
+	unlink(path);
 }
 
 int verbs_transport_mcast(uint16_t mlid, const uint8_t *mgid, bool join)

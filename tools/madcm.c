@@ -20,6 +20,7 @@
 	X(trace, "print a MAD capture (MADCM_TRACE=FILE.pcap)") \
 	X(stat, "print CM engine counters and connections (MADCM_STAT_FILE)") \
 	X(run, "run a librdmacm program on madcm's librdmacm.so.1") \
+	X(torture, "run adversarial CM cases against a target CM") \
 	/* one line per subcommand above this one */
 /* clang-format on */
 

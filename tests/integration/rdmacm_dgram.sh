@@ -8,6 +8,7 @@
 #   kernel maps 230.168.1.5 to: ff12:4001:ffff::6a8:105), an IPv6 group
 #   with a send-only sender (-o), an unmapped AF_IB group (-M); after they
 #   exit, the SA lists no group but IPoIB's broadcast group;
+#   a link going down and up under a bound id: ADDR_CHANGE each time;
 #   a capture: SIDR_REQ service ID 0x1110000 + port, nothing malformed.
 . "$(dirname "$0")/sim_common.sh"
 MADCM=$top_builddir/tools/madcm
@@ -88,6 +89,21 @@ groups=$(on h1 saquery -g 2>/dev/null | grep -c 'MGID\.')
 [ "$groups" -eq 1 ] || { on h1 saquery -g >&2; fail "$groups groups at the SA after all left"; }
 passed=$((passed + 1))
 echo "ok: groups left at the SA"
+
+# A link going down under a bound id: ADDR_CHANGE (and again when it is back).
+"$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$top_builddir/tests/integration/rdmacm_watch" \
+	198.18.0.1 9999 2 >"$out/watch" 2>&1 &
+wp=$!
+bg_pids="$bg_pids $wp"
+wait_for "grep -q bound '$out/watch'" 20 || { cat "$out/watch" >&2; fail "rdmacm_watch did not bind"; }
+fs link h1 1 down >/dev/null || fail "link down"
+wait_for "grep -q ADDR_CHANGE '$out/watch'" 20 || { cat "$out/watch" >&2; fail "no ADDR_CHANGE on link down"; }
+fs link h1 1 up >/dev/null || fail "link up"
+wait $wp || { cat "$out/watch" >&2; fail "rdmacm_watch"; }
+[ "$(grep -c 'event RDMA_CM_EVENT_ADDR_CHANGE status 0' "$out/watch")" -eq 2 ] ||
+	{ cat "$out/watch" >&2; fail "ADDR_CHANGE down and up"; }
+passed=$((passed + 1))
+echo "ok: ADDR_CHANGE on link down and up"
 
 # SIDR with 20% of CM MADs lost.
 if [ "${MADCM_QUICK_CHECK:-0}" != 1 ]; then

@@ -18,6 +18,14 @@
  *   verbs_check churn N             create, bring to RTS, destroy N QPs
  *   verbs_check hold N [SEC]        create N QPs, wait SEC, exit without
  *                                   cleanup
+ *   verbs_check ud-server FILE N    UD responder: writes "lid qpn psn" to
+ *                                   FILE, answers N requests each on an AH
+ *                                   made from its WC (QPN from the
+ *                                   immediate data), exits at once
+ *   verbs_check ud-client FILE N    UD requester: sends N requests to the
+ *                                   server in FILE, waits for N replies
+ *   verbs_check qpn-unique N        create and destroy N QPs one after
+ *                                   another; fails if a QPN repeats
  *   verbs_check daemon-stats        what fabsimd holds for the soft verbs
  *
  * Exit status 0 when every check passed; failures are printed.
@@ -778,6 +786,142 @@ static int cmd_mcast(const char *mgids, int arg, bool send, bool attach)
 	return failures ? 1 : 0;
 }
 
+/* ---- UD request/reply, the reply on an AH made from the WC ------------- */
+
+#define UD_MSG 64
+
+static void ud_up(struct ep *e)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR};
+
+	ep_create(e, IBV_QPT_UD, 0, IBV_ACCESS_LOCAL_WRITE);
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE)) {
+		fprintf(stderr, "UD to RTR failed\n");
+		exit(1);
+	}
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = e->psn;
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN)) {
+		fprintf(stderr, "UD to RTS failed\n");
+		exit(1);
+	}
+}
+
+/* Receive i lands at buf + BUFSZ/2 + i * (GRH + UD_MSG). */
+static int ud_post_recv(struct ep *e, int i)
+{
+	uint32_t len = sizeof(struct ibv_grh) + UD_MSG;
+	struct ibv_sge sg = {.addr = (uintptr_t)e->buf + BUFSZ / 2 + (uint64_t)i * len,
+			     .length = len,
+			     .lkey = e->mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = (uint64_t)i, .sg_list = &sg, .num_sge = 1}, *bad;
+
+	return ibv_post_recv(e->qp, &wr, &bad);
+}
+
+static int ud_send(struct ep *e, struct ibv_ah *ah, uint32_t qpn, int i, bool signaled)
+{
+	struct ibv_sge sg = {.addr = (uintptr_t)e->buf + (uint64_t)i * UD_MSG,
+			     .length = UD_MSG,
+			     .lkey = e->mr->lkey};
+	struct ibv_send_wr wr = {.wr_id = (uint64_t)i,
+				 .sg_list = &sg,
+				 .num_sge = 1,
+				 .opcode = IBV_WR_SEND_WITH_IMM,
+				 .send_flags = signaled ? IBV_SEND_SIGNALED : 0},
+			   *bad;
+
+	wr.imm_data = htobe32(e->qp->qp_num);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = qpn;
+	wr.wr.ud.remote_qkey = 0x1234;
+	return ibv_post_send(e->qp, &wr, &bad);
+}
+
+/* As udaddy's server: every request received, then every reply sent on
+ * an AH made from the first request's WC, then exit: the replies are
+ * completed, so they are on the wire, whatever becomes of this process. */
+static int cmd_ud_server(const char *file, int n)
+{
+	struct ibv_ah *ah = NULL;
+	struct ibv_wc wc;
+	uint32_t rqpn = 0;
+	struct ep e;
+	int got = 0, sent = 0;
+
+	open_dev();
+	ud_up(&e);
+	for (int i = 0; i < n; i++)
+		ud_post_recv(&e, i);
+	write_info(file, &e);
+	while (got < n) {
+		if (!wait_wc(e.cq, &wc, 10000)) {
+			printf("server: %d of %d requests\n", got, n);
+			return 1;
+		}
+		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV) {
+			printf("server: %s\n", ibv_wc_status_str(wc.status));
+			return 1;
+		}
+		if (!ah) {
+			uint32_t len = sizeof(struct ibv_grh) + UD_MSG;
+
+			ah = ibv_create_ah_from_wc(
+			    pd, &wc, (struct ibv_grh *)(e.buf + BUFSZ / 2 + wc.wr_id * len), 1);
+			rqpn = be32toh(wc.imm_data);
+			if (!ah) {
+				printf("server: ibv_create_ah_from_wc: %s\n", strerror(errno));
+				return 1;
+			}
+		}
+		got++;
+	}
+	for (int i = 0; i < n; i++)
+		if (ud_send(&e, ah, rqpn, i, true))
+			return 1;
+	while (sent < n) {
+		if (!wait_wc(e.cq, &wc, 10000) || wc.status != IBV_WC_SUCCESS) {
+			printf("server: %d of %d replies completed\n", sent, n);
+			return 1;
+		}
+		sent++;
+	}
+	printf("server: %d requests, %d replies\n", got, sent);
+	return 0;
+}
+
+static int cmd_ud_client(const char *file, int n)
+{
+	struct ibv_ah_attr aa = {.port_num = 1};
+	unsigned lid, qpn, psn;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	struct ep e;
+	int got = 0;
+
+	open_dev();
+	ud_up(&e);
+	for (int i = 0; i < n; i++)
+		ud_post_recv(&e, i);
+	read_info(file, &lid, &qpn, &psn);
+	aa.dlid = (uint16_t)lid;
+	ah = ibv_create_ah(pd, &aa);
+	if (!ah)
+		return 1;
+	for (int i = 0; i < n; i++)
+		if (ud_send(&e, ah, qpn, i, false))
+			return 1;
+	while (got < n && wait_wc(e.cq, &wc, 3000)) {
+		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV) {
+			printf("client: %s\n", ibv_wc_status_str(wc.status));
+			return 1;
+		}
+		got++;
+	}
+	printf("client: %d of %d replies\n", got, n);
+	return got == n ? 0 : 1;
+}
+
 /* ---- QP churn and leaks ------------------------------------------------- */
 
 static int cmp_double(const void *a, const void *b)
@@ -851,8 +995,59 @@ static int cmd_churn(int n, bool destroy, int hold_sec)
 	return 0;
 }
 
+/* A freed QPN is not handed out again soon (IBA 12.9.8.3.1: a QPN in
+ * TimeWait must not be reused; HCAs allocate round-robin over the 24-bit
+ * space): n QPs created and destroyed one after another get n numbers. */
+static int daemon_stats(struct fsp_verbs_stats *st);
+
+static int cmd_qpn_unique(int n)
+{
+	struct fsp_verbs_stats st;
+	uint8_t *seen = calloc(1u << 24, 1);
+	struct ibv_cq *cq;
+	int repeats = 0;
+
+	open_dev();
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (!cq || !seen)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		struct ibv_qp_init_attr ia = {
+		    .send_cq = cq,
+		    .recv_cq = cq,
+		    .qp_type = i % 2 ? IBV_QPT_UD : IBV_QPT_RC,
+		    .cap = {.max_send_wr = 4,
+			    .max_recv_wr = 4,
+			    .max_send_sge = 1,
+			    .max_recv_sge = 1},
+		};
+		struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+
+		if (!qp) {
+			printf("create_qp %d: %s\n", i, strerror(errno));
+			return 1;
+		}
+		if (seen[qp->qp_num & 0xffffff]++ && repeats++ < 5)
+			printf("QPN 0x%06x handed out again at QP %d\n", qp->qp_num, i);
+		ibv_destroy_qp(qp);
+	}
+	printf("qpn-unique: %d QPs, %d repeated QPNs\n", n, repeats);
+	/* Blocks whose QPs are all gone went back: this process (the only
+	 * one) holds at most the one it takes QPNs from. */
+	if (!daemon_stats(&st)) {
+		printf("qpn-unique: the daemon holds %" PRIu64 " QPN blocks\n", st.qpn_blocks);
+		if (st.qpn_blocks > 1)
+			repeats++;
+	}
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	free(seen);
+	return repeats ? 1 : 0;
+}
+
 /* Ask fabsimd (FSP_VERBS_STATS) what it holds for verbs clients. */
-static int cmd_daemon_stats(void)
+static int daemon_stats(struct fsp_verbs_stats *st)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct {
@@ -864,14 +1059,16 @@ static int cmd_daemon_stats(void)
 		} u;
 	} m;
 	const char *dir = getenv("FABSIM_DIR");
-	int fd;
+	int fd, ret = 1;
 
 	if (!dir)
 		return 77;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", dir, FSP_SOCK_NAME);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+	if (fd < 0)
 		return 1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		goto out;
 	memset(&m, 0, sizeof(m));
 	m.h.type = FSP_HELLO;
 	m.h.seq = 1;
@@ -880,21 +1077,33 @@ static int cmd_daemon_stats(void)
 	m.u.hello.kind = FSP_KIND_CTL;
 	m.u.hello.pid = getpid();
 	if (send(fd, &m, m.h.len, 0) < 0 || recv(fd, &m, sizeof(m), 0) <= 0)
-		return 1;
+		goto out;
 	memset(&m, 0, sizeof(m));
 	m.h.type = FSP_VERBS_STATS;
 	m.h.seq = 2;
 	m.h.len = sizeof(m.h);
 	if (send(fd, &m, m.h.len, 0) < 0 ||
 	    recv(fd, &m, sizeof(m), 0) < (ssize_t)(sizeof(m.h) + sizeof(m.u.st)) || m.h.status < 0)
-		return 1;
+		goto out;
+	*st = m.u.st;
+	ret = 0;
+out:
+	close(fd);
+	return ret;
+}
+
+static int cmd_daemon_stats(void)
+{
+	struct fsp_verbs_stats st;
+	int ret = daemon_stats(&st);
+
+	if (ret)
+		return ret;
 	printf("conns %" PRIu64 " qpn_blocks %" PRIu64 " mcast_members %" PRIu64 " pkts %" PRIu64
 	       " drop_route %" PRIu64 " drop_noqp %" PRIu64 " drop_bad %" PRIu64
 	       " drop_fault %" PRIu64 " grants %" PRIu64 " refusals %" PRIu64 " gen %" PRIu64 "\n",
-	       m.u.st.conns, m.u.st.qpn_blocks, m.u.st.mcast_members, m.u.st.pkts,
-	       m.u.st.drop_route, m.u.st.drop_noqp, m.u.st.drop_bad, m.u.st.drop_fault,
-	       m.u.st.grants, m.u.st.refusals, m.u.st.gen);
-	close(fd);
+	       st.conns, st.qpn_blocks, st.mcast_members, st.pkts, st.drop_route, st.drop_noqp,
+	       st.drop_bad, st.drop_fault, st.grants, st.refusals, st.gen);
 	return 0;
 }
 
@@ -917,6 +1126,12 @@ int main(int argc, char **argv)
 		return cmd_churn(atoi(argv[2]), true, 0);
 	if (argc >= 3 && !strcmp(argv[1], "hold"))
 		return cmd_churn(atoi(argv[2]), false, argc >= 4 ? atoi(argv[3]) : 0);
+	if (argc >= 4 && !strcmp(argv[1], "ud-server"))
+		return cmd_ud_server(argv[2], atoi(argv[3]));
+	if (argc >= 4 && !strcmp(argv[1], "ud-client"))
+		return cmd_ud_client(argv[2], atoi(argv[3]));
+	if (argc >= 3 && !strcmp(argv[1], "qpn-unique"))
+		return cmd_qpn_unique(atoi(argv[2]));
 	if (argc >= 2 && !strcmp(argv[1], "daemon-stats"))
 		return cmd_daemon_stats();
 	fprintf(stderr, "usage: see the comment at the top of verbs_check.c\n");

@@ -18,6 +18,13 @@
 #  6. FABSIM_VERBS_DIRECT=0 turns it off.
 #  7. Both ends of a cut-through ping-pong run valgrind-clean (sockets,
 #     queues and waiting packets are reachable or freed).
+#  8. UD request/reply, as udaddy does it: the server answers on an AH
+#     made from the request's WC and exits as soon as its replies are
+#     completed.  Its first packets to the client wait in the server for
+#     the route answer; they are completed, hence on the wire, and must
+#     not die with the process (they did in about 2 runs of 3, and
+#     udaddy's client hung waiting for them).  20 runs, new processes
+#     each time.
 . "$(dirname "$0")/verbs_lib.sh"
 fab_up --gen b2b
 stat() { on h1 "$VERBS_CHECK" daemon-stats | sed -n "s/.* $1 \([0-9]*\).*/\1/p"; }
@@ -93,4 +100,17 @@ if command -v valgrind >/dev/null 2>&1; then
 	[ $crc -eq 0 ] && [ $src -eq 0 ] ||
 		{ cat "$vt_dir/vg.srv" "$vt_dir/vg.cli"; fail "valgrind found errors on the cut-through path"; }
 fi
+
+for i in $(seq 1 20); do
+	rm -f "$vt_dir/ud.info"
+	bg_on h1 "$VERBS_CHECK" ud-server "$vt_dir/ud.info" 4 >"$vt_dir/ud.srv" 2>&1
+	spid=$!
+	on h2 "$VERBS_CHECK" ud-client "$vt_dir/ud.info" 4 >"$vt_dir/ud.cli" 2>&1
+	crc=$?
+	wait "$spid"
+	src=$?
+	[ $crc -eq 0 ] && [ $src -eq 0 ] ||
+		{ cat "$vt_dir/ud.srv" "$vt_dir/ud.cli"; fail "UD replies on an AH from the WC lost (run $i)"; }
+done
+echo "20 UD request/reply runs passed"
 echo PASS
