@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cm/ip_pdata.h"
 #include "mad/mad_wire.h"
@@ -533,6 +534,12 @@ static void c_dup_req_before_rep(struct tt *tt, struct tt_result *r)
 	conn_new(tt, &c);
 	build_req(tt, &c, tt->service_id, TT_IP_PDATA);
 	tt_send(tt, c.req, CM_MAD_SIZE);
+	/*
+	 * The repeats come a little later, as a peer's retransmissions do: a
+	 * CM that arms a delayed MRA for a REQ it hands to its user has done
+	 * so by then, and answers them with it.
+	 */
+	usleep(150000);
 	tt_send(tt, c.req, CM_MAD_SIZE);
 	tt_send(tt, c.req, CM_MAD_SIZE);
 	while ((m = tt_wait(tt, 0, c.lid, reps ? tt->wait_ms : tt->answer_ms))) {

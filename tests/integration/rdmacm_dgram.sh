@@ -3,7 +3,7 @@
 # `madcm run` on a simulated star of three hosts with OpenSM:
 #   udaddy -c 4 (SIDR for RDMA_PS_UDP, 10 messages each way per
 #   connection), udaddy -P ipoib (RDMA_PS_IPOIB: the broadcast group's
-#   Q_Key), udaddy with 20% of CM MADs dropped;
+#   Q_Key);
 #   mckey: two receivers and one sender in an IPv4 group (the MGID the
 #   kernel maps 230.168.1.5 to: ff12:4001:ffff::6a8:105), an IPv6 group
 #   with a send-only sender (-o), an unmapped AF_IB group (-M); after they
@@ -105,13 +105,9 @@ wait $wp || { cat "$out/watch" >&2; fail "rdmacm_watch"; }
 passed=$((passed + 1))
 echo "ok: ADDR_CHANGE on link down and up"
 
-# SIDR with 20% of CM MADs lost.
-if [ "${MADCM_QUICK_CHECK:-0}" != 1 ]; then
-	fs fault seed 11 >/dev/null
-	fs fault add class 7 drop prob 0.2 >/dev/null || fail "fault add"
-	udaddy_pair udaddy-lossy -c 4
-	fs fault clear >/dev/null
-fi
+# No lossy udaddy round: SIDR keeps no state once its REP is sent (IBA
+# 12.11, the kernel's cm.c alike), so a lost SIDR_REP makes the retried
+# SIDR_REQ a new request, which udaddy counts as one more connection.
 
 if command -v tshark >/dev/null 2>&1; then
 	fs capture h1 "$FABSIM_DIR/ud.pcap" >/dev/null || fail "capture"
