@@ -989,7 +989,7 @@ const struct tt_case tt_cases[] = {
 	{"dreq-wrong-qpn", "connection, then DREQ naming another QPN",
 	 "nothing: a DREQ must name the QP (12.6.10; kernel cm_dreq_handler); the right one gets its DREP",
 	 c_dreq_wrong_qpn},
-	{"dup-req-before-rep", "the same REQ three times back to back",
+	{"dup-req-before-rep", "a REQ, then the same REQ twice 150 ms later",
 	 "one connection: REP and MRA carry one comm ID, no REJ (12.9.8.1; delayed MRA as the kernel)",
 	 c_dup_req_before_rep},
 	{"dup-req-after-rep", "REQ, REP, the same REQ again",
