@@ -141,6 +141,9 @@ int cm_engine_connect(struct cm_engine *e, const struct cm_connect_cmd *cmd, uin
 
 	msg = cm_msg_start(e, c, &cm_req_layout);
 	err |= mad_set(msg, cm_req_fields, CM_REQ_SERVICE_ID, cmd->service_id);
+	err |= mad_set(msg, cm_req_fields, CM_REQ_VENDOR_ID, cmd->ece_vendor_id);
+	err |= mad_set(msg - CM_MSG_OFFSET, mad_hdr_fields, MAD_HDR_ATTRIBUTE_MODIFIER,
+		       cmd->ece_attr_mod);
 	err |= mad_set(msg, cm_req_fields, CM_REQ_LOCAL_CA_GUID, e->cfg.ca_guid);
 	err |= mad_set(msg, cm_req_fields, CM_REQ_LOCAL_QPN, cmd->qpn);
 	err |= mad_set(msg, cm_req_fields, CM_REQ_RESPONDER_RESOURCES, cmd->responder_resources);
@@ -268,6 +271,9 @@ int cm_on_req(struct cm_engine *e, const struct cm_rx *rx)
 	}
 	cm_event_init(&ev, CM_EV_REQ_RCVD, NULL);
 	req_info(msg, &ev.req);
+	ev.req.ece_vendor_id = (uint32_t)mad_get(msg, cm_req_fields, CM_REQ_VENDOR_ID);
+	ev.req.ece_attr_mod =
+	    (uint32_t)mad_get(rx->mad, mad_hdr_fields, MAD_HDR_ATTRIBUTE_MODIFIER);
 	c->user = l->user;
 	c->listen_id = (int16_t)listen_id;
 	c->service_id = ev.req.service_id;
@@ -331,6 +337,11 @@ int cm_engine_accept(struct cm_engine *e, uint32_t id, uint64_t user,
 
 	msg = cm_msg_start(e, c, &cm_rep_layout);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_LOCAL_QPN, cmd->qpn);
+	err |= mad_set(msg, cm_rep_fields, CM_REP_VENDOR_ID_H, (cmd->ece_vendor_id >> 16) & 0xff);
+	err |= mad_set(msg, cm_rep_fields, CM_REP_VENDOR_ID_M, (cmd->ece_vendor_id >> 8) & 0xff);
+	err |= mad_set(msg, cm_rep_fields, CM_REP_VENDOR_ID_L, cmd->ece_vendor_id & 0xff);
+	err |= mad_set(msg - CM_MSG_OFFSET, mad_hdr_fields, MAD_HDR_ATTRIBUTE_MODIFIER,
+		       cmd->ece_attr_mod);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_STARTING_PSN, cmd->starting_psn);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_RESPONDER_RESOURCES, cmd->responder_resources);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_INITIATOR_DEPTH, cmd->initiator_depth);
@@ -372,6 +383,10 @@ uint8_t cm_on_rep(struct cm_engine *e, struct cm_conn *c, const struct cm_rx *rx
 	ri->remote_ca_guid = mad_get(msg, cm_rep_fields, CM_REP_LOCAL_CA_GUID);
 	ri->remote_qpn = (uint32_t)mad_get(msg, cm_rep_fields, CM_REP_LOCAL_QPN);
 	ri->starting_psn = (uint32_t)mad_get(msg, cm_rep_fields, CM_REP_STARTING_PSN);
+	ri->ece_vendor_id = (uint32_t)(mad_get(msg, cm_rep_fields, CM_REP_VENDOR_ID_H) << 16 |
+				       mad_get(msg, cm_rep_fields, CM_REP_VENDOR_ID_M) << 8 |
+				       mad_get(msg, cm_rep_fields, CM_REP_VENDOR_ID_L));
+	ri->ece_attr_mod = (uint32_t)mad_get(rx->mad, mad_hdr_fields, MAD_HDR_ATTRIBUTE_MODIFIER);
 	ri->responder_resources = (uint8_t)mad_get(msg, cm_rep_fields, CM_REP_RESPONDER_RESOURCES);
 	ri->initiator_depth = (uint8_t)mad_get(msg, cm_rep_fields, CM_REP_INITIATOR_DEPTH);
 	ri->target_ack_delay = (uint8_t)mad_get(msg, cm_rep_fields, CM_REP_TARGET_ACK_DELAY);

@@ -102,6 +102,9 @@ struct cm_connect_cmd {
 	uint8_t srq;
 	uint8_t flow_control;
 	uint16_t pkey_index; /* for the CM MADs and the INIT QP attribute */
+	/* ECE as the kernel carries it: REQ VendorID, MAD AttributeModifier. */
+	uint32_t ece_vendor_id; /* 24 bits */
+	uint32_t ece_attr_mod;
 	bool has_alternate;
 	struct cm_path primary;
 	struct cm_path alternate;
@@ -120,6 +123,8 @@ struct cm_accept_cmd {
 	uint8_t rnr_retry_count;
 	uint8_t srq;
 	uint8_t flow_control;
+	uint32_t ece_vendor_id; /* REP VendorID (24 bits), as the kernel */
+	uint32_t ece_attr_mod;	/* MAD AttributeModifier */
 	uint8_t private_data_len;
 	uint8_t private_data[CM_REP_PRIVATE_DATA_SIZE];
 };
@@ -206,6 +211,8 @@ struct cm_req_info {
 	uint8_t max_cm_retries;
 	uint8_t srq;
 	uint8_t flow_control;
+	uint32_t ece_vendor_id; /* the REQ's ECE (VendorID, AttributeModifier) */
+	uint32_t ece_attr_mod;
 	bool has_alternate;
 	struct cm_path primary;
 	struct cm_path alternate;
@@ -223,6 +230,8 @@ struct cm_rep_info {
 	uint8_t flow_control;
 	uint8_t rnr_retry_count;
 	uint8_t srq;
+	uint32_t ece_vendor_id; /* the REP's ECE */
+	uint32_t ece_attr_mod;
 };
 
 struct cm_rej_info {

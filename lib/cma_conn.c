@@ -279,6 +279,8 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 	c.flow_control = param ? param->flow_control : 0;
 	c.srq = id->id.qp ? id->id.qp->srq != NULL : (param ? param->srq : 0);
 	c.pkey_index = 0;
+	c.ece_vendor_id = id->ece_vendor & 0xffffff;
+	c.ece_attr_mod = id->ece_attr;
 	c.primary = id->cm_paths[0];
 	c.has_alternate = id->id.route.num_paths > 1;
 	if (c.has_alternate)
@@ -366,6 +368,8 @@ CMA_EXPORT int rdma_accept(struct rdma_cm_id *cm_id, struct rdma_conn_param *par
 	a.flow_control = param ? param->flow_control : 0;
 	a.rnr_retry_count = param ? (uint8_t)min_int(7, param->rnr_retry_count) : 7;
 	a.srq = id->id.qp ? id->id.qp->srq != NULL : (param ? param->srq : 0);
+	a.ece_vendor_id = id->ece_vendor & 0xffffff;
+	a.ece_attr_mod = id->ece_attr;
 	if (param && param->private_data_len) {
 		memcpy(a.private_data, param->private_data, param->private_data_len);
 		a.private_data_len = param->private_data_len;

@@ -248,6 +248,8 @@ static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_ev
 		child->responder_resources = ev->req.initiator_depth;
 		child->initiator_depth = ev->req.responder_resources;
 		child->remote_qpn = ev->req.remote_qpn;
+		child->remote_ece_vendor = ev->req.ece_vendor_id;
+		child->remote_ece_attr = ev->req.ece_attr_mod;
 		e->ev.param.conn.responder_resources = child->responder_resources;
 		e->ev.param.conn.initiator_depth = child->initiator_depth;
 		e->ev.param.conn.flow_control = ev->req.flow_control;
@@ -285,6 +287,8 @@ static void on_rep(struct cma_id *id, struct cm_runtime *rt, const struct cm_eve
 	int rc = 0;
 
 	id->remote_qpn = ev->rep.remote_qpn;
+	id->remote_ece_vendor = ev->rep.ece_vendor_id;
+	id->remote_ece_attr = ev->rep.ece_attr_mod;
 	qp = id->id.qp != NULL;
 	id->pins++;
 	pthread_mutex_unlock(&cma.lock);

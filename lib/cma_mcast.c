@@ -304,7 +304,8 @@ CMA_EXPORT int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
 	if (!id || !addr)
 		return cma_err(EINVAL);
 	rc = join(id, addr, RDMA_MC_JOIN_FLAG_FULLMEMBER, context);
-	return rc ? cma_err(-rc) : 0;
+	/* A synchronous id waits for its MULTICAST_JOIN, as librdmacm's. */
+	return rc ? cma_err(-rc) : cma_complete(cma_id_of(id));
 }
 
 CMA_EXPORT int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *attr,
@@ -322,7 +323,7 @@ CMA_EXPORT int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join
 	if (attr->join_flags >= RDMA_MC_JOIN_FLAG_RESERVED)
 		return cma_err(EINVAL);
 	rc = join(id, attr->addr, attr->join_flags, context);
-	return rc ? cma_err(-rc) : 0;
+	return rc ? cma_err(-rc) : cma_complete(cma_id_of(id));
 }
 
 /* rdma_get_cm_event, MULTICAST_JOIN: attach the id's QP (under cma.lock). */

@@ -48,7 +48,7 @@ pair() {
 		echo "--- server ($s): exit $src" >&2
 		tail -20 "$out/$name.s" >&2
 		echo "--- client ($c): exit $crc" >&2
-		tail -20 "$out/$name.c" "$out/$name.c.err" >&2
+		tail -n 20 "$out/$name.c" "$out/$name.c.err" >&2
 		fail "$name"
 	fi
 	passed=$((passed + 1))

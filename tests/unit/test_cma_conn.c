@@ -443,6 +443,49 @@ static void test_connect_without_qp(void **state)
 }
 
 /*
+ * ECE travels as the kernel carries it (REQ and REP VendorID, the MAD's
+ * AttributeModifier): each side reads the other's with rdma_get_remote_ece.
+ */
+static void test_ece(void **state)
+{
+	struct rdma_cm_id *l = listener(21010), *a = routed(21010), *c;
+	struct rdma_conn_param p = {
+	    .responder_resources = 1, .initiator_depth = 1, .qp_num = 0x4444};
+	struct rdma_conn_param ap = {
+	    .responder_resources = 1, .initiator_depth = 1, .qp_num = 0x4545};
+	struct ibv_ece mine = {.vendor_id = 0x123456, .options = 0xabcd0001};
+	struct ibv_ece theirs = {.vendor_id = 0x654321, .options = 0x1111};
+	struct ibv_ece got;
+	struct rdma_cm_event *ev;
+
+	(void)state;
+	assert_int_equal(rdma_set_local_ece(a, &mine), 0);
+	assert_int_equal(rdma_connect(a, &p), 0);
+	ev = expect_event(pch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	c = ev->id;
+	assert_int_equal(rdma_get_remote_ece(c, &got), 0);
+	assert_int_equal(got.vendor_id, mine.vendor_id);
+	assert_int_equal(got.options, mine.options);
+	assert_int_equal(rdma_set_local_ece(c, &theirs), 0);
+	assert_int_equal(rdma_accept(c, &ap), 0);
+	ack(ev);
+	ev = expect_event(ach, RDMA_CM_EVENT_CONNECT_RESPONSE);
+	ack(ev);
+	assert_int_equal(rdma_get_remote_ece(a, &got), 0);
+	assert_int_equal(got.vendor_id, theirs.vendor_id);
+	assert_int_equal(got.options, theirs.options);
+	assert_int_equal(rdma_establish(a), 0);
+	ack(expect_event(pch, RDMA_CM_EVENT_ESTABLISHED));
+	assert_int_equal(rdma_disconnect(a), 0);
+	ack(expect_event(pch, RDMA_CM_EVENT_DISCONNECTED));
+	assert_int_equal(rdma_disconnect(c), 0);
+	ack(expect_event(ach, RDMA_CM_EVENT_DISCONNECTED));
+	assert_int_equal(rdma_destroy_id(a), 0);
+	assert_int_equal(rdma_destroy_id(c), 0);
+	assert_int_equal(rdma_destroy_id(l), 0);
+}
+
+/*
  * rdma_migrate_id of a listener with a CONNECT_REQUEST queued: the REQ is
  * the listener's event (counted on it), so it moves with the listener to
  * the new channel, as the kernel's ucma_migrate_id moves it, and the call
@@ -492,6 +535,7 @@ int main(void)
 	    cmocka_unit_test(test_connect_error),
 	    cmocka_unit_test(test_connect_without_qp),
 	    cmocka_unit_test(test_migrate_listener_with_request),
+	    cmocka_unit_test(test_ece),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
