@@ -1,18 +1,211 @@
 /*
- * rpoll and rselect.  librdmacm's rpoll waits on rsockets and ordinary fds
- * alike; madcm has no rsockets yet (they come with the rsockets work), so
- * every fd handed in is an ordinary fd and rpoll is poll(2) on it, as
- * librdmacm's own rpoll is for a set without rsockets.  Debian's rping and
- * ucmatose need it: they wait on their channel fd with rpoll.
+ * rpoll and rselect over rsockets and ordinary fds alike.
+ *
+ * An rsocket is ready for reasons poll(2) cannot see (bytes already in its
+ * receive queue, credits granted), and its fds wake on events that are no
+ * readiness of their own (a credit update, a send completion).  So rpoll
+ * first asks every rsocket (rs_poll_check, which also makes progress) and
+ * polls the plain fds with no wait; only when nothing is ready does it arm
+ * the rsockets' CQs, sleep in poll(2) on their completion and CM channel
+ * fds plus the plain fds, and then look again.  Debian's rping and
+ * ucmatose wait on their event channel fd with rpoll: a plain fd here.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/select.h>
+#include <time.h>
 
 #include "lib/cma.h"
+#include "lib/rsocket.h"
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One pass without sleeping: the number of fds with revents. */
+static int check_all(struct pollfd *fds, nfds_t nfds, struct pollfd *tmp)
+{
+	nfds_t nplain = 0;
+	int cnt = 0;
+
+	for (nfds_t i = 0; i < nfds; i++) {
+		fds[i].revents = 0;
+		if (fds[i].fd < 0)
+			continue;
+		if (rs_is_rsocket(fds[i].fd)) {
+			fds[i].revents = rs_poll_check(fds[i].fd, fds[i].events);
+		} else {
+			tmp[nplain] = fds[i];
+			tmp[nplain].revents = 0;
+			nplain++;
+		}
+	}
+	if (nplain && poll(tmp, nplain, 0) < 0)
+		return -1;
+	for (nfds_t i = 0, j = 0; i < nfds; i++) {
+		if (fds[i].fd >= 0 && !rs_is_rsocket(fds[i].fd) && j < nplain &&
+		    tmp[j].fd == fds[i].fd)
+			fds[i].revents = tmp[j++].revents;
+		if (fds[i].revents)
+			cnt++;
+	}
+	return cnt;
+}
 
 CMA_EXPORT int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 {
-	return poll(fds, nfds, timeout);
+	int64_t deadline = timeout > 0 ? mono_ms() + timeout : 0;
+	struct pollfd *tmp, *wait;
+	int *owner, ret;
+
+	if (nfds && !fds)
+		return cma_err(EFAULT);
+	/* Sets without an rsocket are poll(2) itself. */
+	{
+		bool any = false;
+
+		for (nfds_t i = 0; i < nfds && !any; i++)
+			any = rs_is_rsocket(fds[i].fd);
+		if (!any)
+			return poll(fds, nfds, timeout);
+	}
+	tmp = malloc(sizeof(*tmp) * (nfds ? nfds : 1));
+	wait = malloc(sizeof(*wait) * (2 * nfds + 1));
+	owner = malloc(sizeof(*owner) * (2 * nfds + 1));
+	if (!tmp || !wait || !owner) {
+		free(tmp);
+		free(wait);
+		free(owner);
+		return cma_err(ENOMEM);
+	}
+	for (;;) {
+		int n = 0, to;
+		bool ready = false;
+
+		ret = check_all(fds, nfds, tmp);
+		if (ret != 0 || timeout == 0)
+			break;
+		/* Arm, and collect the fds to sleep on. */
+		for (nfds_t i = 0; i < nfds; i++) {
+			if (fds[i].fd < 0)
+				continue;
+			if (rs_is_rsocket(fds[i].fd)) {
+				int k = 0;
+				short rev = rs_poll_arm(fds[i].fd, fds[i].events, wait + n, &k);
+
+				if (rev) {
+					ready = true;
+					break;
+				}
+				for (int j = 0; j < k; j++)
+					owner[n + j] = (int)i;
+				n += k;
+			} else {
+				wait[n] = fds[i];
+				wait[n].revents = 0;
+				owner[n++] = -1;
+			}
+		}
+		if (ready)
+			continue;
+		to = -1;
+		if (timeout > 0) {
+			int64_t left = deadline - mono_ms();
+
+			if (left <= 0) {
+				for (nfds_t i = 0; i < nfds; i++)
+					fds[i].revents = 0;
+				ret = 0;
+				break;
+			}
+			to = (int)left;
+		}
+		ret = poll(wait, (nfds_t)n, to);
+		if (ret < 0)
+			break;
+		for (int j = 0; j < n; j++)
+			if (owner[j] >= 0 && wait[j].revents)
+				rs_poll_drain(fds[owner[j]].fd);
+	}
+	free(tmp);
+	free(wait);
+	free(owner);
+	return ret;
+}
+
+CMA_EXPORT int rselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds,
+		       struct timeval *timeout)
+{
+	struct pollfd *fds;
+	int n = 0, ret, to;
+
+	if (nfds < 0 || nfds > FD_SETSIZE)
+		return cma_err(EINVAL);
+	fds = calloc(nfds ? (size_t)nfds : 1, sizeof(*fds));
+	if (!fds)
+		return cma_err(ENOMEM);
+	for (int fd = 0; fd < nfds; fd++) {
+		short ev = 0;
+		bool want = false;
+
+		if (readfds && FD_ISSET(fd, readfds)) {
+			ev |= POLLIN;
+			want = true;
+		}
+		if (writefds && FD_ISSET(fd, writefds)) {
+			ev |= POLLOUT;
+			want = true;
+		}
+		if (exceptfds && FD_ISSET(fd, exceptfds)) {
+			ev |= POLLPRI;
+			want = true;
+		}
+		if (want) {
+			fds[n].fd = fd;
+			fds[n].events = ev;
+			n++;
+		}
+	}
+	to = timeout ? (int)(timeout->tv_sec * 1000 + timeout->tv_usec / 1000) : -1;
+	ret = rpoll(fds, (nfds_t)n, to);
+	if (ret < 0) {
+		free(fds);
+		return -1;
+	}
+	if (readfds)
+		FD_ZERO(readfds);
+	if (writefds)
+		FD_ZERO(writefds);
+	if (exceptfds)
+		FD_ZERO(exceptfds);
+	ret = 0;
+	for (int i = 0; i < n; i++) {
+		short r = fds[i].revents;
+
+		if (readfds && (fds[i].events & POLLIN) && (r & (POLLIN | POLLHUP | POLLERR))) {
+			FD_SET(fds[i].fd, readfds);
+			ret++;
+		}
+		if (writefds && (fds[i].events & POLLOUT) && (r & (POLLOUT | POLLERR))) {
+			FD_SET(fds[i].fd, writefds);
+			ret++;
+		}
+		if (exceptfds && (fds[i].events & POLLPRI) && (r & POLLPRI)) {
+			FD_SET(fds[i].fd, exceptfds);
+			ret++;
+		}
+	}
+	if (timeout && ret == 0)
+		timeout->tv_sec = timeout->tv_usec = 0;
+	free(fds);
+	return ret;
 }

@@ -116,7 +116,7 @@ if command -v tshark >/dev/null 2>&1; then
 	fs capture h1 off >/dev/null
 	bad=$(tshark -n -r "$FABSIM_DIR/ud.pcap" -Y '_ws.malformed' 2>/dev/null)
 	[ -z "$bad" ] || { echo "$bad" >&2; fail "tshark: malformed packets"; }
-	tshark -n -r "$FABSIM_DIR/ud.pcap" 2>/dev/null | grep -q "CM: ServiceIDResReq " ||
+	tshark -n -r "$FABSIM_DIR/ud.pcap" 2>/dev/null | grep -Eq "CM: ServiceIDResReq *$" ||
 		fail "capture: no SIDR_REQ"
 	sid=$("$MADCM" decode "$FABSIM_DIR/ud.pcap" 2>/dev/null |
 		awk '/SIDR_REQ/ { s = 1 } s && /service_id/ { print $2; exit }')

@@ -3,16 +3,20 @@
 # two qemu VMs (TCG) booting Debian's kernel, linked by a qemu socket netdev
 # on 127.0.0.1.  See tests/kernel/README.md.
 #
-#   tests/kernel/check.sh [PHASE...]     phases: kk km loss (default: kk km)
+#   tests/kernel/check.sh [PHASE...]     phases: kk km loss torture (default: kk km)
 #     kk    both VMs kernel rdma_cm: rping (checks the test bed itself)
 #     km    VM A madcm, VM B kernel: every row, both directions
 #     loss  as km with 20% packet loss on VM B's eth0 (tc netem)
+#     torture  VM A `madcm torture` (through torture_shim.so: no SA on RoCE)
+#           against VM B's kernel rdma_cm (`rping -s -P`); prints what the
+#           kernel answered per case; fails only when torture cannot run
 # Environment: MADCM_KVM_DIR (default /tmp/madcm-kernel: kernel, initramfs,
 # logs), MADCM_KVM_KREL (kernel release; default: the newest fetched),
 # MADCM_KVM_ROWS (default "rping ucmatose rdma_server"), MADCM_KVM_PINGS
 # (rping -C count, default 1000; ~95 s per 1000 under TCG), MADCM_KVM_LOSS_PINGS
 # (the same in the loss phase, default 50), MADCM_KVM_TIMEOUT
-# (seconds per VM, default 900), top_builddir (the build tree with tools/madcm).
+# (seconds per VM, default 900), MADCM_KVM_FLOOD (REQs of torture's
+# req-flood, default 16), top_builddir (the build tree with tools/madcm).
 # Exit 0 when every row passed, 77 (skipped) when the host lacks a tool.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -61,7 +65,8 @@ pair() {
     rm -rf "$R"; mkdir -p "$R/A" "$R/B"
     s=$EPOCHREALTIME
     timeout "$TMO" "$HERE/vm.sh" --name "${name}A" --ip 10.77.0.1/24 --ip6 fd77::1/64 \
-        --listen $port --out "$R/A" --script "$HERE/guest/matrix.sh" \
+        --listen $port --out "$R/A" --script "$HERE/guest/${SCRIPT:-matrix.sh}" \
+        --var shim="$D/torture_shim.so" --var flood="${MADCM_KVM_FLOOD:-16}" \
         --var side=A --var cm="$cma" --var peercm="$cmb" --var peer=10.77.0.2 \
         --var peer6=fd77::2 --var madcm="$MADCM" --var "rows=${rows// /,}" \
         --var pings="$PINGS" < /dev/null 2>&1 | stamp > "$R/A.log" &
@@ -70,7 +75,7 @@ pair() {
     for _ in $(seq 1 50); do grep -q . "$R/A.log" 2> /dev/null && break; sleep 0.1; done
     sleep 0.3
     timeout "$TMO" "$HERE/vm.sh" --name "${name}B" --ip 10.77.0.2/24 --ip6 fd77::2/64 \
-        --connect $port --out "$R/B" --script "$HERE/guest/matrix.sh" \
+        --connect $port --out "$R/B" --script "$HERE/guest/${SCRIPT:-matrix.sh}" \
         --var side=B --var cm="$cmb" --var peercm="$cma" --var peer=10.77.0.1 \
         --var peer6=fd77::1 --var madcm="$MADCM" --var "rows=${rows// /,}" \
         --var pings="$PINGS" ${loss:+--var loss=$loss} < /dev/null 2>&1 | stamp > "$R/B.log" &
@@ -86,11 +91,46 @@ pair() {
     }
 }
 
+# torture_table DIR: one line per case (A's /out/torture), what the target
+# answered; "rping exited" marks a case after which B had to restart rping.
+torture_table() {
+    command -v python3 > /dev/null || { cat "$1"/*.json; return; }
+    python3 -c '
+import json, os, sys
+d = sys.argv[1]
+order = open(os.path.join(d, "order")).read().split()
+ex = os.path.join(d, "rping-exits")
+exits = open(ex).read().split() if os.path.exists(ex) else []
+count = {}
+for n in order:
+    try:
+        j = json.load(open(os.path.join(d, n + ".json")))
+        c = j["cases"][0]
+        res, got = c["result"], c["got"]
+    except Exception:
+        res, got = "not-run", open(os.path.join(d, n + ".err")).read().strip()[:200]
+    count[res] = count.get(res, 0) + 1
+    print("   %-20s %-12s %s%s" % (n, res, got, "  [rping exited]" if n in exits else ""))
+print("   " + ", ".join("%d %s" % (v, k) for k, v in count.items()))
+' "$1"
+}
+torture() {
+    cc -O2 -shared -fPIC -o "$D/torture_shim.so" "$HERE/torture_shim.c" -ldl || {
+        echo "== torture: cannot build torture_shim.so (cc, libibumad-dev)"
+        return 1
+    }
+    SCRIPT=torture.sh pair torture madcm kernel torture
+    local r=$?
+    [ -s "$D/run/torture/A/torture/order" ] && torture_table "$D/run/torture/A/torture"
+    return $r
+}
+
 rc=0
 for ph in $PHASES; do
     case $ph in
     kk) pair kk kernel kernel rping || rc=1 ;;
     km) pair km madcm kernel "$ROWS" || rc=1 ;;
+    torture) torture || rc=1 ;;
     loss) PINGS=${MADCM_KVM_LOSS_PINGS:-50} pair loss madcm kernel "$ROWS" 20 || rc=1 ;;
     *) echo "unknown phase $ph"; rc=1 ;;
     esac

@@ -73,6 +73,12 @@ cmd() {
     rdma_server.client) CMD=(rdma_client -s "$PEER") ;;
     rping6.server) CMD=(rping -s -a "$IP6" -C 100 -v -V) ;;
     rping6.client) CMD=(rping -c -a "$PEER6" -C 100 -v -V) ;;
+    # datagram ids (RDMA_PS_UDP, SIDR): 4 ids, 10 messages each way
+    udaddy.server) CMD=(udaddy -b "$IP" -c 4) ;;
+    udaddy.client) CMD=(udaddy -s "$PEER" -b "$IP" -c 4) ;;
+    # multicast: the "server" receives (joins first), the "client" sends
+    mckey.server) CMD=(mckey -m "$MCAST" -b "$IP") ;;
+    mckey.client) CMD=(mckey -m "$MCAST" -b "$IP" -s) ;;
     *) CMD=(false) ;;
     esac
 }
@@ -81,10 +87,17 @@ check() {
     case "$1.$2" in
     rping.client) [ "$(grep -c '^ping data: rdma-ping-' "$3")" = "$PINGS" ] ;;
     rping6.client) [ "$(grep -c 'ping data: rdma-ping-' "$3")" = 100 ] ;;
+    udaddy.*) grep -q '^data transfers complete' "$3" ;;
+    # mckey exits 0 after RDMA_CM_EVENT_MULTICAST_ERROR: look at what it did.
+    mckey.*) grep -q 'joined dgid' "$3" && grep -q '^data transfers complete' "$3" &&
+        ! grep -q 'MULTICAST_ERROR' "$3" ;;
     *) true ;;
     esac
 }
 TMO=${RXEVM_timeout:-300}
+MCAST=${RXEVM_mcast:-230.168.1.5}
+# Datagram rows hang on a lost message: a shorter bound.
+row_tmo() { case $1 in udaddy | mckey) echo "${RXEVM_dgram_timeout:-60}" ;; *) echo "$TMO" ;; esac; }
 PINGS=${RXEVM_pings:-1000}
 step=0
 for row in ${RXEVM_rows//,/ }; do
@@ -97,20 +110,20 @@ for row in ${RXEVM_rows//,/ }; do
         if [ "$SIDE" = "$server" ]; then
             cmd "$row" server
             s0=$(now)
-            timeout "$TMO" "${RUN[@]}" "${CMD[@]}" > "$L" 2> "$L.err" &
+            timeout "$(row_tmo "$row")" "${RUN[@]}" "${CMD[@]}" > "$L" 2> "$L.err" &
             pid=$!
             sleep "${RXEVM_settle:-1.5}"   # let it listen
             $NC -l -p $port < /dev/null > /dev/null 2>&1   # the client is ready
             wait $pid; r=$?
             s1=$(now)
-            st=ok; [ $r = 0 ] || st=FAIL
+            st=ok; [ $r = 0 ] && check "$row" server "$L" || st=FAIL
             result "$row" "$dir" "server($CM)" $st "$(elapsed "$s0" "$s1")"
             [ $st = ok ] || tail -n 5 "$L.err" "$L"
         else
             until $NC "$PEER" $port < /dev/null > /dev/null 2>&1; do sleep 0.2; done
             cmd "$row" client
             s0=$(now)
-            timeout "$TMO" "${RUN[@]}" "${CMD[@]}" > "$L" 2> "$L.err"; r=$?
+            timeout "$(row_tmo "$row")" "${RUN[@]}" "${CMD[@]}" > "$L" 2> "$L.err"; r=$?
             s1=$(now)
             st=ok; [ $r = 0 ] && check "$row" client "$L" || st=FAIL
             result "$row" "$dir" "client($CM)" $st "$(elapsed "$s0" "$s1")"

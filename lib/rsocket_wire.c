@@ -1,0 +1,116 @@
+/*
+ * Encoding of the rsocket connection data and the SGE/iomap entries (see
+ * rsocket_wire.h).  Written byte by byte, so it does not depend on the
+ * host's order or on struct packing.
+ */
+#include "config.h"
+
+#include <errno.h>
+
+#include "lib/rsocket_wire.h"
+
+static void put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	put_be16(p, (uint16_t)(v >> 16));
+	put_be16(p + 2, (uint16_t)v);
+}
+
+static void put_be64(uint8_t *p, uint64_t v)
+{
+	put_be32(p, (uint32_t)(v >> 32));
+	put_be32(p + 4, (uint32_t)v);
+}
+
+static uint16_t get_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)get_be16(p) << 16 | get_be16(p + 2);
+}
+
+static uint64_t get_be64(const uint8_t *p)
+{
+	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
+}
+
+/* On the wire an SGE is addr, key, length, each big-endian. */
+static void put_sge(uint8_t *p, const struct rs_sge *s)
+{
+	put_be64(p, s->addr);
+	put_be32(p + 8, s->key);
+	put_be32(p + 12, s->length);
+}
+
+static void get_sge(const uint8_t *p, struct rs_sge *s)
+{
+	s->addr = get_be64(p);
+	s->key = get_be32(p + 8);
+	s->length = get_be32(p + 12);
+}
+
+void rs_conn_encode(const struct rs_conn *c, uint8_t out[RS_CONN_DATA_LEN])
+{
+	out[0] = c->version;
+	out[1] = c->flags;
+	put_be16(out + 2, c->credits);
+	out[4] = out[5] = out[6] = 0; /* reserved */
+	out[7] = c->iomap_scale;
+	put_sge(out + 8, &c->target);
+	put_sge(out + 24, &c->data);
+}
+
+int rs_conn_decode(const uint8_t *in, size_t len, struct rs_conn *c)
+{
+	if (!in || len < RS_CONN_DATA_LEN)
+		return -EINVAL;
+	c->version = in[0];
+	if (c->version != RS_CONN_VERSION)
+		return -EPROTONOSUPPORT;
+	c->flags = in[1];
+	c->credits = get_be16(in + 2);
+	c->iomap_scale = in[7];
+	get_sge(in + 8, &c->target);
+	get_sge(in + 24, &c->data);
+	/* Without a target SGL or credits the peer could never be sent to. */
+	if (!c->target.length || !c->credits || !c->data.length)
+		return -EPROTO;
+	return 0;
+}
+
+uint8_t rs_value_to_scale(uint32_t value)
+{
+	if (value <= 128)
+		return (uint8_t)value;
+	if (value >= (0x7Fu << 8))
+		return 0xFF;
+	return (uint8_t)(0x80 | (value >> 8));
+}
+
+uint32_t rs_scale_to_value(uint8_t scale)
+{
+	if (scale <= 128)
+		return scale;
+	return (uint32_t)(scale & 0x7F) << 8;
+}
+
+void rs_sge_swap(struct rs_sge *s)
+{
+	s->addr = __builtin_bswap64(s->addr);
+	s->key = __builtin_bswap32(s->key);
+	s->length = __builtin_bswap32(s->length);
+}
+
+void rs_iomap_swap(struct rs_iomap *m)
+{
+	m->offset = __builtin_bswap64(m->offset);
+	rs_sge_swap(&m->sge);
+}

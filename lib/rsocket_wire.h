@@ -1,0 +1,103 @@
+/*
+ * The wire format of stream rsockets, as rdma-core's rsockets use it, so a
+ * madcm rsocket and an rdma-core one talk to each other (the fields and
+ * values are facts of that protocol; docs in man/rsocket.7):
+ *
+ *   - the 40-byte connection data carried in the REQ and the REP private
+ *     data (struct rs_conn, big-endian on the wire);
+ *   - the 32-bit immediate data of every RDMA WRITE WITH IMMEDIATE: an
+ *     opcode in bits 31..29 and a 29-bit argument;
+ *   - the 16-byte SGE and 24-byte iomap entries that a peer RDMA-writes
+ *     into our target buffer, in the receiver's byte order (the writer
+ *     swaps when the peer's RS_CONN_FLAG_NET says it differs).
+ *
+ * Pure encoding, no verbs: tests/unit/test_rsocket_wire.c checks it.
+ */
+#ifndef MADCM_LIB_RSOCKET_WIRE_H
+#define MADCM_LIB_RSOCKET_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Immediate data opcodes (bits 31..29). */
+enum {
+	RS_OP_DATA = 0,	     /* argument: bytes written into the receive buffer */
+	RS_OP_WRITE = 2,     /* riowrite: never sent, only marks our own WRs */
+	RS_OP_SGL = 4,	     /* argument: the sender's new credit limit (seq no.) */
+	RS_OP_IOMAP_SGL = 6, /* argument: the iomap slot just written */
+	RS_OP_CTRL = 7,	     /* argument: one of RS_CTRL_* */
+};
+
+enum {
+	RS_CTRL_DISCONNECT = 0,
+	RS_CTRL_KEEPALIVE = 1,
+	RS_CTRL_SHUTDOWN = 2,
+};
+
+#define RS_MSG_DATA_MASK 0x1FFFFFFFu
+
+static inline uint32_t rs_msg(uint32_t op, uint32_t data)
+{
+	return (op << 29) | (data & RS_MSG_DATA_MASK);
+}
+
+static inline uint32_t rs_msg_op(uint32_t msg)
+{
+	return msg >> 29;
+}
+
+static inline uint32_t rs_msg_data(uint32_t msg)
+{
+	return msg & RS_MSG_DATA_MASK;
+}
+
+#define RS_CONN_VERSION 1
+#define RS_CONN_FLAG_NET 0x01	/* sender is big-endian */
+#define RS_CONN_FLAG_IOMAP 0x02 /* sender has an iomap area after its SGL */
+#define RS_CONN_DATA_LEN 40
+#define RS_SGE_LEN 16	/* addr u64, key u32, length u32 */
+#define RS_IOMAP_LEN 24 /* offset u64, then an SGE */
+#define RS_SGL_SIZE 2	/* receive-buffer SGEs in a target buffer */
+
+/* An SGE as it lies in memory (the layout both ends RDMA-write). */
+struct rs_sge {
+	uint64_t addr;
+	uint32_t key;
+	uint32_t length;
+};
+
+struct rs_iomap {
+	uint64_t offset;
+	struct rs_sge sge;
+};
+
+_Static_assert(sizeof(struct rs_sge) == RS_SGE_LEN, "rs_sge layout");
+_Static_assert(sizeof(struct rs_iomap) == RS_IOMAP_LEN, "rs_iomap layout");
+
+/* The connection data, decoded. */
+struct rs_conn {
+	uint8_t version;
+	uint8_t flags;
+	uint16_t credits;     /* receive queue depth: initial send credits */
+	uint8_t iomap_scale;  /* iomap slots, as rs_scale_to_value() reads */
+	struct rs_sge target; /* the target buffer: SGL then iomap */
+	struct rs_sge data;   /* first half of the receive buffer */
+};
+
+void rs_conn_encode(const struct rs_conn *c, uint8_t out[RS_CONN_DATA_LEN]);
+/* 0, or -EINVAL (too short), -EPROTONOSUPPORT (version), -EPROTO (no SGL). */
+int rs_conn_decode(const uint8_t *in, size_t len, struct rs_conn *c);
+
+/* The 8-bit iomap size field: up to 128 as is, above in units of 256. */
+uint8_t rs_value_to_scale(uint32_t value);
+uint32_t rs_scale_to_value(uint8_t scale);
+
+static inline int rs_host_is_net(void)
+{
+	return __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+}
+
+void rs_sge_swap(struct rs_sge *s);
+void rs_iomap_swap(struct rs_iomap *m);
+
+#endif
