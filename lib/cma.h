@@ -91,7 +91,8 @@ struct cma_port {
 struct cma_device {
 	struct ibv_context *verbs;
 	struct ibv_device_attr attr;
-	struct ibv_pd *pd; /* default PD, made by the first QP that needs one */
+	struct ibv_pd *pd;	       /* default PD, made by the first QP that needs one */
+	struct ibv_context *async_ctx; /* lib/'s own, for port events (cma_async.c) */
 	int nports;
 	struct cma_port *ports; /* [nports], port_num = index + 1 */
 };
@@ -112,6 +113,8 @@ enum cma_state {
 };
 
 const char *cma_state_name(enum cma_state s);
+/* Transitions made outside the table (a lib/ bug; 0 in every test). */
+extern unsigned long cma_state_bad;
 /* Compare and exchange the state under cma.lock: true when it was `from`. */
 bool cma_comp_exch(struct cma_id *id, enum cma_state from, enum cma_state to);
 /* Set the state (a transition the table lists), under cma.lock. */

@@ -47,18 +47,12 @@ static void refresh(struct cma_port *p)
 		memcpy(p->gid, gid.raw, 16);
 }
 
-struct async_ctx {
-	struct cma_device *d;
-	struct ibv_context *ctx;
-};
-
 static void *async_thread(void *arg)
 {
-	struct async_ctx *ac = arg;
-	struct cma_device *d = ac->d;
+	struct cma_device *d = arg;
 	struct ibv_async_event ev;
 
-	while (!ibv_get_async_event(ac->ctx, &ev)) {
+	while (!ibv_get_async_event(d->async_ctx, &ev)) {
 		enum ibv_event_type t = ev.event_type;
 		int n = ev.element.port_num;
 		bool change = false, rejoin = false;
@@ -98,23 +92,17 @@ static void *async_thread(void *arg)
 
 void cma_async_start(struct cma_device *d)
 {
-	struct async_ctx *ac = malloc(sizeof(*ac));
 	pthread_attr_t a;
 	pthread_t t;
 
-	if (!ac)
-		return;
-	ac->d = d;
-	ac->ctx = ibv_open_device(d->verbs->device);
-	if (!ac->ctx) {
-		free(ac);
+	d->async_ctx = ibv_open_device(d->verbs->device);
+	if (!d->async_ctx)
 		return; /* no port events: ADDR_CHANGE and rejoins are lost, nothing else */
-	}
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &a, async_thread, ac)) {
-		ibv_close_device(ac->ctx);
-		free(ac);
+	if (pthread_create(&t, &a, async_thread, d)) {
+		ibv_close_device(d->async_ctx);
+		d->async_ctx = NULL;
 	}
 	pthread_attr_destroy(&a);
 }

@@ -50,11 +50,14 @@ const char *cma_state_name(enum cma_state s)
 	return (unsigned)s < CMA__STATE_COUNT ? names[s] : "?";
 }
 
+/* Transitions lib/ made that the table lacks: a bug in lib/, counted (tests read it). */
+unsigned long cma_state_bad;
+
 void cma_set_state(struct cma_id *id, enum cma_state to)
 {
-	/* A transition outside the table is a bug in lib/, not in the app. */
+	/* Never the application's fault: do not crash it, count it. */
 	if (!(allowed[id->state] & B(to)) && id->state != to)
-		__builtin_trap();
+		cma_state_bad++;
 	id->state = to;
 }
 

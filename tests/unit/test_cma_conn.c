@@ -40,6 +40,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	/* Every state change lib/ made was one its table lists. */
+	assert_int_equal(cma_state_bad, 0);
 	rdma_destroy_event_channel(ach);
 	rdma_destroy_event_channel(pch);
 	fake_cma_teardown();
