@@ -128,6 +128,15 @@ struct cma_channel {
 	unsigned count;
 	unsigned ids; /* ids using this channel */
 	bool private_sync;
+	/*
+	 * Threads blocked in rdma_get_cm_event on it.  A channel destroyed
+	 * while one waits is only marked dead (its memory and fd stay), and
+	 * the waiter then blocks for good, as a read(2) of the kernel's fd
+	 * does: it never touches freed memory, and never returns an error
+	 * the application did not expect (rping exits with it).
+	 */
+	unsigned waiters;
+	bool dead;
 };
 
 /* One bound (port space, port) entry of the port-space table (cma_ports.c). */
@@ -239,6 +248,9 @@ void cma_conn_del(struct cma_port *p, uint32_t conn);
 /* Events (cma_channel.c), under cma.lock. */
 struct cma_event *cma_event_new(struct cma_id *id, enum rdma_cm_event_type type, int status);
 void cma_event_queue(struct cma_channel *ch, struct cma_event *e);
+/* Take *pe (the head or an event's next) out of the queue, keeping its
+ * tail, count and eventfd in step. */
+void cma_event_unlink(struct cma_channel *ch, struct cma_event **pe);
 /* Queue the event on the id's channel (under cma.lock). */
 void cma_report(struct cma_id *id, struct cma_event *e);
 /* Listen ids lose their engine listeners (rdma_destroy_id). */

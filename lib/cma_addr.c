@@ -459,6 +459,24 @@ void cma_set_path(struct cma_id *id, int i, const struct cm_path *p)
 		id->id.route.num_paths = i + 1;
 }
 
+/* A route query's outcome, under cma.lock: the path and ROUTE_RESOLVED, or ROUTE_ERROR. */
+static void route_answer_locked(struct cma_id *id, int rc, const struct cm_path *cp)
+{
+	struct cma_event *e;
+
+	if (!rc) {
+		id->id.route.num_paths = 0;
+		cma_set_path(id, 0, cp);
+		cma_set_state(id, CMA_ROUTE_RESOLVED);
+		e = cma_event_new(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	} else {
+		cma_set_state(id, CMA_ADDR_RESOLVED);
+		e = cma_event_new(id, RDMA_CM_EVENT_ROUTE_ERROR, rc);
+	}
+	if (e)
+		cma_report(id, e);
+}
+
 struct route_q {
 	struct cma_id *id;
 	unsigned gen;
@@ -469,7 +487,6 @@ static void route_done(void *arg, int status, const struct sa_path *paths, unsig
 	struct route_q *q = arg;
 	struct cma_id *id = q->id;
 	struct cm_path cp;
-	struct cma_event *e;
 	int rc = status;
 
 	if (!rc && !n)
@@ -477,19 +494,8 @@ static void route_done(void *arg, int status, const struct sa_path *paths, unsig
 	if (!rc)
 		rc = cm_path_from_sa(&paths[0], &cp);
 	pthread_mutex_lock(&cma.lock);
-	if (q->gen == id->op_gen && id->state == CMA_ROUTE_QUERY) {
-		if (!rc) {
-			id->id.route.num_paths = 0;
-			cma_set_path(id, 0, &cp);
-			cma_set_state(id, CMA_ROUTE_RESOLVED);
-			e = cma_event_new(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
-		} else {
-			cma_set_state(id, CMA_ADDR_RESOLVED);
-			e = cma_event_new(id, RDMA_CM_EVENT_ROUTE_ERROR, rc);
-		}
-		if (e)
-			cma_report(id, e);
-	}
+	if (q->gen == id->op_gen && id->state == CMA_ROUTE_QUERY)
+		route_answer_locked(id, rc, &cp);
 	id->pins--;
 	pthread_cond_broadcast(&id->cond);
 	pthread_mutex_unlock(&cma.lock);
@@ -502,7 +508,6 @@ CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
 	struct sa_path_query pq;
 	struct cm_runtime *rt;
 	struct route_q *q;
-	struct cma_event *e;
 	int rc;
 
 	(void)timeout_ms; /* the SA client's timeouts and retries apply */
@@ -517,18 +522,7 @@ CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
 		/* RoCE hook: no SA; the route is built from the GIDs (cma_roce.c). */
 		struct cm_path cp;
 
-		rc = cma_roce_route(id, &cp);
-		if (!rc) {
-			id->id.route.num_paths = 0;
-			cma_set_path(id, 0, &cp);
-			cma_set_state(id, CMA_ROUTE_RESOLVED);
-			e = cma_event_new(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
-		} else {
-			cma_set_state(id, CMA_ADDR_RESOLVED);
-			e = cma_event_new(id, RDMA_CM_EVENT_ROUTE_ERROR, rc);
-		}
-		if (e)
-			cma_report(id, e);
+		route_answer_locked(id, cma_roce_route(id, &cp), &cp);
 		pthread_mutex_unlock(&cma.lock);
 		return cma_complete(id);
 	}

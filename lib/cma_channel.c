@@ -50,8 +50,21 @@ static void channel_free(struct cma_channel *ch)
 		ch->head = e->next;
 		free(e);
 	}
+	ch->tail = NULL;
+	ch->count = 0;
+	if (ch->waiters) {
+		ch->dead = true; /* the last waiter never returns (see cma.h) */
+		return;
+	}
 	close(ch->ch.fd);
 	free(ch);
+}
+
+/* What a thread waiting on a destroyed channel does: wait for exit. */
+static _Noreturn void wait_forever(void)
+{
+	for (;;)
+		pause();
 }
 
 void cma_channel_unref_locked(struct cma_channel *ch)
@@ -127,19 +140,28 @@ void cma_report(struct cma_id *id, struct cma_event *e)
 	cma_event_queue(cma_channel_of(e->listen ? &e->listen->id : &id->id), e);
 }
 
-static struct cma_event *dequeue(struct cma_channel *ch)
+void cma_event_unlink(struct cma_channel *ch, struct cma_event **pe)
 {
-	struct cma_event *e = ch->head;
+	struct cma_event *e = *pe;
 	uint64_t v;
 
-	if (!e)
-		return NULL;
-	ch->head = e->next;
-	if (!ch->head)
-		ch->tail = NULL;
+	*pe = e->next;
+	if (ch->tail == e)
+		ch->tail =
+		    pe == &ch->head
+			? NULL
+			: (struct cma_event *)((char *)pe - offsetof(struct cma_event, next));
 	if (--ch->count == 0 && read(ch->ch.fd, &v, sizeof(v)) != sizeof(v)) {
 		/* Counter was non-zero (invariant): cannot block or fail. */
 	}
+}
+
+static struct cma_event *dequeue(struct cma_channel *ch)
+{
+	struct cma_event *e = ch->head;
+
+	if (e)
+		cma_event_unlink(ch, &ch->head);
 	return e;
 }
 
@@ -208,17 +230,24 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 			return cma_err(EAGAIN);
 		}
 		rt = only_runtime();
+		ch->waiters++;
 		pthread_mutex_unlock(&cma.lock);
-		if (rt) {
-			/* Run the CM's MADs here meanwhile: one wake-up, not two. */
-			int rc = cm_runtime_wait_fd(rt, ch->ch.fd, -1);
+		int rc = 0;
 
-			if (rc)
-				return cma_err(-rc);
-		} else if (poll(&pfd, 1, -1) < 0) {
-			return -1; /* EINTR too, as librdmacm's read(2) of the fd */
-		}
+		if (rt) /* Run the CM's MADs here meanwhile: one wake-up, not two. */
+			rc = cm_runtime_wait_fd(rt, ch->ch.fd, -1);
+		else if (poll(&pfd, 1, -1) < 0)
+			rc = -errno; /* EINTR too, as librdmacm's read(2) of the fd */
 		pthread_mutex_lock(&cma.lock);
+		ch->waiters--;
+		if (ch->dead) {
+			pthread_mutex_unlock(&cma.lock);
+			wait_forever();
+		}
+		if (rc) {
+			pthread_mutex_unlock(&cma.lock);
+			return cma_err(-rc);
+		}
 	}
 	/* The listener's backlog counts requests not yet read (ucma). */
 	if (e->listen)

@@ -193,41 +193,30 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *cm_id)
 	ch = cma_channel_of(cm_id);
 	for (pe = &ch->head; (e = *pe);) {
 		if (e->id == id || e->listen == id) {
-			*pe = e->next;
-			if (ch->tail == e)
-				ch->tail = NULL;
-			if (--ch->count == 0) {
-				uint64_t v;
-
-				if (read(ch->ch.fd, &v, sizeof(v)) < 0) {
-					/* cannot happen: counter was non-zero */
-				}
-			}
+			cma_event_unlink(ch, pe);
 			if (e->listen && e->listen != id)
 				e->listen->pending_reqs--;
 			/* A CONNECT_REQUEST never seen: its new id goes too. */
 			if (e->listen == id && e->id != id) {
 				struct cma_id *child = e->id;
 
+				free(e);
+				id->events_acked++;
 				pthread_mutex_unlock(&cma.lock);
 				cma_release_conn(child);
 				pthread_mutex_lock(&cma.lock);
 				cma_id_free_locked(child);
-			} else if (e->id == id && e->listen) {
-				e->listen->events_acked++;
+				/* The queue may have changed meanwhile: look again. */
+				pe = &ch->head;
+				continue;
 			}
+			if (e->id == id && e->listen)
+				e->listen->events_acked++;
 			free(e);
 			id->events_acked++;
 			continue;
 		}
 		pe = &e->next;
-	}
-	if (ch->head) {
-		struct cma_event *t = ch->head;
-
-		while (t->next)
-			t = t->next;
-		ch->tail = t;
 	}
 	while (id->events_acked < id->events_reported || id->pins)
 		pthread_cond_wait(&id->cond, &cma.lock);
@@ -285,19 +274,9 @@ CMA_EXPORT int rdma_migrate_id(struct rdma_cm_id *cm_id, struct rdma_event_chann
 			pe = &e->next;
 			continue;
 		}
-		*pe = e->next;
-		if (--old->count == 0) {
-			uint64_t v;
-
-			if (read(old->ch.fd, &v, sizeof(v)) < 0) {
-				/* non-zero counter: cannot fail */
-			}
-		}
+		cma_event_unlink(old, pe);
 		cma_event_queue(nch, e);
 	}
-	old->tail = NULL;
-	for (struct cma_event *t = old->head; t; t = t->next)
-		old->tail = t;
 	nch->ids++;
 	cm_id->channel = &nch->ch;
 	id->sync = made;

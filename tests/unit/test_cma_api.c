@@ -394,6 +394,57 @@ static void test_destroy_drops_unread_events(void **state)
 	rdma_destroy_event_channel(ch);
 }
 
+static void *blocked_get(void *arg)
+{
+	struct rdma_event_channel *ch = arg;
+	struct rdma_cm_event *ev;
+
+	(void)rdma_get_cm_event(ch, &ev);
+	return (void *)1; /* never: a destroyed channel's waiter stays blocked */
+}
+
+static unsigned waiters_of(struct rdma_event_channel *ch)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&cma.lock);
+	n = ((struct cma_channel *)ch)->waiters;
+	pthread_mutex_unlock(&cma.lock);
+	return n;
+}
+
+/*
+ * rping destroys its channel while its CM thread still waits in
+ * rdma_get_cm_event.  On the kernel that read(2) stays blocked until the
+ * process exits; here too: the waiter must neither return an error (rping
+ * exits with it) nor touch the freed channel.
+ */
+static void test_destroy_channel_with_waiter(void **state)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct timespec tick = {0, 1000000};
+	pthread_t t;
+
+	(void)state;
+	assert_non_null(ch);
+	assert_int_equal(pthread_create(&t, NULL, blocked_get, ch), 0);
+	while (waiters_of(ch) == 0)
+		nanosleep(&tick, NULL);
+	rdma_destroy_event_channel(ch);
+	/* The channel is kept for its waiter, marked dead, and nothing else. */
+	pthread_mutex_lock(&cma.lock);
+	assert_true(((struct cma_channel *)ch)->dead);
+	assert_int_equal(((struct cma_channel *)ch)->count, 0);
+	pthread_mutex_unlock(&cma.lock);
+	/* A new channel does not take the old one's fd. */
+	struct rdma_event_channel *ch2 = rdma_create_event_channel();
+
+	assert_non_null(ch2);
+	assert_int_not_equal(ch2->fd, ch->fd);
+	rdma_destroy_event_channel(ch2);
+	pthread_detach(t);
+}
+
 static void test_state_errors_idle(void **state)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
@@ -434,6 +485,7 @@ int main(void)
 	    cmocka_unit_test(test_destroy_waits_for_acks),
 	    cmocka_unit_test(test_destroy_drops_unread_events),
 	    cmocka_unit_test(test_state_errors_idle),
+	    cmocka_unit_test(test_destroy_channel_with_waiter),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
