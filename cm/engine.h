@@ -189,6 +189,13 @@ enum cm_event_type {
 	 */
 	CM_EV_ESTABLISHED,   /* active: QP at RTS, RTU sent; .rep */
 	CM_EV_CONNECT_ERROR, /* active: QP transition failed, REJ sent; .status */
+	/*
+	 * Made by a runtime served by madcmd (cm/runtime.h), once, when the
+	 * daemon went away: every connection and listener of the runtime
+	 * is gone with it (.id 0, .status -ENOTCONN); later commands fail
+	 * with -ENOTCONN.
+	 */
+	CM_EV_RUNTIME_LOST,
 	CM_EV__COUNT
 };
 

@@ -16,6 +16,7 @@
 
 #include "cm/cm_int.h"
 #include "cm/runtime.h"
+#include "cm/rt_client.h"
 #include "cm/umad.h"
 #include "sa/client.h"
 #include "sa/sa_wire.h"
@@ -72,6 +73,10 @@ struct cm_runtime {
 	int (*modify_qp)(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 	void *modify_qp_ctx;
 	struct qp_map qps;
+	/* Served by madcmd (params.daemon): the session, no engine here. */
+	struct rt_remote *remote;
+	char *daemon;
+	bool draining; /* running the remote's kept events (no nesting) */
 };
 
 /* ---- event queue ---- */
@@ -249,6 +254,114 @@ static int modify(struct cm_runtime *rt, struct ibv_qp *qp, struct ibv_qp_attr *
 }
 
 /*
+ * The engine's calls auto QP makes: in this process, or for a runtime
+ * served by madcmd, as commands to the daemon (same results).
+ */
+static int remote_exec(struct cm_runtime *rt, struct cm_rt_cmd *c)
+{
+	int rc = rt_remote_call(rt->remote, c);
+
+	return rc ? rc : c->result;
+}
+
+static int e_init_qp_attr(struct cm_runtime *rt, uint32_t id, enum ibv_qp_state to,
+			  struct ibv_qp_attr *a, int *mask)
+{
+	struct cm_rt_cmd c;
+	int rc;
+
+	if (!rt->remote)
+		return cm_engine_init_qp_attr(rt->engine, id, to, a, mask);
+	memset(&c, 0, sizeof(c));
+	c.op = CM_RT_INIT_QP_ATTR;
+	c.id = id;
+	c.qp.state = to;
+	rc = remote_exec(rt, &c);
+	if (!rc) {
+		*a = c.qp.attr;
+		*mask = c.qp.mask;
+	}
+	return rc;
+}
+
+static int e_simple(struct cm_runtime *rt, enum cm_rt_op op, uint32_t id)
+{
+	struct cm_rt_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = op;
+	c.id = id;
+	return remote_exec(rt, &c);
+}
+
+static int e_rtu(struct cm_runtime *rt, uint32_t id)
+{
+	return rt->remote ? e_simple(rt, CM_RT_RTU, id) : cm_engine_rtu(rt->engine, id, NULL, 0);
+}
+
+static int e_release(struct cm_runtime *rt, uint32_t id)
+{
+	return rt->remote ? e_simple(rt, CM_RT_RELEASE, id) : cm_engine_release(rt->engine, id);
+}
+
+static int e_reject(struct cm_runtime *rt, uint32_t id, const struct cm_reject_cmd *rj)
+{
+	struct cm_rt_cmd c;
+
+	if (!rt->remote)
+		return cm_engine_reject(rt->engine, id, rj);
+	memset(&c, 0, sizeof(c));
+	c.op = CM_RT_REJECT;
+	c.id = id;
+	c.reject = *rj;
+	return remote_exec(rt, &c);
+}
+
+static int e_conn_state(struct cm_runtime *rt, uint32_t id, enum cm_state *st)
+{
+	struct cm_rt_cmd c;
+	int rc;
+
+	if (!rt->remote)
+		return cm_engine_conn_state(rt->engine, id, st);
+	memset(&c, 0, sizeof(c));
+	c.op = CM_RT_CONN_STATE;
+	c.id = id;
+	rc = remote_exec(rt, &c);
+	if (!rc)
+		*st = c.state;
+	return rc;
+}
+
+static int e_qpn_busy(struct cm_runtime *rt, uint32_t id, uint32_t qpn)
+{
+	struct cm_rt_cmd c;
+
+	if (!rt->remote)
+		return cm_engine_qpn_in_timewait(rt->engine, qpn) ? 1 : 0;
+	memset(&c, 0, sizeof(c));
+	c.op = CM_RT_QPN_BUSY;
+	c.id = id;
+	c.accept.qpn = qpn;
+	return remote_exec(rt, &c);
+}
+
+/* CONNECT and ACCEPT themselves, without their QP (c->auto_qp is kept). */
+static int e_connect(struct cm_runtime *rt, struct cm_rt_cmd *c)
+{
+	if (!rt->remote)
+		return cm_engine_connect(rt->engine, &c->connect, &c->id);
+	return remote_exec(rt, c);
+}
+
+static int e_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
+{
+	if (!rt->remote)
+		return cm_engine_accept(rt->engine, c->id, c->user, &c->accept);
+	return remote_exec(rt, c);
+}
+
+/*
  * Move `qp` to `to` with the engine's attributes.  `acc` (passive side
  * before its REP) supplies what rdma_accept overrides: the receive PSN the
  * REP will announce and the accepted RDMA read depths.
@@ -257,7 +370,7 @@ static int qp_step(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp, enum i
 		   const struct cm_accept_cmd *acc)
 {
 	struct ibv_qp_attr a;
-	int mask, rc = cm_engine_init_qp_attr(rt->engine, id, to, &a, &mask);
+	int mask, rc = e_init_qp_attr(rt, id, to, &a, &mask);
 
 	if (rc)
 		return rc;
@@ -283,7 +396,7 @@ static void reject_consumer(struct cm_runtime *rt, uint32_t id)
 {
 	struct cm_reject_cmd rj = {.reason = CM_REJ_CONSUMER_DEFINED};
 
-	cm_engine_reject(rt->engine, id, &rj);
+	e_reject(rt, id, &rj);
 }
 
 static int auto_connect(struct cm_runtime *rt, struct cm_rt_cmd *c)
@@ -293,17 +406,20 @@ static int auto_connect(struct cm_runtime *rt, struct cm_rt_cmd *c)
 
 	if (qp->qp_num != c->connect.qpn)
 		return -EINVAL;
-	rc = cm_engine_connect(rt->engine, &c->connect, &c->id);
+	rc = e_connect(rt, c);
 	if (rc)
 		return rc;
-	/* The REQ is out; its answer cannot be read before this returns. */
+	/*
+	 * The REQ is out; its answer cannot be read before this returns (a
+	 * remote runtime keeps the events that come meanwhile until then).
+	 */
 	if (c->auto_qp.flags & CM_RT_QP_INIT)
 		rc = qp_step(rt, c->id, qp, IBV_QPS_INIT, NULL);
 	if (!rc)
 		rc = qp_map_put(&rt->qps, c->id, qp);
 	if (rc) {
 		qp_to_error(rt, qp);
-		cm_engine_release(rt->engine, c->id); /* REJ to the peer */
+		e_release(rt, c->id); /* REJ to the peer */
 	}
 	return rc;
 }
@@ -320,13 +436,14 @@ static int auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
 	if (a->qpn != qp->qp_num || a->starting_psn >= (1u << 24))
 		return -EINVAL;
 	/* What fails without touching the QP or the peer. */
-	rc = cm_engine_conn_state(rt->engine, c->id, &st);
+	rc = e_conn_state(rt, c->id, &st);
 	if (rc)
 		return rc;
 	if (st != CM_ST_REQ_RCVD && st != CM_ST_MRA_REQ_SENT)
 		return -EINVAL;
-	if (cm_engine_qpn_in_timewait(rt->engine, a->qpn))
-		return -EBUSY;
+	rc = e_qpn_busy(rt, c->id, a->qpn);
+	if (rc)
+		return rc > 0 ? -EBUSY : rc;
 	rc = 0;
 	if (c->auto_qp.flags & CM_RT_QP_INIT)
 		rc = qp_step(rt, c->id, qp, IBV_QPS_INIT, a);
@@ -335,7 +452,7 @@ static int auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
 	if (!rc)
 		rc = qp_step(rt, c->id, qp, IBV_QPS_RTS, a);
 	if (!rc)
-		rc = cm_engine_accept(rt->engine, c->id, c->user, a);
+		rc = e_accept(rt, c);
 	if (rc) {
 		qp_to_error(rt, qp);
 		reject_consumer(rt, c->id);
@@ -362,7 +479,7 @@ static void auto_rep(struct cm_runtime *rt, const struct cm_event *ev, struct ib
 	if (!rc)
 		rc = qp_step(rt, ev->id, qp, IBV_QPS_RTS, NULL);
 	if (!rc)
-		rc = cm_engine_rtu(rt->engine, ev->id, NULL, 0);
+		rc = e_rtu(rt, ev->id);
 	if (rc) {
 		qp_to_error(rt, qp);
 		reject_consumer(rt, ev->id);
@@ -397,6 +514,45 @@ static void eng_event(void *ctx, const struct cm_event *ev)
 		break;
 	}
 	deliver(rt, ev);
+}
+
+/*
+ * A remote runtime's events, as the engine's come here: those its
+ * session read (while commands waited for their REPLY, or now), in
+ * order, on the loop.  An event's handling may make commands, which may
+ * keep more events: they run in this same loop, never nested.
+ */
+static void remote_drain(struct cm_runtime *rt)
+{
+	struct cm_event ev;
+
+	if (!rt->remote || rt->draining)
+		return;
+	rt->draining = true;
+	while (rt_remote_pop(rt->remote, &ev)) {
+		if (ev.type == CM_EV_RUNTIME_LOST && rt->tfd >= 0) {
+			mad_loop_unwatch_fd(rt->loop, rt->tfd);
+			rt->tfd = -1;
+		}
+		eng_event(rt, &ev);
+	}
+	rt->draining = false;
+}
+
+/* Read what the daemon sent and run it: messages read, or -ENOTCONN. */
+static int remote_input(struct cm_runtime *rt)
+{
+	int n = rt_remote_poll(rt->remote);
+
+	remote_drain(rt);
+	return n;
+}
+
+static void on_remote_readable(struct mad_loop *l, int fd, void *arg)
+{
+	(void)l;
+	(void)fd;
+	remote_input(arg);
 }
 
 static void on_readable(struct mad_loop *l, int fd, void *arg)
@@ -471,6 +627,47 @@ out:
 	o->rc = rc;
 }
 
+/* A runtime served by madcmd: its CM session, watched by the loop. */
+static void open_remote_on_loop(void *arg)
+{
+	struct open_args *o = arg;
+	struct cm_runtime *rt = o->rt;
+	struct madcmd_hello_rep rep;
+	int rc;
+
+	rt->remote = calloc(1, sizeof(*rt->remote));
+	if (!rt->remote) {
+		o->rc = -ENOMEM;
+		return;
+	}
+	rc = rt_remote_open(rt->remote, o->p->daemon, o->p->ca, o->p->port, &rep);
+	if (!rc) {
+		rt->port = rep.port;
+		rc = mad_loop_watch_fd(rt->loop, rt->remote->fd, on_remote_readable, rt);
+	}
+	if (rc) {
+		rt_remote_close(rt->remote);
+		free(rt->remote);
+		rt->remote = NULL;
+	} else {
+		rt->tfd = rt->remote->fd;
+	}
+	o->rc = rc;
+}
+
+static void close_remote_on_loop(void *arg)
+{
+	struct cm_runtime *rt = arg;
+
+	if (rt->tfd >= 0)
+		mad_loop_unwatch_fd(rt->loop, rt->tfd);
+	rt->tfd = -1;
+	rt_remote_close(rt->remote);
+	free(rt->remote);
+	rt->remote = NULL;
+	qp_map_destroy(&rt->qps);
+}
+
 int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 {
 	struct cm_runtime *rt;
@@ -506,7 +703,11 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 	o.rt = rt;
 	o.p = p;
 	o.rc = 0;
-	rc = mad_loop_call(rt->loop, open_on_loop, &o);
+	if (p->daemon && !(rt->daemon = strdup(p->daemon))) {
+		rc = -ENOMEM;
+		goto fail_loop;
+	}
+	rc = mad_loop_call(rt->loop, p->daemon ? open_remote_on_loop : open_on_loop, &o);
 	if (!rc)
 		rc = o.rc;
 	if (rc)
@@ -515,8 +716,8 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 		struct sa_client_params sp = {0};
 
 		sp.loop = rt->loop;
-		sp.ops = p->ops;
-		sp.ops_ctx = p->ops_ctx;
+		sp.ops = rt->daemon ? &madcmd_umad_ops : p->ops;
+		sp.ops_ctx = rt->daemon ? rt->daemon : p->ops_ctx;
 		sp.ca = rt->port.ca_name;
 		sp.port = rt->port.portnum;
 		sp.timeout_ms = p->sa_timeout_ms;
@@ -525,7 +726,8 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 			sp.cache_lifetime_ms = p->sa_path_cache_ms ? p->sa_path_cache_ms : 60000;
 		rc = sa_client_open(&rt->sa, &sp);
 		if (rc) {
-			mad_loop_call(rt->loop, close_port_on_loop, rt);
+			mad_loop_call(rt->loop,
+				      rt->remote ? close_remote_on_loop : close_port_on_loop, rt);
 			goto fail_loop;
 		}
 	}
@@ -534,6 +736,7 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 fail_loop:
 	if (rt->own_loop)
 		mad_loop_destroy(rt->loop);
+	free(rt->daemon);
 fail_q:
 	evq_destroy(&rt->q);
 	free(rt);
@@ -545,10 +748,11 @@ void cm_runtime_close(struct cm_runtime *rt)
 	if (!rt)
 		return;
 	sa_client_close(rt->sa);
-	mad_loop_call(rt->loop, close_port_on_loop, rt);
+	mad_loop_call(rt->loop, rt->remote ? close_remote_on_loop : close_port_on_loop, rt);
 	if (rt->own_loop)
 		mad_loop_destroy(rt->loop);
 	evq_destroy(&rt->q);
+	free(rt->daemon);
 	free(rt);
 }
 
@@ -558,6 +762,15 @@ static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
 {
 	struct cm_engine *e = rt->engine;
 
+	if (rt->remote) {
+		if (c->op == CM_RT_CONNECT && c->auto_qp.qp)
+			return auto_connect(rt, c);
+		if (c->op == CM_RT_ACCEPT && c->auto_qp.qp)
+			return auto_accept(rt, c);
+		if (c->op == CM_RT_RELEASE)
+			qp_map_take(&rt->qps, c->id);
+		return remote_exec(rt, c);
+	}
 	switch (c->op) {
 	case CM_RT_LISTEN:
 		return cm_engine_listen(e, c->listen.service_id, c->listen.mask, c->user);
@@ -596,6 +809,8 @@ static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
 		return cm_engine_init_qp_attr(e, c->id, c->qp.state, &c->qp.attr, &c->qp.mask);
 	case CM_RT_CONN_STATE:
 		return cm_engine_conn_state(e, c->id, &c->state);
+	case CM_RT_QPN_BUSY:
+		return cm_engine_qpn_in_timewait(e, c->accept.qpn) ? 1 : 0;
 	case CM_RT_STATS: {
 		int rc = cm_stat_get(e, &c->stats.cm);
 
@@ -628,8 +843,9 @@ static void batch_on_loop(void *arg)
 		struct cm_rt_cmd *c = &b->cmds[i];
 
 		/* Private data lengths travel as given; the engine checks them. */
-		c->result = b->rt->engine ? run_cmd(b->rt, c) : -ESHUTDOWN;
+		c->result = b->rt->engine || b->rt->remote ? run_cmd(b->rt, c) : -ESHUTDOWN;
 	}
+	remote_drain(b->rt);
 }
 
 int cm_runtime_exec_batch(struct cm_runtime *rt, struct cm_rt_cmd *cmds, unsigned n)
@@ -696,7 +912,10 @@ static void drain_here(void *arg)
 {
 	struct drain_args *d = arg;
 
-	d->n = d->rt->t ? mad_transport_poll(d->rt->t, 0) : -ENODEV;
+	if (d->rt->remote)
+		d->n = d->rt->tfd >= 0 ? remote_input(d->rt) : -ENOTCONN;
+	else
+		d->n = d->rt->t ? mad_transport_poll(d->rt->t, 0) : -ENODEV;
 }
 
 struct tfd_wait_args {

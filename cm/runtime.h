@@ -104,6 +104,17 @@ struct cm_runtime_params {
 	 */
 	int (*modify_qp)(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 	void *modify_qp_ctx;
+	/*
+	 * madcmd's socket: the port's CM is the daemon's (cm/rt_proto.h),
+	 * not a umad agent of this process.  Commands and events are the
+	 * same; the engine and its timers live in the daemon, QPs stay here
+	 * (auto QP moves them in this process with the daemon's attributes,
+	 * then asks for the RTU or the REP, as the kernel's ucma splits the
+	 * work); the SA client goes through the daemon's SA proxy; ops and
+	 * max_conns are unused.  When the daemon goes away, the runtime
+	 * makes one CM_EV_RUNTIME_LOST and every command fails -ENOTCONN.
+	 */
+	const char *daemon;
 };
 
 /* Auto QP: an option of CM_RT_CONNECT and CM_RT_ACCEPT (see above). */
@@ -132,6 +143,7 @@ enum cm_rt_op {
 	CM_RT_INIT_QP_ATTR, /* .id, .qp.state -> .qp.attr, .qp.mask */
 	CM_RT_CONN_STATE,   /* .id -> .state */
 	CM_RT_STATS,	    /* -> .stats */
+	CM_RT_QPN_BUSY,	    /* .accept.qpn -> result 1 when in TimeWait, else 0 */
 	CM_RT__COUNT
 };
 

@@ -321,6 +321,7 @@ const char *cm_event_name(enum cm_event_type t)
 	    [CM_EV_SIDR_REP_RCVD] = "SIDR_REP_RCVD",
 	    [CM_EV_ESTABLISHED] = "ESTABLISHED",
 	    [CM_EV_CONNECT_ERROR] = "CONNECT_ERROR",
+	    [CM_EV_RUNTIME_LOST] = "RUNTIME_LOST",
 	};
 
 	if ((unsigned)t >= CM_EV__COUNT)

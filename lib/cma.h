@@ -218,6 +218,8 @@ struct cma_global {
 	/* Set only by unit tests (cma_test_env) before the first call. */
 	const struct mad_umad_ops *umad_ops;
 	void *umad_ctx;
+	/* madcmd's socket when the daemon owns the CM (cma_daemon.c), else NULL. */
+	char *daemon;
 };
 
 /*
@@ -276,6 +278,14 @@ struct cma_id *cma_id_alloc(struct cma_channel *ch, void *context, enum rdma_por
 void cma_id_free_locked(struct cma_id *id);
 /* Every live id, under cma.lock. */
 void cma_ids_foreach(void (*fn)(struct cma_id *id, void *arg), void *arg);
+
+/* madcmd (cma_daemon.c): chosen at init; the host-wide port space. */
+void cma_daemon_choose(void);
+int cma_daemon_bind(struct cma_id *id, uint16_t *port);
+int cma_daemon_listen_check(struct cma_id *id);
+void cma_daemon_unbind(struct cma_id *id);
+/* The daemon of the port went away: DEVICE_REMOVAL to its ids (takes cma.lock). */
+void cma_daemon_lost(struct cma_port *p);
 /* The live id with this cookie, or NULL (under cma.lock). */
 struct cma_id *cma_id_by_cookie(uint64_t cookie);
 /* The CM connection of an id goes away: release it in the runtime. */

@@ -336,6 +336,10 @@ bool cma_on_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev
 		on_req(p, rt, ev);
 		return true;
 	}
+	if (ev->type == CM_EV_RUNTIME_LOST) {
+		cma_daemon_lost(p);
+		return true;
+	}
 	pthread_mutex_lock(&cma.lock);
 	id = cma_conn_find(p, ev->id);
 	if (!id && ev->user) {

@@ -115,6 +115,7 @@ static void init_once(void)
 		cma.init_err = -rc;
 		return;
 	}
+	cma_daemon_choose();
 }
 
 void cma_test_env(const struct mad_umad_ops *ops, void *ctx)
@@ -153,6 +154,7 @@ int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 	rp.sa = true;
 	rp.on_loop_event = cma_on_cm_event;
 	rp.on_loop_event_arg = p;
+	rp.daemon = cma.daemon;		 /* madcmd's port, or NULL: this process's */
 	cma_roce_runtime_params(p, &rp); /* RoCE hook: no SA, QP SGID index */
 	rc = cm_runtime_open(&rt, &rp);
 	pthread_mutex_lock(&cma.lock);
@@ -170,9 +172,10 @@ int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 		 */
 		fprintf(stderr, "librdmacm (madcm): cannot open the CM on %s port %u: %s%s\n",
 			rp.ca, p->port_num, strerror(-rc),
-			rc == -EINVAL || rc == -EBUSY
+			cma.daemon ? " (through madcmd)"
+			: rc == -EINVAL || rc == -EBUSY
 			    ? " (another process owns the port's CM class: one madcm "
-			      "process per port)"
+			      "process per port without madcmd)"
 			: rc == -EACCES || rc == -EPERM ? " (no access to the port's umad device)"
 							: "");
 		/* Keep the error sticky only for reasons that cannot pass. */

@@ -8,7 +8,10 @@
  *   - two ids on one port: allowed when both set REUSEADDR, or both are
  *     AFONLY with different families; else EADDRNOTAVAIL when either
  *     address is a wildcard or loopback, EADDRINUSE when they are equal.
- * One table per process (madcmd will own it for many processes).
+ * One table per process; with madcmd the daemon holds the host's, and
+ * every binding here is first reserved there (cma_daemon.c), so the
+ * same rules hold between processes.  This table keeps the process's own
+ * owners of each port (cma_ports_listeners).
  */
 #include "config.h"
 
@@ -114,6 +117,22 @@ int cma_ports_bind(struct cma_id *id, struct sockaddr *addr)
 	struct cma_bind_list *b;
 	int rc;
 
+	if (cma.daemon) {
+		uint16_t got = 0;
+
+		rc = cma_daemon_bind(id, &got);
+		if (rc)
+			return rc;
+		b = find(ps, got);
+		if (!b && !(b = make(ps, got))) {
+			cma_daemon_unbind(id);
+			return -ENOMEM;
+		}
+		cma_addr_set_port(addr, got);
+		cma_addr_set_port((struct sockaddr *)&id->id.route.addr.src_addr, got);
+		add_owner(b, id);
+		return 0;
+	}
 	if (port == 0) {
 		unsigned range = EPHEMERAL_HI - EPHEMERAL_LO + 1;
 		unsigned start = cma_random32() % range;
@@ -154,6 +173,8 @@ int cma_ports_listen_check(struct cma_id *id)
 {
 	if (!id->bind)
 		return 0;
+	if (cma.daemon)
+		return cma_daemon_listen_check(id);
 	return check_port(id->bind, id, false);
 }
 
@@ -163,6 +184,8 @@ void cma_ports_unbind(struct cma_id *id)
 
 	if (!b)
 		return;
+	if (cma.daemon)
+		cma_daemon_unbind(id);
 	for (struct cma_id **pp = &b->owners; *pp; pp = &(*pp)->bind_next)
 		if (*pp == id) {
 			*pp = id->bind_next;

@@ -1,0 +1,301 @@
+/*
+ * The program's side of the madcmd protocol: sessions, the remote CM of a
+ * port (commands in order, events kept while a command waits for its
+ * REPLY) and the HOST session's port-space calls.  cm/umad_remote.c is
+ * the MAD session (the SA client's proxy).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "cm/rt_client.h"
+
+/* One whole packet out; waits while the socket is full. */
+static int send_msg(int fd, const void *m, size_t len)
+{
+	for (;;) {
+		ssize_t n = send(fd, m, len, MSG_NOSIGNAL);
+
+		if (n == (ssize_t)len)
+			return 0;
+		if (n >= 0)
+			return -EPROTO; /* SOCK_SEQPACKET never sends a part */
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN) /* EPIPE, ECONNRESET: the daemon is gone */
+			return -ENOTCONN;
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/*
+ * One packet in, checked: its type, -EAGAIN (nothing, when not waiting),
+ * -ENOTCONN (the daemon closed or failed), -EPROTO (malformed, dropped).
+ */
+static int recv_msg(int fd, void *buf, size_t cap, bool wait)
+{
+	for (;;) {
+		ssize_t n = recv(fd, buf, cap, MSG_TRUNC | MSG_DONTWAIT);
+
+		if (n > 0)
+			return (size_t)n > cap ? -EPROTO : madcmd_check(buf, (size_t)n);
+		if (n == 0)
+			return -ENOTCONN;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return -ENOTCONN;
+		if (!wait)
+			return -EAGAIN;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+int madcmd_session_open(const char *path, enum madcmd_kind kind, const char *ca, int port,
+			struct madcmd_hello_rep *rep)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct madcmd_hello h;
+	union {
+		struct madcmd_hello_rep r;
+		uint8_t b[MADCMD_MSG_MAX];
+	} in;
+	int fd, rc;
+
+	if (!path || strlen(path) >= sizeof(sun.sun_path))
+		return -EINVAL;
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		rc = -errno;
+		if (rc == -EAGAIN || rc == -EINPROGRESS) {
+			/* A full backlog: wait until the daemon takes us. */
+			struct pollfd p = {.fd = fd, .events = POLLOUT};
+			socklen_t sl = sizeof(rc);
+
+			if (poll(&p, 1, 5000) == 1 &&
+			    !getsockopt(fd, SOL_SOCKET, SO_ERROR, &rc, &sl) && !rc)
+				goto connected;
+			rc = rc > 0 ? -rc : -ECONNREFUSED;
+		}
+		close(fd);
+		return rc;
+	}
+connected:
+	memset(&h, 0, sizeof(h));
+	madcmd_hdr_init(&h.h, MADCMD_HELLO, sizeof(h), 0);
+	h.kind = kind;
+	h.layout = madcmd_layout();
+	if (ca)
+		strncpy(h.ca, ca, sizeof(h.ca) - 1);
+	h.port = port;
+	rc = send_msg(fd, &h, sizeof(h));
+	if (!rc)
+		rc = recv_msg(fd, &in, sizeof(in), true);
+	if (rc == MADCMD_HELLO_REP)
+		rc = in.r.layout != madcmd_layout() ? -EPROTO : in.r.rc;
+	else if (rc >= 0)
+		rc = -EPROTO;
+	if (rc) {
+		close(fd);
+		return rc > 0 ? -EPROTO : rc;
+	}
+	if (rep)
+		*rep = in.r;
+	return fd;
+}
+
+/* ---- the remote CM of a port ---- */
+
+int rt_remote_open(struct rt_remote *r, const char *path, const char *ca, int port,
+		   struct madcmd_hello_rep *rep)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = madcmd_session_open(path, MADCMD_SESSION_CM, ca, port, rep);
+	return r->fd < 0 ? r->fd : 0;
+}
+
+void rt_remote_close(struct rt_remote *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	free(r->pend);
+	r->pend = NULL;
+	r->pcount = r->pcap = r->phead = 0;
+}
+
+static void keep(struct rt_remote *r, const struct cm_event *ev)
+{
+	if (r->pcount == r->pcap) {
+		unsigned ncap = r->pcap ? r->pcap * 2 : 16;
+		struct cm_event *nv = malloc(ncap * sizeof(*nv));
+
+		if (!nv)
+			return; /* lost like a full runtime queue's event */
+		for (unsigned i = 0; i < r->pcount; i++)
+			nv[i] = r->pend[(r->phead + i) % r->pcap];
+		free(r->pend);
+		r->pend = nv;
+		r->pcap = ncap;
+		r->phead = 0;
+	}
+	r->pend[(r->phead + r->pcount++) % r->pcap] = *ev;
+}
+
+static void lose(struct rt_remote *r)
+{
+	r->lost = true;
+}
+
+/* Take one packet: EVENT kept, REPLY copied when it is `want`'s. */
+static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t seq)
+{
+	union {
+		struct madcmd_hdr h;
+		struct madcmd_cmd c;
+		struct madcmd_event e;
+		uint8_t b[MADCMD_MSG_MAX];
+	} in;
+	int t = recv_msg(r->fd, &in, sizeof(in), wait);
+
+	if (t == -ENOTCONN || (t < 0 && t != -EAGAIN && t != -EPROTO)) {
+		lose(r);
+		return -ENOTCONN;
+	}
+	if (t == -EPROTO) {
+		r->malformed++;
+		return 0;
+	}
+	if (t < 0)
+		return t;
+	if (t == MADCMD_EVENT) {
+		keep(r, &in.e.ev);
+	} else if (t == MADCMD_REPLY && want && in.h.seq == seq) {
+		struct cm_rt_auto_qp aq = want->auto_qp;
+
+		*want = in.c.cmd;
+		want->auto_qp = aq;
+		return 1;
+	} else {
+		r->malformed++; /* a packet this session never asked for */
+	}
+	return 0;
+}
+
+int rt_remote_call(struct rt_remote *r, struct cm_rt_cmd *c)
+{
+	struct madcmd_cmd m;
+	int rc;
+
+	if (r->lost)
+		return -ENOTCONN;
+	madcmd_hdr_init(&m.h, MADCMD_CMD, sizeof(m), ++r->seq);
+	m.cmd = *c;
+	memset(&m.cmd.auto_qp, 0, sizeof(m.cmd.auto_qp));
+	rc = send_msg(r->fd, &m, sizeof(m));
+	if (rc) {
+		lose(r);
+		return -ENOTCONN;
+	}
+	while ((rc = take(r, true, c, r->seq)) == 0)
+		;
+	return rc == 1 ? 0 : rc;
+}
+
+int rt_remote_poll(struct rt_remote *r)
+{
+	int n = 0, rc;
+
+	if (r->lost)
+		return -ENOTCONN;
+	while ((rc = take(r, false, NULL, 0)) == 0)
+		n++;
+	return rc == -EAGAIN ? n : rc;
+}
+
+bool rt_remote_pop(struct rt_remote *r, struct cm_event *ev)
+{
+	if (r->pcount) {
+		*ev = r->pend[r->phead];
+		r->phead = (r->phead + 1) % r->pcap;
+		r->pcount--;
+		return true;
+	}
+	if (r->lost && !r->lost_reported) {
+		r->lost_reported = true;
+		memset(ev, 0, sizeof(*ev));
+		ev->type = CM_EV_RUNTIME_LOST;
+		ev->listen_id = -1;
+		ev->status = -ENOTCONN;
+		return true;
+	}
+	return false;
+}
+
+/* ---- the HOST session ---- */
+
+int madcmd_host_open(struct madcmd_host *h, const char *path)
+{
+	memset(h, 0, sizeof(*h));
+	pthread_mutex_init(&h->lock, NULL);
+	h->fd = madcmd_session_open(path, MADCMD_SESSION_HOST, "", 0, NULL);
+	return h->fd < 0 ? h->fd : 0;
+}
+
+void madcmd_host_close(struct madcmd_host *h)
+{
+	if (h->fd >= 0)
+		close(h->fd);
+	h->fd = -1;
+	pthread_mutex_destroy(&h->lock);
+}
+
+int madcmd_host_port(struct madcmd_host *h, enum madcmd_type op, struct madcmd_port *req,
+		     uint16_t *port)
+{
+	union {
+		struct madcmd_hdr h;
+		struct madcmd_port_rep r;
+		uint8_t b[MADCMD_MSG_MAX];
+	} in;
+	int rc;
+
+	pthread_mutex_lock(&h->lock);
+	if (h->fd < 0) {
+		rc = -ENOTCONN;
+		goto out;
+	}
+	madcmd_hdr_init(&req->h, op, sizeof(*req), ++h->seq);
+	rc = send_msg(h->fd, req, sizeof(*req));
+	while (!rc) {
+		int t = recv_msg(h->fd, &in, sizeof(in), true);
+
+		if (t == MADCMD_PORT_REP && in.h.seq == h->seq) {
+			rc = in.r.rc;
+			if (port)
+				*port = in.r.port;
+			goto out;
+		}
+		if (t == -ENOTCONN || (t < 0 && t != -EPROTO))
+			rc = -ENOTCONN;
+	}
+out:
+	pthread_mutex_unlock(&h->lock);
+	return rc;
+}

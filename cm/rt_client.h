@@ -1,0 +1,83 @@
+/*
+ * The program's side of the madcmd protocol (cm/rt_proto.h): sessions to
+ * the daemon, used by the CM runtime when madcmd serves its port
+ * (cm_runtime_params.daemon), by the SA client through madcmd_umad_ops,
+ * and by the library's port space through the HOST session.
+ *
+ * Thread safety: a remote runtime's calls are made holding its loop (as
+ * the engine's are); a HOST session serializes its callers itself.
+ */
+#ifndef MADCM_CM_RT_CLIENT_H
+#define MADCM_CM_RT_CLIENT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cm/rt_proto.h"
+#include "mad/umad_ops.h"
+
+/*
+ * Open a session: connect to the daemon's socket, HELLO, wait for its
+ * HELLO_REP (filled in *rep).  Returns the socket (non-blocking,
+ * close-on-exec) or -errno: -ENOENT/-ECONNREFUSED without a daemon,
+ * -EPROTO for another build's daemon, the daemon's rc otherwise.
+ */
+int madcmd_session_open(const char *path, enum madcmd_kind kind, const char *ca, int port,
+			struct madcmd_hello_rep *rep);
+
+/* The CM of a port served by madcmd, as cm/runtime.c uses it. */
+struct rt_remote {
+	int fd;
+	uint32_t seq;
+	bool lost; /* the daemon is gone: every call fails with -ENOTCONN */
+	bool lost_reported;
+	/* Events read while a command waited for its REPLY, in order. */
+	struct cm_event *pend;
+	unsigned phead, pcount, pcap;
+	uint64_t malformed; /* packets dropped by madcmd_check */
+};
+
+int rt_remote_open(struct rt_remote *r, const char *path, const char *ca, int port,
+		   struct madcmd_hello_rep *rep);
+void rt_remote_close(struct rt_remote *r);
+/*
+ * Run one command in the daemon and wait for its REPLY: 0 with c's result
+ * and outputs filled (c->auto_qp is neither sent nor changed), or
+ * -ENOTCONN when the daemon went away.  Events that come first are kept
+ * for rt_remote_pop, in order.
+ */
+int rt_remote_call(struct rt_remote *r, struct cm_rt_cmd *c);
+/* Read what the socket holds without waiting: messages read, or -ENOTCONN. */
+int rt_remote_poll(struct rt_remote *r);
+/*
+ * The next kept event: true with *ev.  Once the daemon is gone, one
+ * CM_EV_RUNTIME_LOST comes after the events read before.
+ */
+bool rt_remote_pop(struct rt_remote *r, struct cm_event *ev);
+
+/*
+ * libibumad's calls for an SA client, served by madcmd's SA proxy: ctx
+ * is the daemon's socket path (const char *).  Port attributes are read
+ * with libibumad (sysfs, no privilege needed); opening a port opens a MAD
+ * session instead of a umad device.
+ */
+extern const struct mad_umad_ops madcmd_umad_ops;
+
+/* The host-wide port space held by madcmd (HOST session). */
+struct madcmd_host {
+	int fd;
+	uint32_t seq;
+	pthread_mutex_t lock;
+};
+
+int madcmd_host_open(struct madcmd_host *h, const char *path);
+void madcmd_host_close(struct madcmd_host *h);
+/*
+ * PORT_BIND, PORT_LISTEN or PORT_UNBIND (req->h is filled here): the
+ * daemon's rc (0 or -errno), *port the port reserved by a BIND.
+ */
+int madcmd_host_port(struct madcmd_host *h, enum madcmd_type op, struct madcmd_port *req,
+		     uint16_t *port);
+
+#endif

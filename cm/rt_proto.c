@@ -1,0 +1,200 @@
+/*
+ * The madcmd protocol's checks (cm/rt_proto.h): what a received packet
+ * must be before either side reads it.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "cm/rt_proto.h"
+
+/* Sizes and a few offsets of the raw structs: any layout change shows. */
+uint32_t madcmd_layout(void)
+{
+	uint32_t h = 2166136261u; /* FNV-1a over the numbers below */
+	const uint32_t v[] = {
+	    MADCMD_PROTO_VERSION,
+	    sizeof(struct cm_rt_cmd),
+	    offsetof(struct cm_rt_cmd, auto_qp),
+	    offsetof(struct cm_rt_cmd, result),
+	    sizeof(struct cm_connect_cmd),
+	    sizeof(struct cm_accept_cmd),
+	    sizeof(struct cm_event),
+	    offsetof(struct cm_event, private_data),
+	    sizeof(struct mad_addr),
+	    sizeof(struct mad_port_attr),
+	    sizeof(struct cm_path),
+	    CM_RT__COUNT,
+	    CM_EV__COUNT,
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		for (int b = 0; b < 4; b++) {
+			h ^= (v[i] >> (8 * b)) & 0xff;
+			h *= 16777619u;
+		}
+	return h;
+}
+
+void madcmd_hdr_init(struct madcmd_hdr *h, enum madcmd_type type, size_t len, uint32_t seq)
+{
+	memset(h, 0, sizeof(*h));
+	h->type = (uint16_t)type;
+	h->version = MADCMD_PROTO_VERSION;
+	h->len = (uint32_t)len;
+	h->seq = seq;
+}
+
+/* The fixed size of each type; MAD_* are a minimum (the MAD follows). */
+static size_t size_of(int type)
+{
+	switch (type) {
+	case MADCMD_HELLO:
+		return sizeof(struct madcmd_hello);
+	case MADCMD_HELLO_REP:
+		return sizeof(struct madcmd_hello_rep);
+	case MADCMD_CMD:
+	case MADCMD_REPLY:
+		return sizeof(struct madcmd_cmd);
+	case MADCMD_EVENT:
+		return sizeof(struct madcmd_event);
+	case MADCMD_MAD_REG:
+		return sizeof(struct madcmd_mad_reg);
+	case MADCMD_MAD_REG_REP:
+		return sizeof(struct madcmd_mad_reg_rep);
+	case MADCMD_MAD_SEND:
+	case MADCMD_MAD_RECV:
+		return sizeof(struct madcmd_mad);
+	case MADCMD_PORT_BIND:
+	case MADCMD_PORT_LISTEN:
+	case MADCMD_PORT_UNBIND:
+	case MADCMD_STAT:
+		return sizeof(struct madcmd_port);
+	case MADCMD_PORT_REP:
+		return sizeof(struct madcmd_port_rep);
+	case MADCMD_STAT_REP:
+		return sizeof(struct madcmd_stat_rep);
+	default:
+		return 0;
+	}
+}
+
+static bool cmd_ok(const struct cm_rt_cmd *c)
+{
+	if ((unsigned)c->op >= CM_RT__COUNT || c->private_data_len > CM_PRIVATE_MAX)
+		return false;
+	switch (c->op) {
+	case CM_RT_CONNECT:
+		return c->connect.private_data_len <= sizeof(c->connect.private_data);
+	case CM_RT_ACCEPT:
+		return c->accept.private_data_len <= sizeof(c->accept.private_data);
+	case CM_RT_REJECT:
+		return c->reject.private_data_len <= sizeof(c->reject.private_data) &&
+		       c->reject.ari_len <= sizeof(c->reject.ari);
+	case CM_RT_SIDR_REQ:
+		return c->sidr_req.private_data_len <= sizeof(c->sidr_req.private_data);
+	case CM_RT_SIDR_REP:
+		return c->sidr_rep.private_data_len <= sizeof(c->sidr_rep.private_data) &&
+		       c->sidr_rep.info_len <= sizeof(c->sidr_rep.info);
+	default:
+		return true;
+	}
+}
+
+static bool event_ok(const struct cm_event *ev)
+{
+	if ((unsigned)ev->type >= CM_EV__COUNT || ev->private_data_len > CM_PRIVATE_MAX)
+		return false;
+	switch (ev->type) {
+	case CM_EV_REJ_RCVD:
+		return ev->rej.ari_len <= sizeof(ev->rej.ari);
+	case CM_EV_APR_RCVD:
+		return ev->apr.info_len <= sizeof(ev->apr.info);
+	case CM_EV_SIDR_REP_RCVD:
+		return ev->sidr_rep.info_len <= sizeof(ev->sidr_rep.info);
+	default:
+		return true;
+	}
+}
+
+int madcmd_check(const void *buf, size_t len)
+{
+	struct madcmd_hdr h;
+	size_t need;
+
+	if (!buf || len < sizeof(h))
+		return -EPROTO;
+	memcpy(&h, buf, sizeof(h));
+	need = size_of(h.type);
+	if (!need || h.version != MADCMD_PROTO_VERSION || h.len != len || len < need)
+		return -EPROTO;
+	if (h.type == MADCMD_MAD_SEND || h.type == MADCMD_MAD_RECV) {
+		struct madcmd_mad m;
+
+		memcpy(&m, buf, sizeof(m));
+		if (m.len > MADCMD_MAD_MAX || len != sizeof(m) + m.len || m.len < 24)
+			return -EPROTO;
+		return h.type;
+	}
+	if (len != need)
+		return -EPROTO;
+	switch (h.type) {
+	case MADCMD_HELLO: {
+		struct madcmd_hello m;
+
+		memcpy(&m, buf, sizeof(m));
+		if (m.kind < MADCMD_SESSION_HOST || m.kind > MADCMD_SESSION_MAD ||
+		    memchr(m.ca, 0, sizeof(m.ca)) == NULL || m.port < 0 || m.port > 255)
+			return -EPROTO;
+		break;
+	}
+	case MADCMD_HELLO_REP: {
+		struct madcmd_hello_rep m;
+
+		memcpy(&m, buf, sizeof(m));
+		if (memchr(m.port.ca_name, 0, sizeof(m.port.ca_name)) == NULL)
+			return -EPROTO;
+		break;
+	}
+	case MADCMD_CMD:
+	case MADCMD_REPLY: {
+		struct madcmd_cmd m;
+
+		memcpy(&m, buf, sizeof(m));
+		if (!cmd_ok(&m.cmd))
+			return -EPROTO;
+		break;
+	}
+	case MADCMD_EVENT: {
+		struct madcmd_event m;
+
+		memcpy(&m, buf, sizeof(m));
+		if (!event_ok(&m.ev))
+			return -EPROTO;
+		break;
+	}
+	case MADCMD_PORT_BIND:
+	case MADCMD_PORT_LISTEN:
+	case MADCMD_PORT_UNBIND:
+	case MADCMD_STAT: {
+		struct madcmd_port m;
+
+		memcpy(&m, buf, sizeof(m));
+		if (m.ps > 0xffff || m.any > 1 || m.reuseaddr > 1 || m.afonly > 1)
+			return -EPROTO;
+		break;
+	}
+	case MADCMD_STAT_REP: {
+		struct madcmd_stat_rep m;
+
+		memcpy(&m, buf, sizeof(m));
+		if (memchr(m.ca, 0, sizeof(m.ca)) == NULL)
+			return -EPROTO;
+		break;
+	}
+	default:
+		break;
+	}
+	return h.type;
+}

@@ -1,0 +1,178 @@
+/*
+ * The madcmd protocol: the CM runtime's commands and events (cm/runtime.h)
+ * between a program (the library) and madcmd, the per-host daemon that
+ * owns the CM and SA agents of every port, over a UNIX SOCK_SEQPACKET
+ * socket.  One message per packet: a header, then a body whose layout the
+ * type fixes.  docs/madcmd-protocol.md has a table per message.
+ *
+ * A program opens one connection per use ("session"), named by the first
+ * message (HELLO):
+ *   - HOST: the host-wide port space (bind, listen check, unbind) and the
+ *     daemon's view of everything (STAT);
+ *   - CM:   the CM of one port: commands (CMD -> REPLY, in order) and the
+ *     events of the connections and listeners this session made (EVENT);
+ *   - MAD:  a MAD port proxied by the daemon for the program's SA client:
+ *     requests go out from the daemon's agent, their responses (and RMPP
+ *     segments) come back to the session that sent them.
+ * Ids, listeners, ports and memberships belong to the session that made
+ * them; a session that closes (the program exits or dies) has them
+ * released as the kernel releases a closed ucma file's.
+ *
+ * The bodies of CMD, REPLY and EVENT are struct cm_rt_cmd and struct
+ * cm_event as this build lays them out (plain data, no pointers trusted:
+ * auto_qp travels zeroed); HELLO carries a layout check so a daemon and a
+ * library from different builds refuse each other (EPROTO) instead of
+ * misreading.  Every decoder here checks type, length and ranges and
+ * never reads past the packet.
+ */
+#ifndef MADCM_CM_RT_PROTO_H
+#define MADCM_CM_RT_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cm/runtime.h"
+#include "mad/addr.h"
+#include "mad/umad_ops.h"
+
+#define MADCMD_PROTO_VERSION 1
+/* Where madcmd listens unless told (madcmd -s, MADCM_DAEMON). */
+#define MADCMD_SOCKET_DEFAULT "/run/madcm/madcmd.sock"
+#define MADCMD_SOCKET_ENV "MADCM_DAEMON"
+
+/* Largest message: a MAD_SEND/MAD_RECV of one reassembled-size MAD. */
+#define MADCMD_MAD_MAX 2048
+#define MADCMD_MSG_MAX 4096
+
+enum madcmd_type {
+	MADCMD_HELLO = 1, /* c->d: first message of a session */
+	MADCMD_HELLO_REP, /* d->c */
+	MADCMD_CMD,	  /* c->d (CM): one runtime command */
+	MADCMD_REPLY,	  /* d->c (CM): its result, same seq */
+	MADCMD_EVENT,	  /* d->c (CM): one engine event */
+	MADCMD_MAD_REG,	  /* c->d (MAD): register an agent */
+	MADCMD_MAD_REG_REP,
+	MADCMD_MAD_SEND,    /* c->d (MAD): send one MAD */
+	MADCMD_MAD_RECV,    /* d->c (MAD): one received MAD */
+	MADCMD_PORT_BIND,   /* c->d (HOST): reserve (port space, port) */
+	MADCMD_PORT_LISTEN, /* c->d (HOST): may this binding listen? */
+	MADCMD_PORT_UNBIND, /* c->d (HOST) */
+	MADCMD_PORT_REP,    /* d->c (HOST): result of the three above */
+	MADCMD_STAT,	    /* c->d (HOST): every session's ids */
+	MADCMD_STAT_REP,    /* d->c: one per id, then one with .last */
+	MADCMD__TYPES
+};
+
+enum madcmd_kind { MADCMD_SESSION_HOST = 1, MADCMD_SESSION_CM, MADCMD_SESSION_MAD };
+
+struct madcmd_hdr {
+	uint16_t type;	  /* enum madcmd_type */
+	uint16_t version; /* MADCMD_PROTO_VERSION */
+	uint32_t len;	  /* whole message, header included */
+	uint32_t seq;	  /* CMD/PORT_*: echoed by the reply; else 0 */
+	uint32_t reserved;
+};
+
+struct madcmd_hello {
+	struct madcmd_hdr h;
+	uint32_t kind;		  /* enum madcmd_kind */
+	uint32_t layout;	  /* madcmd_layout() of the sender's build */
+	char ca[MAD_CA_NAME_MAX]; /* CM, MAD: the port ("" with port 0: first active) */
+	int32_t port;
+};
+
+struct madcmd_hello_rep {
+	struct madcmd_hdr h;
+	int32_t rc; /* 0 or -errno (no such port, EPROTO ...) */
+	uint32_t layout;
+	struct mad_port_attr port; /* CM, MAD: the port served */
+	uint64_t ca_guid;
+};
+
+struct madcmd_cmd { /* CMD and REPLY */
+	struct madcmd_hdr h;
+	struct cm_rt_cmd cmd; /* REPLY: with .result and the outputs */
+};
+
+struct madcmd_event {
+	struct madcmd_hdr h;
+	struct cm_event ev;
+};
+
+struct madcmd_mad_reg {
+	struct madcmd_hdr h;
+	uint8_t mgmt_class;
+	uint8_t class_version;
+	uint8_t rmpp_version;
+	uint8_t reserved;
+	uint32_t method_mask[4]; /* must be zero: the daemon proxies requesters only */
+};
+
+struct madcmd_mad_reg_rep {
+	struct madcmd_hdr h;
+	int32_t rc; /* the agent id for the session, or -errno */
+};
+
+struct madcmd_mad { /* MAD_SEND, MAD_RECV */
+	struct madcmd_hdr h;
+	int32_t agent;	      /* the session's agent id */
+	uint32_t timeout_ms;  /* SEND: as mad_umad_ops.send */
+	struct mad_addr addr; /* SEND: destination; RECV: source */
+	uint32_t len;	      /* MAD bytes that follow */
+	uint8_t mad[];
+};
+
+struct madcmd_port {
+	struct madcmd_hdr h;
+	uint64_t token;	  /* the program's handle of the binding (its id) */
+	uint32_t ps;	  /* enum rdma_port_space */
+	uint16_t port;	  /* BIND: 0 picks an ephemeral port */
+	uint16_t family;  /* AF_INET, AF_INET6, AF_IB */
+	uint8_t addr[16]; /* the bound address (network order) */
+	uint8_t any;	  /* wildcard or loopback */
+	uint8_t reuseaddr;
+	uint8_t afonly;
+	uint8_t reserved;
+};
+
+struct madcmd_port_rep {
+	struct madcmd_hdr h;
+	int32_t rc;    /* 0 or -errno (EADDRINUSE, EADDRNOTAVAIL, EACCES ...) */
+	uint16_t port; /* BIND: the port reserved */
+	uint16_t reserved;
+};
+
+struct madcmd_stat_rep {
+	struct madcmd_hdr h;
+	uint32_t last; /* 1: end of the list (the fields below unused) */
+	int32_t pid;   /* the session's process */
+	uint32_t uid;
+	char ca[MAD_CA_NAME_MAX];
+	int32_t port;
+	uint32_t id;	 /* connection (local comm ID) or listen id */
+	uint32_t listen; /* 1: a listener (service_id set) */
+	uint32_t state;	 /* enum cm_state of a connection */
+	uint64_t service_id;
+	uint16_t remote_lid;
+	uint8_t remote_gid[16];
+};
+
+/* A fingerprint of the layouts this build sends as raw structs. */
+uint32_t madcmd_layout(void);
+
+/* Fill a header. */
+void madcmd_hdr_init(struct madcmd_hdr *h, enum madcmd_type type, size_t len, uint32_t seq);
+
+/*
+ * Check a received packet: a known type, this version, a length that is
+ * exactly (or for MAD_*, at least) the type's, and the body's ranges
+ * (enum values, private data and MAD lengths).  Returns the type, or
+ * -EPROTO (malformed: count and drop it, or close the session).
+ */
+int madcmd_check(const void *buf, size_t len);
+
+/* Errors of a session, as the library reports them. */
+#define MADCMD_ERR_LOST (-ENOTCONN) /* the daemon went away */
+
+#endif

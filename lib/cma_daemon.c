@@ -1,0 +1,124 @@
+/*
+ * Who owns the CM: madcmd or this process.  At the first call the library
+ * looks for the daemon's socket ($MADCM_DAEMON, else /run/madcm/
+ * madcmd.sock); when a daemon answers there, every port's CM runtime is
+ * the daemon's (cm_runtime_params.daemon) and the port space is the
+ * host's (the HOST session), so many programs share a port as they share
+ * the kernel's rdma_cm.  Otherwise the process opens the CM itself, one
+ * program per port.
+ *
+ * When the daemon goes away, every id on a port it served gets
+ * RDMA_CM_EVENT_DEVICE_REMOVAL (what the kernel reports to the ids of a
+ * device that left) and later calls there fail with ENOTCONN.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <netinet/in.h>
+
+#include <infiniband/ib.h>
+
+#include "cm/rt_client.h"
+#include "lib/cma.h"
+
+static struct madcmd_host host = {.fd = -1};
+
+void cma_daemon_choose(void)
+{
+	const char *path = getenv(MADCMD_SOCKET_ENV);
+	struct stat st;
+	int rc;
+
+	if (cma.umad_ops)
+		return; /* unit tests run on fake ports */
+	if (!path || !*path)
+		path = MADCMD_SOCKET_DEFAULT;
+	if (stat(path, &st) || !S_ISSOCK(st.st_mode))
+		return;
+	rc = madcmd_host_open(&host, path);
+	if (rc) {
+		fprintf(stderr,
+			"librdmacm (madcm): madcmd at %s: %s; the CM runs in this process\n", path,
+			strerror(-rc));
+		return;
+	}
+	cma.daemon = strdup(path);
+	if (!cma.daemon)
+		madcmd_host_close(&host);
+}
+
+/* The binding of `id` as the daemon sees it. */
+static void binding_of(struct cma_id *id, struct madcmd_port *m)
+{
+	const struct sockaddr *sa = (const struct sockaddr *)&id->id.route.addr.src_addr;
+
+	memset(m, 0, sizeof(*m));
+	m->token = id->cookie;
+	m->ps = id->id.ps;
+	m->port = cma_addr_port(sa);
+	m->family = sa->sa_family;
+	switch (sa->sa_family) {
+	case AF_INET:
+		memcpy(m->addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		break;
+	case AF_INET6:
+		memcpy(m->addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		break;
+	case AF_IB:
+		memcpy(m->addr, &((const struct sockaddr_ib *)sa)->sib_addr, 16);
+		break;
+	default:
+		break;
+	}
+	m->any = cma_addr_any(sa);
+	m->reuseaddr = id->reuseaddr;
+	m->afonly = id->afonly;
+}
+
+int cma_daemon_bind(struct cma_id *id, uint16_t *port)
+{
+	struct madcmd_port m;
+
+	binding_of(id, &m);
+	return madcmd_host_port(&host, MADCMD_PORT_BIND, &m, port);
+}
+
+int cma_daemon_listen_check(struct cma_id *id)
+{
+	struct madcmd_port m;
+
+	binding_of(id, &m);
+	return madcmd_host_port(&host, MADCMD_PORT_LISTEN, &m, NULL);
+}
+
+void cma_daemon_unbind(struct cma_id *id)
+{
+	struct madcmd_port m;
+
+	binding_of(id, &m);
+	madcmd_host_port(&host, MADCMD_PORT_UNBIND, &m, NULL);
+}
+
+static void device_removal(struct cma_id *id, void *arg)
+{
+	struct cma_event *e;
+
+	if (id->port != arg || id->state == CMA_DESTROYING || id->state == CMA_IDLE)
+		return;
+	e = cma_event_new(id, RDMA_CM_EVENT_DEVICE_REMOVAL, 0);
+	if (e)
+		cma_report(id, e);
+}
+
+void cma_daemon_lost(struct cma_port *p)
+{
+	fprintf(stderr, "librdmacm (madcm): madcmd went away: %s port %u is gone\n",
+		ibv_get_device_name(p->dev->verbs->device), p->port_num);
+	pthread_mutex_lock(&cma.lock);
+	cma_ids_foreach(device_removal, p);
+	pthread_mutex_unlock(&cma.lock);
+}
