@@ -299,3 +299,34 @@ out:
 	pthread_mutex_unlock(&h->lock);
 	return rc;
 }
+
+int madcmd_host_stat(struct madcmd_host *h,
+		     void (*fn)(void *arg, const struct madcmd_stat_rep *r), void *arg)
+{
+	union {
+		struct madcmd_hdr h;
+		struct madcmd_stat_rep r;
+		uint8_t b[MADCMD_MSG_MAX];
+	} in;
+	struct madcmd_port req;
+	int rc, n = 0;
+
+	pthread_mutex_lock(&h->lock);
+	memset(&req, 0, sizeof(req));
+	madcmd_hdr_init(&req.h, MADCMD_STAT, sizeof(req), ++h->seq);
+	rc = h->fd < 0 ? -ENOTCONN : send_msg(h->fd, &req, sizeof(req));
+	while (!rc) {
+		int t = recv_msg(h->fd, &in, sizeof(in), true);
+
+		if (t == MADCMD_STAT_REP && in.h.seq == h->seq) {
+			if (in.r.last)
+				break;
+			fn(arg, &in.r);
+			n++;
+		} else if (t == -ENOTCONN || (t < 0 && t != -EPROTO)) {
+			rc = -ENOTCONN;
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+	return rc ? rc : n;
+}

@@ -80,4 +80,11 @@ void madcmd_host_close(struct madcmd_host *h);
 int madcmd_host_port(struct madcmd_host *h, enum madcmd_type op, struct madcmd_port *req,
 		     uint16_t *port);
 
+/*
+ * STAT: every id the daemon holds (the caller's own unless it is root),
+ * one call of fn per id; returns how many, or -errno.
+ */
+int madcmd_host_stat(struct madcmd_host *h,
+		     void (*fn)(void *arg, const struct madcmd_stat_rep *r), void *arg);
+
 #endif

@@ -18,6 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cm/engine.h"
+#include "cm/rt_client.h"
+
 #define STAT_MAX_STATES 32
 
 struct state_count {
@@ -28,11 +31,17 @@ struct state_count {
 static void usage(FILE *out)
 {
 	fputs("Usage: madcm stat [--conns] [--raw] [--watch SECONDS] [FILE]\n"
+	      "       madcm stat --daemon [SOCKET]\n"
 	      "\n"
 	      "Print the CM counters and live connections of a process running the\n"
 	      "madcm engine with MADCM_STAT_FILE=FILE in its environment.  FILE\n"
-	      "defaults to $MADCM_STAT_FILE.\n"
+	      "defaults to $MADCM_STAT_FILE.  With --daemon (or when neither FILE\n"
+	      "nor MADCM_STAT_FILE is given and madcmd answers), list every id that\n"
+	      "madcmd holds for the programs of this host (root sees all of them,\n"
+	      "others their own): pid, uid, port, id, state and peer.  SOCKET\n"
+	      "defaults to $MADCM_DAEMON, else " MADCMD_SOCKET_DEFAULT ".\n"
 	      "\n"
+	      "  -d, --daemon       ask madcmd\n"
 	      "  -c, --conns        list every connection, not only a count per state\n"
 	      "  -r, --raw          print the snapshot as it is\n"
 	      "  -w, --watch SECS   print again every SECS seconds until interrupted\n"
@@ -51,6 +60,55 @@ static void count_state(struct state_count *sc, int *nsc, const char *state)
 		snprintf(sc[*nsc].name, sizeof(sc[*nsc].name), "%s", state);
 		sc[(*nsc)++].n = 1;
 	}
+}
+
+static void print_daemon_id(void *arg, const struct madcmd_stat_rep *r)
+{
+	char gid[40] = "-";
+
+	(void)arg;
+	if (r->remote_lid || r->remote_gid[8]) {
+		int o = 0;
+
+		for (int i = 0; i < 16; i += 2)
+			o += snprintf(gid + o, sizeof(gid) - (size_t)o, "%s%02x%02x", i ? ":" : "",
+				      r->remote_gid[i], r->remote_gid[i + 1]);
+	}
+	if (r->listen)
+		printf("%-8d %-6u %s/%-3d listen %-10u %-16s sid 0x%016llx\n", r->pid, r->uid, r->ca,
+		       r->port, r->id, "LISTEN", (unsigned long long)r->service_id);
+	else
+		printf("%-8d %-6u %s/%-3d conn   0x%08x %-16s lid %u gid %s\n", r->pid, r->uid, r->ca,
+		       r->port, r->id, cm_state_name((enum cm_state)r->state), r->remote_lid, gid);
+}
+
+/* The ids madcmd holds; 0, 1 when it does not answer. */
+static int print_daemon(const char *path)
+{
+	struct madcmd_host h;
+	int n, rc = madcmd_host_open(&h, path);
+
+	if (rc) {
+		fprintf(stderr, "madcm stat: madcmd at %s: %s\n", path, strerror(-rc));
+		return 1;
+	}
+	printf("%-8s %-6s %-9s %-6s %-10s %-16s %s\n", "PID", "UID", "PORT", "KIND", "ID", "STATE",
+	       "PEER");
+	n = madcmd_host_stat(&h, print_daemon_id, NULL);
+	madcmd_host_close(&h);
+	if (n < 0) {
+		fprintf(stderr, "madcm stat: madcmd at %s: %s\n", path, strerror(-n));
+		return 1;
+	}
+	printf("# %d ids\n", n);
+	return 0;
+}
+
+static const char *daemon_path(void)
+{
+	const char *p = getenv(MADCMD_SOCKET_ENV);
+
+	return p && *p ? p : MADCMD_SOCKET_DEFAULT;
 }
 
 static int print_snapshot(const char *path, int conns, int raw)
@@ -130,15 +188,20 @@ int cmd_stat(int argc, char **argv)
 	    {"raw", no_argument, NULL, 'r'},
 	    {"watch", required_argument, NULL, 'w'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"daemon", no_argument, NULL, 'd'},
 	    {NULL, 0, NULL, 0},
 	};
-	int conns = 0, raw = 0, watch = 0, c, ret;
+	int conns = 0, raw = 0, watch = 0, daemon = 0, c, ret;
+	struct stat st;
 	const char *path;
 	char *end;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "crw:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "crw:hd", opts, NULL)) != -1) {
 		switch (c) {
+		case 'd':
+			daemon = 1;
+			break;
 		case 'c':
 			conns = 1;
 			break;
@@ -164,7 +227,11 @@ int cmd_stat(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (daemon)
+		return print_daemon(optind < argc ? argv[optind] : daemon_path());
 	path = optind < argc ? argv[optind] : getenv("MADCM_STAT_FILE");
+	if ((!path || !*path) && !stat(daemon_path(), &st) && S_ISSOCK(st.st_mode))
+		return print_daemon(daemon_path());
 	if (!path || !*path) {
 		fprintf(stderr, "madcm stat: no snapshot file: give FILE or set MADCM_STAT_FILE\n");
 		return 2;
