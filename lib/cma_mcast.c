@@ -16,7 +16,8 @@
  *     rdma_get_cm_event (librdmacm's ucma_process_join), never for a
  *     send-only full member.
  * The SA join runs on the calling thread; its outcome is queued as
- * MULTICAST_JOIN or MULTICAST_ERROR.
+ * MULTICAST_JOIN or MULTICAST_ERROR.  On RoCE there is no SA: the
+ * membership is made in cma_roce.c as the kernel's iboe join makes it.
  */
 #include "config.h"
 
@@ -24,11 +25,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <infiniband/ib.h>
 
 #include "cm/runtime.h"
 #include "lib/cma.h"
+#include "lib/cma_roce.h" /* RoCE hooks */
 #include "sa/client.h"
 #include "sa/sa_wire.h"
 
@@ -40,6 +43,7 @@ struct cma_membership {
 	uint8_t join_state;
 	unsigned refs;
 	struct sa_mcmember rec; /* what the SA answered */
+	int igmp_fd;		/* RoCE: the IPv4 group held on the netdev, or -1 */
 };
 
 static struct cma_membership *memberships;
@@ -116,8 +120,8 @@ static struct cma_membership *find_membership(struct cma_port *p, const uint8_t 
 }
 
 /* Join at the SA, or share this process's membership: 0 and *out, or -errno. */
-static int membership_get(struct cma_id *id, const uint8_t mgid[16], uint8_t state,
-			  struct cma_membership **out)
+static int membership_get(struct cma_id *id, const struct sockaddr *addr, const uint8_t mgid[16],
+			  uint8_t state, struct cma_membership **out)
 {
 	struct cma_port *p = id->port;
 	struct sa_mcmember b, want, got;
@@ -125,7 +129,7 @@ static int membership_get(struct cma_id *id, const uint8_t mgid[16], uint8_t sta
 	struct cm_runtime *rt;
 	uint64_t mask;
 	uint32_t qkey;
-	int rc;
+	int rc, igmp_fd = -1;
 
 	pthread_mutex_lock(&cma.lock);
 	m = find_membership(p, mgid, state);
@@ -136,6 +140,16 @@ static int membership_get(struct cma_id *id, const uint8_t mgid[16], uint8_t sta
 		return 0;
 	}
 	pthread_mutex_unlock(&cma.lock);
+	if (cma_roce_port(p)) { /* RoCE hook: no SA, the membership is made here */
+		rc = cma_ud_qkey(id, &qkey);
+		memset(&got, 0, sizeof(got));
+		got.join_state = state;
+		if (!rc)
+			rc = cma_roce_mc_join(id, addr, qkey, &got, &igmp_fd);
+		if (rc)
+			return rc;
+		goto made;
+	}
 	rc = cma_port_runtime(p, &rt);
 	if (rc)
 		return rc;
@@ -159,9 +173,14 @@ static int membership_get(struct cma_id *id, const uint8_t mgid[16], uint8_t sta
 	rc = sa_mcmember_join(cm_runtime_sa(rt), &want, mask, &got);
 	if (rc)
 		return rc;
+made:
 	m = calloc(1, sizeof(*m));
-	if (!m)
+	if (!m) {
+		if (igmp_fd >= 0)
+			close(igmp_fd);
 		return -ENOMEM;
+	}
+	m->igmp_fd = igmp_fd;
 	m->port = p;
 	memcpy(m->mgid, got.mgid, 16);
 	m->join_state = state;
@@ -196,10 +215,12 @@ static void membership_put(struct cma_membership *m)
 	leave = m->rec;
 	memcpy(leave.port_gid, m->port->gid, 16);
 	leave.join_state = m->join_state;
-	if (rt)
+	if (rt && cm_runtime_sa(rt)) /* none on RoCE: nothing to leave */
 		sa_mcmember_leave(
 		    cm_runtime_sa(rt), &leave,
 		    SA_MCMR_COMP_MGID | SA_MCMR_COMP_PORT_GID | SA_MCMR_COMP_JOIN_STATE, NULL);
+	if (m->igmp_fd >= 0)
+		close(m->igmp_fd);
 	free(m);
 }
 
@@ -228,6 +249,7 @@ static void ah_from_rec(const struct cma_id *id, const struct sa_mcmember *r,
 	ah->grh.hop_limit = r->hop_limit;
 	ah->grh.traffic_class = r->tclass;
 	ah->grh.sgid_index = 0;
+	cma_roce_ah_attr(id->port, ah); /* RoCE hook: the source GID's index */
 }
 
 static int join(struct rdma_cm_id *cm_id, const struct sockaddr *addr, uint32_t flags,
@@ -254,9 +276,9 @@ static int join(struct rdma_cm_id *cm_id, const struct sockaddr *addr, uint32_t 
 	if (id->id.qp_type != IBV_QPT_UD)
 		return -EINVAL;
 	memcpy(bcast, default_bcast, 16);
-	if (!cma_bcast_record(id->port, &b))
+	if (!cma_roce_port(id->port) && !cma_bcast_record(id->port, &b))
 		memcpy(bcast, b.mgid, 16);
-	rc = cma_mgid_of(id->id.ps, addr, bcast, mgid);
+	rc = cma_mgid_of(id->id.ps, addr, bcast, mgid); /* RoCE: replaced by the join's */
 	if (rc)
 		return rc;
 	mc = calloc(1, sizeof(*mc));
@@ -267,7 +289,7 @@ static int join(struct rdma_cm_id *cm_id, const struct sockaddr *addr, uint32_t 
 	mc->join_flags = flags;
 	state = flags == RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER ? SA_JOIN_SEND_ONLY_FULL_MEMBER
 							       : SA_JOIN_FULL_MEMBER;
-	rc = membership_get(id, mgid, state, &mc->m);
+	rc = membership_get(id, addr, mgid, state, &mc->m);
 	pthread_mutex_lock(&cma.lock);
 	if (rc) {
 		e = cma_event_new(id, RDMA_CM_EVENT_MULTICAST_ERROR, rc);
@@ -456,6 +478,8 @@ void cma_mc_rejoin(struct cma_port *p)
 	struct cm_runtime *rt;
 	unsigned n = 0;
 
+	if (cma_roce_port(p))
+		return; /* RoCE hook: no SA that could have lost them */
 	pthread_mutex_lock(&cma.lock);
 	for (struct cma_membership *m = memberships; m && n < 64; m = m->next)
 		if (m->port == p) {

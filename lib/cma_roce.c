@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <net/if.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 #include "cm/runtime.h"
 #include "lib/cma.h"
 #include "lib/cma_roce.h"
+#include "sa/client.h"
+#include "sa/sa_wire.h"
 
 /* ---- the GID table (sysfs) ---- */
 
@@ -410,19 +413,25 @@ int cma_roce_route(struct cma_id *id, struct cm_path *out)
 	return 0;
 }
 
-void cma_roce_qp_attr(struct cma_port *p, struct ibv_qp_attr *attr, int mask)
+void cma_roce_ah_attr(struct cma_port *p, struct ibv_ah_attr *ah)
 {
 	struct roce_port *r = rport_of(p);
 	struct cma_gid_entry e;
 
-	if (!r || !(mask & IBV_QP_AV) || !attr->ah_attr.is_global)
+	if (!r || !ah->is_global)
 		return;
 	/*
 	 * The engine knows the GIDs, not the table: the local GID that
 	 * reaches the destination, as the CM MADs' GRH uses (mad/umad_real.c).
 	 */
-	if (sgid_for(r, attr->ah_attr.grh.dgid.raw, &e))
-		attr->ah_attr.grh.sgid_index = (uint8_t)e.index;
+	if (sgid_for(r, ah->grh.dgid.raw, &e))
+		ah->grh.sgid_index = (uint8_t)e.index;
+}
+
+void cma_roce_qp_attr(struct cma_port *p, struct ibv_qp_attr *attr, int mask)
+{
+	if (mask & IBV_QP_AV)
+		cma_roce_ah_attr(p, &attr->ah_attr);
 }
 
 static int roce_modify_qp(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
@@ -459,6 +468,107 @@ int cma_roce_kernel_cm_check(void)
 			"or use rdma-core's librdmacm\n",
 			name);
 		return -EBUSY;
+	}
+	return 0;
+}
+
+/*
+ * A multicast join on RoCE, as the kernel's cma_iboe_join_multicast: no
+ * SM or SA, so the membership is made here.  The MGID is the group's IP
+ * address as a GID (IPv4 ::ffff:a.b.c.d for RoCE v2, ff0e::ffff:a.b.c.d
+ * for v1; an IPv6 group itself, which the kernel refuses on RoCE v2:
+ * EOPNOTSUPP), no MLID, P_Key 0xffff, hop limit 64 on RoCE v2 (1 on v1),
+ * the port's MTU, traffic class from the id's TOS.  Attaching the QP
+ * (rdma_get_cm_event) adds the group to the device; the IGMP report and
+ * the netdev's MAC filter come from igmp_join below (IPv4 on RoCE v2, as
+ * the kernel).  rec->join_state must be set by the caller.
+ */
+/* Send-only members send no report (the kernel: !send_only). */
+static bool igmp_fd_wanted(const struct sa_mcmember *rec)
+{
+	return rec->join_state != SA_JOIN_SEND_ONLY_FULL_MEMBER;
+}
+
+/*
+ * The kernel's cma_igmp_send from user space: a UDP socket that joins the
+ * IPv4 group on the entry's netdev.  That sends the IGMP report and puts
+ * the group's MAC (01:00:5e:...) in the netdev's filter, which rxe's own
+ * attach does not (it adds the IPv6 mapping of the MGID).  The socket
+ * lives as long as the membership.  Returns it, or -errno.
+ */
+static int igmp_join(const struct sockaddr_in *group, const char *ndev)
+{
+	struct ip_mreqn mr = {.imr_multiaddr = group->sin_addr};
+	int fd;
+
+	mr.imr_ifindex = ndev[0] ? (int)if_nametoindex(ndev) : 0;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int cma_roce_mc_join(struct cma_id *id, const struct sockaddr *addr, uint32_t qkey,
+		     struct sa_mcmember *rec, int *igmp_fd)
+{
+	const struct sockaddr *src = (const struct sockaddr *)&id->id.route.addr.src_addr;
+	struct roce_port *r = rport_of(id->port);
+	struct cma_gid_entry e;
+	uint8_t sgid[16];
+	bool v2;
+
+	if (!r)
+		return -ENODEV;
+	/*
+	 * The GID of the id's source address, and its type: the kernel
+	 * joins with the port's default GID type, RoCE v2 where the device
+	 * has it (a wildcard source: the port's first v2 GID of that family).
+	 */
+	if (cma_roce_addr_gid(src, sgid) || entry_of(r, sgid, &e)) {
+		if (!sgid_for(r, (const uint8_t[16]){[10] = 0xff, [11] = 0xff, [12] = 1}, &e))
+			return -EADDRNOTAVAIL;
+		memcpy(sgid, e.gid, 16);
+	}
+	v2 = e.type == CMA_GID_ROCE_V2;
+	uint8_t join_state = rec->join_state;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->join_state = join_state;
+	if (addr->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+
+		if (!v2) {
+			rec->mgid[0] = 0xff;
+			rec->mgid[1] = 0x0e;
+		}
+		rec->mgid[10] = rec->mgid[11] = 0xff;
+		memcpy(rec->mgid + 12, &sin->sin_addr, 4);
+	} else if (addr->sa_family == AF_INET6) {
+		if (v2)
+			return -EOPNOTSUPP;
+		memcpy(rec->mgid, &((const struct sockaddr_in6 *)addr)->sin6_addr, 16);
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	memcpy(rec->port_gid, sgid, 16);
+	rec->qkey = qkey;
+	rec->pkey = 0xffff;
+	rec->hop_limit = v2 ? CMA_ROCE_HOP_LIMIT : 1;
+	rec->mtu = r->active_mtu;
+	rec->tclass = id->tos_set ? id->tos : 0;
+	*igmp_fd = -1;
+	if (v2 && addr->sa_family == AF_INET && igmp_fd_wanted(rec)) {
+		int fd = igmp_join((const struct sockaddr_in *)addr, e.ndev);
+
+		if (fd < 0)
+			return fd;
+		*igmp_fd = fd;
 	}
 	return 0;
 }

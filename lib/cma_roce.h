@@ -121,5 +121,15 @@ int cma_roce_resolve(struct cma_id *id, const struct sockaddr *dst, struct cma_p
 int cma_roce_route(struct cma_id *id, struct cm_path *out);
 /* The QP attributes of a RoCE id get the SGID index of their GRH. */
 void cma_roce_qp_attr(struct cma_port *p, struct ibv_qp_attr *attr, int mask);
+/* The same for an address handle (UD peers, multicast groups): its SGID index. */
+void cma_roce_ah_attr(struct cma_port *p, struct ibv_ah_attr *ah);
+struct sa_mcmember;
+/*
+ * A join on a RoCE port: the membership made without an SA
+ * (cma_iboe_join_multicast); *igmp_fd, when not -1, holds the IPv4 group
+ * on the netdev and is closed when the membership ends.
+ */
+int cma_roce_mc_join(struct cma_id *id, const struct sockaddr *addr, uint32_t qkey,
+		     struct sa_mcmember *rec, int *igmp_fd);
 
 #endif

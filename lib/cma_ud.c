@@ -18,6 +18,7 @@
 #include "cm/ip_pdata.h"
 #include "cm/runtime.h"
 #include "lib/cma.h"
+#include "lib/cma_roce.h"
 #include "sa/client.h"
 #include "sa/sa_wire.h"
 
@@ -143,6 +144,9 @@ void cma_ah_from_path(const struct cma_id *id, const struct cm_path *p, struct i
 		ah->grh.traffic_class = p->traffic_class;
 		ah->grh.sgid_index = 0;
 	}
+	/* RoCE hook: the GID table entry of the local address (RoCEv2). */
+	if (id->port)
+		cma_roce_ah_attr(id->port, ah);
 }
 
 /* ---- active side ---- */
