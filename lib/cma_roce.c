@@ -217,6 +217,17 @@ uint8_t cma_roce_netdev_mtu(unsigned netdev_mtu)
 	return 0;
 }
 
+uint32_t cma_roce_flow_label(const struct sockaddr *src, const struct sockaddr *dst)
+{
+	uint32_t fl = 0;
+
+	if (src->sa_family == AF_INET6)
+		fl = ntohl(((const struct sockaddr_in6 *)src)->sin6_flowinfo) & 0xfffff;
+	if (!fl)
+		fl = ((uint32_t)cma_addr_port(src) * 31u + cma_addr_port(dst)) & 0xfffff;
+	return fl;
+}
+
 void cma_roce_path(struct cm_path *out, const uint8_t sgid[16], const uint8_t dgid[16],
 		   enum cma_gid_type type, uint8_t port_mtu, unsigned netdev_mtu, uint8_t tos)
 {
@@ -410,6 +421,10 @@ int cma_roce_route(struct cma_id *id, struct cm_path *out)
 		return -EADDRNOTAVAIL; /* the address went away */
 	cma_roce_path(out, ib->sgid.raw, ib->dgid.raw, (enum cma_gid_type)e.type, r->active_mtu,
 		      netdev_mtu(e.ndev), id->tos_set ? id->tos : 0);
+	if (e.type == CMA_GID_ROCE_V2)
+		out->flow_label =
+		    cma_roce_flow_label((const struct sockaddr *)&id->id.route.addr.src_addr,
+					(const struct sockaddr *)&id->id.route.addr.dst_addr);
 	return 0;
 }
 

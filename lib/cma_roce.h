@@ -90,6 +90,13 @@ uint8_t cma_roce_netdev_mtu(unsigned netdev_mtu);
  * A RoCE path (seen from the local side) from sgid to dgid: no LIDs, a GRH,
  * MTU min(port_mtu, netdev's), traffic class `tos`, hop limit by GID type.
  */
+/*
+ * The flow label of a RoCE v2 connection, as the kernel's
+ * cma_get_roce_udp_flow_label: the IPv6 source's own flow label, else a
+ * hash of the two ports ((sport * 31 + dport) & 0xfffff).  rxe takes the
+ * UDP source port of the connection's packets from it.
+ */
+uint32_t cma_roce_flow_label(const struct sockaddr *src, const struct sockaddr *dst);
 void cma_roce_path(struct cm_path *out, const uint8_t sgid[16], const uint8_t dgid[16],
 		   enum cma_gid_type type, uint8_t port_mtu, unsigned netdev_mtu, uint8_t tos);
 

@@ -22,6 +22,10 @@
 
 #include "lib/cma.h"
 #include "lib/cma_roce.h"
+#include "cm/cm_wire.h"
+#include "cm/engine.h"
+#include "cm/ip_pdata.h"
+#include "mad/timer.h"
 
 static char root[64];
 
@@ -219,6 +223,138 @@ static void test_path(void **state)
 	assert_int_equal(p.mtu, IBV_MTU_1024);
 }
 
+/*
+ * The REQ the kernel's rdma_cm sent over rxe (Linux 6.1, rping -c to
+ * 10.77.0.1 port 7174 from 10.77.0.2, source port 0xd200), as captured by
+ * a user-space CM agent in the test bed (tests/kernel): what is not
+ * listed is zero.
+ */
+static void kernel_req(uint8_t m[256])
+{
+	static const struct {
+		unsigned off;
+		uint8_t b[16];
+		unsigned n;
+	} rows[] = {
+	    {0, {0x01, 0x07, 0x02, 0x03, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x6b, 0xb6, 0x1c, 0xe0}, 16},
+	    {16, {0x00, 0x10, 0, 0, 0, 0, 0, 0, 0xe0, 0x1c, 0xb6, 0x6b}, 12},
+	    {32,
+	     {0, 0, 0, 0, 0x01, 0x06, 0x1c, 0x06, 0x50, 0x54, 0x00, 0xff, 0xfe, 0x12, 0x34, 0x02},
+	     16},
+	    {48, {0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x00, 0x11, 0x01, 0x00, 0x00, 0x00, 0x01}, 16},
+	    {64,
+	     {0x00, 0x00, 0x00, 0xa0, 0x0e, 0xba, 0x68, 0xa7, 0xff, 0xff, 0x37, 0xf0, 0xff, 0xff,
+	      0xff, 0xff},
+	     16},
+	    {80, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0x0a, 0x4d, 0x00, 0x02}, 16},
+	    {96, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0x0a, 0x4d, 0x00, 0x01}, 16},
+	    {112, {0x98, 0xa0, 0x60, 0x00, 0x00, 0x40, 0x00, 0x98}, 8},
+	    {164, {0x00, 0x40, 0xd2, 0x00}, 4}, /* IP CM header: v0, IPv4, sport */
+	    {180, {0x0a, 0x4d, 0x00, 0x02}, 4}, /* source 10.77.0.2 */
+	    {196, {0x0a, 0x4d, 0x00, 0x01}, 4}, /* destination 10.77.0.1 */
+	};
+
+	memset(m, 0, 256);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		memcpy(m + rows[i].off, rows[i].b, rows[i].n);
+}
+
+static uint8_t sent[256];
+static int nsent;
+
+static int capture(void *ctx, const struct mad_addr *to, const void *mad, size_t len)
+{
+	(void)ctx;
+	(void)to;
+	if (len == sizeof(sent))
+		memcpy(sent, mad, len);
+	nsent++;
+	return 0;
+}
+
+static void ignore(void *ctx, const struct cm_event *ev)
+{
+	(void)ctx;
+	(void)ev;
+}
+
+static uint32_t kernel_comm_id(void *ctx)
+{
+	(void)ctx;
+	return 0xe01cb66b; /* the kernel's random local comm ID, as sent */
+}
+
+static uint64_t clock0(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+/*
+ * madcm's REQ for the same connection, from the same pieces lib/ uses
+ * (cma_roce_path, cma_roce_flow_label, the IP CM header, lib's REQ
+ * parameters), equals the kernel's byte for byte once the random fields
+ * are taken from it: the TID and the comm ID (random in both), the
+ * starting PSN and the QPN (given), the CA GUID (the device's).
+ */
+static void test_req_as_kernel(void **state)
+{
+	static const struct cm_engine_ops ops = {.send = capture, .event = ignore};
+	struct sockaddr_in src = {.sin_family = AF_INET, .sin_port = htons(0xd200)};
+	struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = htons(7174)};
+	struct mad_timer_heap timers;
+	struct cm_engine_config cfg = {.ca_guid = 0x505400fffe123402ull,
+				       .port_num = 1,
+				       .timers = &timers,
+				       .ops = &ops,
+				       .random32 = kernel_comm_id};
+	struct cm_connect_cmd c;
+	struct cm_engine *e;
+	uint8_t sgid[16], dgid[16], want[256];
+	uint32_t id;
+
+	(void)state;
+	inet_pton(AF_INET, "10.77.0.2", &src.sin_addr);
+	inet_pton(AF_INET, "10.77.0.1", &dst.sin_addr);
+	assert_int_equal(cma_roce_addr_gid((struct sockaddr *)&src, sgid), 0);
+	assert_int_equal(cma_roce_addr_gid((struct sockaddr *)&dst, dgid), 0);
+	memset(&c, 0, sizeof(c));
+	/* rxe: port MTU 1024, netdev 1500; TOS 0 */
+	cma_roce_path(&c.primary, sgid, dgid, CMA_GID_ROCE_V2, 3, 1500, 0);
+	c.primary.flow_label =
+	    cma_roce_flow_label((struct sockaddr *)&src, (struct sockaddr *)&dst);
+	assert_int_equal(c.primary.flow_label, 0x98a06);
+	/* What rdma_connect puts in the command (lib/cma_conn.c), rping's parameters. */
+	c.service_id = cma_service_id(RDMA_PS_TCP, 7174);
+	c.qpn = 0x11;
+	c.starting_psn = 0x0eba68;
+	c.qp_type = CM_QPT_RC;
+	c.responder_resources = 1;
+	c.initiator_depth = 1;
+	c.remote_cm_response_timeout = CMA_CM_RESPONSE_TIMEOUT;
+	c.local_cm_response_timeout = CMA_CM_RESPONSE_TIMEOUT;
+	c.max_cm_retries = CMA_MAX_CM_RETRIES;
+	c.retry_count = 7;
+	c.rnr_retry_count = 7;
+	assert_int_equal(cm_ip_hdr_encode(c.private_data, sizeof(c.private_data),
+					  (struct sockaddr *)&src, (struct sockaddr *)&dst),
+			 0);
+	c.private_data_len = CMA_IP_HDR_SIZE;
+
+	mad_timer_heap_init(&timers, clock0, NULL);
+	assert_int_equal(cm_engine_create(&cfg, &e), 0);
+	nsent = 0;
+	assert_int_equal(cm_engine_connect(e, &c, &id), 0);
+	assert_int_equal(nsent, 1);
+	kernel_req(want);
+	memcpy(sent + 8, want + 8, 8); /* the TID: random on both sides */
+	for (int i = 0; i < 256; i++)
+		if (sent[i] != want[i])
+			fail_msg("byte %d: madcm 0x%02x, kernel 0x%02x", i, sent[i], want[i]);
+	cm_engine_destroy(e);
+	mad_timer_heap_destroy(&timers);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +364,7 @@ int main(void)
 	    cmocka_unit_test(test_sgid_for),
 	    cmocka_unit_test(test_netdev_mtu),
 	    cmocka_unit_test(test_path),
+	    cmocka_unit_test(test_req_as_kernel),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
