@@ -79,6 +79,11 @@ cmd() {
     # multicast: the "server" receives (joins first), the "client" sends
     mckey.server) CMD=(mckey -m "$MCAST" -b "$IP") ;;
     mckey.client) CMD=(mckey -m "$MCAST" -b "$IP" -s) ;;
+    # rsockets (stream): rdma-core's wire format on both sides
+    rstream.server) CMD=(rstream -b "$IP" -S 65536 -C 200) ;;
+    rstream.client) CMD=(rstream -s "$PEER" -S 65536 -C 200) ;;
+    riostream.server) CMD=(riostream -b "$IP" -S 65536 -C 200) ;;
+    riostream.client) CMD=(riostream -s "$PEER" -S 65536 -C 200) ;;
     *) CMD=(false) ;;
     esac
 }
