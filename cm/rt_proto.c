@@ -80,20 +80,34 @@ static size_t size_of(int type)
 	}
 }
 
+/*
+ * A bool of a raw struct as the peer sent it: read as a byte, since a
+ * value other than 0 or 1 in a bool is undefined behaviour to load.
+ */
+static bool bool_ok(const void *base, size_t off)
+{
+	uint8_t b;
+
+	memcpy(&b, (const uint8_t *)base + off, 1);
+	return b <= 1;
+}
+
 static bool cmd_ok(const struct cm_rt_cmd *c)
 {
 	if ((unsigned)c->op >= CM_RT__COUNT || c->private_data_len > CM_PRIVATE_MAX)
 		return false;
 	switch (c->op) {
 	case CM_RT_CONNECT:
-		return c->connect.private_data_len <= sizeof(c->connect.private_data);
+		return c->connect.private_data_len <= sizeof(c->connect.private_data) &&
+		       bool_ok(c, offsetof(struct cm_rt_cmd, connect.has_alternate));
 	case CM_RT_ACCEPT:
 		return c->accept.private_data_len <= sizeof(c->accept.private_data);
 	case CM_RT_REJECT:
 		return c->reject.private_data_len <= sizeof(c->reject.private_data) &&
 		       c->reject.ari_len <= sizeof(c->reject.ari);
 	case CM_RT_SIDR_REQ:
-		return c->sidr_req.private_data_len <= sizeof(c->sidr_req.private_data);
+		return c->sidr_req.private_data_len <= sizeof(c->sidr_req.private_data) &&
+		       bool_ok(c, offsetof(struct cm_rt_cmd, sidr_req.to.grh_present));
 	case CM_RT_SIDR_REP:
 		return c->sidr_rep.private_data_len <= sizeof(c->sidr_rep.private_data) &&
 		       c->sidr_rep.info_len <= sizeof(c->sidr_rep.info);
@@ -104,9 +118,12 @@ static bool cmd_ok(const struct cm_rt_cmd *c)
 
 static bool event_ok(const struct cm_event *ev)
 {
-	if ((unsigned)ev->type >= CM_EV__COUNT || ev->private_data_len > CM_PRIVATE_MAX)
+	if ((unsigned)ev->type >= CM_EV__COUNT || ev->private_data_len > CM_PRIVATE_MAX ||
+	    !bool_ok(ev, offsetof(struct cm_event, from.grh_present)))
 		return false;
 	switch (ev->type) {
+	case CM_EV_REQ_RCVD:
+		return bool_ok(ev, offsetof(struct cm_event, req.has_alternate));
 	case CM_EV_REJ_RCVD:
 		return ev->rej.ari_len <= sizeof(ev->rej.ari);
 	case CM_EV_APR_RCVD:
@@ -133,7 +150,8 @@ int madcmd_check(const void *buf, size_t len)
 		struct madcmd_mad m;
 
 		memcpy(&m, buf, sizeof(m));
-		if (m.len > MADCMD_MAD_MAX || len != sizeof(m) + m.len || m.len < 24)
+		if (m.len > MADCMD_MAD_MAX || len != sizeof(m) + m.len || m.len < 24 ||
+		    !bool_ok(buf, offsetof(struct madcmd_mad, addr.grh_present)))
 			return -EPROTO;
 		return h.type;
 	}

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <stdio.h>
 
 #include <infiniband/mad.h>
@@ -232,6 +233,7 @@ struct fsd_conn {
 	uint32_t id;
 	uint32_t kind; /* enum fsp_conn_kind, 0 before HELLO */
 	int pid;
+	uid_t uid; /* SO_PEERCRED: a real host's umad devices are root's only */
 	char comm[FSP_NAME_LEN];
 	int host_id;
 	/* stream */

@@ -437,6 +437,14 @@ static void dispatch(struct fsd_conn *c, const struct fsp_hdr *h, const uint8_t 
 			err = -EINVAL;
 			break;
 		}
+		/*
+		 * /dev/infiniband/umad* is crw------- root on a real host: here
+		 * the fabric's owner (who started fabsimd) plays root.
+		 */
+		if (c->uid != 0 && c->uid != getuid()) {
+			err = -EACCES;
+			break;
+		}
 		p = port_ref(c, body, len, &err);
 		if (!p)
 			break;
@@ -628,6 +636,12 @@ static void accept_conns(void)
 		c->fd = fd;
 		c->id = next_conn_id++;
 		c->host_id = -1;
+		{
+			struct ucred cr;
+			socklen_t cl = sizeof(cr);
+
+			c->uid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) ? (uid_t)-1 : cr.uid;
+		}
 		conns[nconns++] = c;
 		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
 
@@ -815,6 +829,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fabsimd: %s: %m\n", sa.sun_path);
 		return 1;
 	}
+	/*
+	 * Anyone may connect, as anyone may open a host's uverbs devices;
+	 * umad ports are root's and the fabric owner's only (FSP_ATTACH
+	 * checks the peer's uid).
+	 */
+	chmod(sa.sun_path, 0666);
 	snprintf(path, sizeof(path), "%s/fabsimd.pid", dir);
 	{
 		/* write-then-rename: a reader never sees a half-written file */

@@ -1,0 +1,365 @@
+/*
+ * CM sessions: a program's commands run on the port's runtime, and the
+ * events of the ids it made routed back to it only.
+ *
+ * Ownership: every connection (local comm ID) and listener of a port
+ * belongs to one session, found through the port's hash of (listen, id).
+ * A session's CONNECT and SIDR_REQ make connections, LISTEN listeners; a
+ * REQ or SIDR_REQ to a listener makes a connection of the listener's
+ * session.  A command naming an id the session does not own fails with
+ * -EINVAL, as if the id did not exist, so that one program can neither
+ * act on nor probe another's.  An id is forgotten when the engine forgets
+ * it (TimeWait over, a REJ or timeout that ends the handshake, a SIDR
+ * answer), and at once on RELEASE / UNLISTEN / DROP.
+ *
+ * Commands run inline (cm_runtime_exec on the loop thread): the events a
+ * command makes reach madcmd_cm_event, and so the session, before its
+ * REPLY, which is part of the protocol.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "madcmd/madcmd_int.h"
+
+/* ---- the port's id hash ---- */
+
+static uint32_t bucket(const struct madcmd_served *p, bool listen, uint32_t id)
+{
+	uint32_t h = id * 2654435761u ^ (listen ? 0x5bd1e995u : 0);
+
+	return h & (p->ht_size - 1);
+}
+
+static struct madcmd_id *id_find(const struct madcmd_served *p, bool listen, uint32_t id)
+{
+	if (!p->ht_size)
+		return NULL;
+	for (struct madcmd_id *x = p->ht[bucket(p, listen, id)]; x; x = x->hnext)
+		if (x->id == id && x->listen == listen)
+			return x;
+	return NULL;
+}
+
+static bool ht_grow(struct madcmd_served *p)
+{
+	uint32_t n = p->ht_size ? p->ht_size * 2 : 64;
+	struct madcmd_id **nb = calloc(n, sizeof(*nb));
+	struct madcmd_id **ob = p->ht;
+	uint32_t on = p->ht_size;
+
+	if (!nb)
+		return false;
+	p->ht = nb;
+	p->ht_size = n;
+	for (uint32_t i = 0; i < on; i++)
+		while (ob[i]) {
+			struct madcmd_id *x = ob[i];
+			uint32_t b = bucket(p, x->listen, x->id);
+
+			ob[i] = x->hnext;
+			x->hnext = nb[b];
+			nb[b] = x;
+		}
+	free(ob);
+	return true;
+}
+
+static void id_forget(struct madcmd_id *x)
+{
+	struct madcmd_session *s = x->s;
+	struct madcmd_served *p = s->port;
+	struct madcmd_id **pp = &p->ht[bucket(p, x->listen, x->id)];
+
+	while (*pp && *pp != x)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = x->hnext;
+	if (x->sprev)
+		x->sprev->snext = x->snext;
+	else
+		s->ids = x->snext;
+	if (x->snext)
+		x->snext->sprev = x->sprev;
+	s->nids--;
+	p->nids--;
+	free(x);
+}
+
+static struct madcmd_id *id_add(struct madcmd_session *s, bool listen, uint32_t id)
+{
+	struct madcmd_served *p = s->port;
+	struct madcmd_id *x = id_find(p, listen, id);
+	uint32_t b;
+
+	/* The engine reuses a comm ID only once it forgot it: so may we. */
+	if (x)
+		id_forget(x);
+	if (p->nids >= p->ht_size && !ht_grow(p))
+		return NULL;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	x->s = s;
+	x->id = id;
+	x->listen = listen;
+	b = bucket(p, listen, id);
+	x->hnext = p->ht[b];
+	p->ht[b] = x;
+	x->snext = s->ids;
+	if (s->ids)
+		s->ids->sprev = x;
+	s->ids = x;
+	s->nids++;
+	p->nids++;
+	return x;
+}
+
+void madcmd_ids_destroy(struct madcmd_served *p)
+{
+	/* Sessions are gone first: only the buckets are left. */
+	free(p->ht);
+	p->ht = NULL;
+	p->ht_size = 0;
+}
+
+/* ---- engine calls of the daemon's own ---- */
+
+static int exec_simple(struct madcmd_served *p, enum cm_rt_op op, uint32_t id)
+{
+	struct cm_rt_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = op;
+	c.id = id;
+	return cm_runtime_exec(p->rt, &c);
+}
+
+int madcmd_conn_state(struct madcmd_served *p, uint32_t id, enum cm_state *st)
+{
+	struct cm_rt_cmd c;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.op = CM_RT_CONN_STATE;
+	c.id = id;
+	rc = cm_runtime_exec(p->rt, &c);
+	if (!rc)
+		*st = c.state;
+	return rc;
+}
+
+/* Forget a connection if the engine already did. */
+static void forget_if_gone(struct madcmd_id *x)
+{
+	enum cm_state st;
+
+	if (madcmd_conn_state(x->s->port, x->id, &st))
+		id_forget(x);
+}
+
+/* ---- events ---- */
+
+/* Events after which the engine may have freed the connection. */
+static bool may_end(enum cm_event_type t)
+{
+	switch (t) {
+	case CM_EV_REQ_ERROR:
+	case CM_EV_REP_ERROR:
+	case CM_EV_REJ_RCVD:
+	case CM_EV_TIMEWAIT_EXIT:
+	case CM_EV_SIDR_REQ_ERROR:
+	case CM_EV_SIDR_REP_RCVD:
+	case CM_EV_CONNECT_ERROR:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void forward(struct madcmd_session *s, const struct cm_event *ev)
+{
+	struct madcmd_event m;
+
+	memset(&m, 0, sizeof(m));
+	madcmd_hdr_init(&m.h, MADCMD_EVENT, sizeof(m), 0);
+	m.ev = *ev;
+	madcmd_send(s, &m, sizeof(m));
+}
+
+/* A request to a listener: the new connection is its session's. */
+static struct madcmd_id *adopt(struct madcmd_served *p, const struct cm_event *ev)
+{
+	struct madcmd_id *l = ev->listen_id >= 0 ? id_find(p, true, (uint32_t)ev->listen_id) : NULL;
+	struct madcmd_id *x = NULL;
+
+	if (l && !l->s->closing && l->s->nids < p->d->p.max_ids)
+		x = id_add(l->s, false, ev->id);
+	if (!x) {
+		/*
+		 * Nobody to take it: as the kernel's ucma with a full
+		 * backlog, forget a REQ silently (the peer's retry may find
+		 * room); a SIDR_REQ is freed the same way.
+		 */
+		exec_simple(p, ev->type == CM_EV_REQ_RCVD ? CM_RT_DROP : CM_RT_RELEASE, ev->id);
+		return NULL;
+	}
+	if (ev->type == CM_EV_REQ_RCVD) {
+		/* Passive side: the paths are reversed, the remote end is "d". */
+		x->remote_lid = ev->req.primary.dlid;
+		memcpy(x->remote_gid, ev->req.primary.dgid, 16);
+	} else {
+		x->remote_lid = ev->from.lid;
+		if (ev->from.grh_present)
+			memcpy(x->remote_gid, ev->from.gid, 16);
+	}
+	return x;
+}
+
+bool madcmd_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev)
+{
+	struct madcmd_served *p = arg;
+	struct madcmd_id *x;
+
+	(void)rt;
+	if (ev->type == CM_EV_REQ_RCVD || ev->type == CM_EV_SIDR_REQ_RCVD)
+		x = adopt(p, ev);
+	else
+		x = id_find(p, false, ev->id);
+	if (!x) {
+		p->c.dropped++;
+		return true;
+	}
+	if (x->s->closing) {
+		p->c.dropped++; /* its reaping releases the id */
+		return true;
+	}
+	forward(x->s, ev);
+	p->c.events++;
+	if (ev->type == CM_EV_TIMEWAIT_EXIT)
+		id_forget(x);
+	else if (may_end(ev->type))
+		forget_if_gone(x);
+	return true; /* consumed: the runtime's own queue stays empty */
+}
+
+/* ---- commands ---- */
+
+void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *in)
+{
+	struct madcmd_served *p = s->port;
+	struct madcmd_cmd out;
+	struct cm_rt_cmd *c = &out.cmd;
+	struct madcmd_id *x = NULL;
+	int rc;
+
+	out = *in;
+	/* A pointer from another process means nothing here: never used. */
+	memset(&c->auto_qp, 0, sizeof(c->auto_qp));
+	p->c.commands++;
+	switch (c->op) {
+	case CM_RT_LISTEN:
+	case CM_RT_CONNECT:
+	case CM_RT_SIDR_REQ:
+		/* ucma says ENOMEM for a failed allocation; a limit is ENOSPC. */
+		if (s->nids >= s->d->p.max_ids) {
+			c->result = -ENOSPC;
+			goto reply;
+		}
+		break;
+	case CM_RT_STATS:
+	case CM_RT_QPN_BUSY:
+		break;
+	case CM_RT_UNLISTEN:
+		x = id_find(p, true, c->id);
+		if (!x || x->s != s) {
+			c->result = -EINVAL;
+			goto reply;
+		}
+		break;
+	default:
+		x = id_find(p, false, c->id);
+		if (!x || x->s != s) {
+			c->result = -EINVAL;
+			goto reply;
+		}
+		break;
+	}
+	rc = cm_runtime_exec(p->rt, c);
+	c->result = rc;
+	switch (c->op) {
+	case CM_RT_LISTEN:
+		if (rc >= 0) {
+			x = id_add(s, true, (uint32_t)rc);
+			if (x) {
+				x->service_id = c->listen.service_id;
+			} else {
+				exec_simple(p, CM_RT_UNLISTEN, (uint32_t)rc);
+				c->result = -ENOMEM;
+			}
+		}
+		break;
+	case CM_RT_CONNECT:
+	case CM_RT_SIDR_REQ:
+		if (rc == 0) {
+			x = id_add(s, false, c->id);
+			if (!x) {
+				exec_simple(p, CM_RT_RELEASE, c->id);
+				c->result = -ENOMEM;
+			} else if (c->op == CM_RT_CONNECT) {
+				x->remote_lid = c->connect.primary.dlid;
+				memcpy(x->remote_gid, c->connect.primary.dgid, 16);
+			} else {
+				x->remote_lid = c->sidr_req.to.lid;
+				if (c->sidr_req.to.grh_present)
+					memcpy(x->remote_gid, c->sidr_req.to.gid, 16);
+			}
+		}
+		break;
+	case CM_RT_UNLISTEN:
+		if (rc == 0)
+			id_forget(x);
+		break;
+	case CM_RT_RELEASE:
+	case CM_RT_DROP:
+		/* Whatever lingers (TimeWait, DREQ retries) has no user now. */
+		x = id_find(p, false, c->id);
+		if (x)
+			id_forget(x);
+		break;
+	case CM_RT_REJECT:
+	case CM_RT_SIDR_REP:
+		x = id_find(p, false, c->id);
+		if (x)
+			forget_if_gone(x);
+		break;
+	default:
+		break;
+	}
+reply:
+	/* The whole struct goes back: result and every output field. */
+	madcmd_hdr_init(&out.h, MADCMD_REPLY, sizeof(out), in->h.seq);
+	memset(&c->auto_qp, 0, sizeof(c->auto_qp));
+	madcmd_send(s, &out, sizeof(out));
+}
+
+/*
+ * The program is gone: release its connections as the kernel's
+ * ib_destroy_cm_id does (REJ during the handshake, DREQ when connected),
+ * and its listeners.
+ */
+void madcmd_cm_session_end(struct madcmd_session *s)
+{
+	struct madcmd_served *p = s->port;
+
+	while (s->ids) {
+		struct madcmd_id *x = s->ids;
+
+		exec_simple(p, x->listen ? CM_RT_UNLISTEN : CM_RT_RELEASE, x->id);
+		/* The id may be gone already if a hook forgot it meanwhile. */
+		if (s->ids == x)
+			id_forget(x);
+	}
+}

@@ -1,0 +1,178 @@
+/*
+ * The daemon's ports: at start, every Active port of every CA gets a CM
+ * runtime on the daemon's loop (its engine's events routed by
+ * madcmd_cm_event, its SA client opened) and an SA proxy agent.  Ports
+ * that come up later are not served until a restart (logged at start).
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+
+#include "madcmd/madcmd_int.h"
+
+static const char *state_name(uint8_t st)
+{
+	static const char *const n[] = {"?", "Down", "Init", "Armed", "Active"};
+
+	return st < 5 ? n[st] : "?";
+}
+
+static int open_served(struct madcmd *d, const struct mad_port_attr *a)
+{
+	struct madcmd_served *p = &d->ports[d->nports];
+	struct cm_runtime_params rp;
+	uint64_t guid;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->d = d;
+	p->index = d->nports;
+	p->proxy_portid = -1;
+	p->proxy_fd = -1;
+	memset(&rp, 0, sizeof(rp));
+	rp.loop = d->loop;
+	rp.ops = d->p.ops;
+	rp.ops_ctx = d->ops_ctx;
+	rp.ca = a->ca_name;
+	rp.port = a->portnum;
+	rp.sa = true;
+	rp.sa_timeout_ms = d->p.sa_timeout_ms;
+	rp.on_loop_event = madcmd_cm_event;
+	rp.on_loop_event_arg = p;
+	rc = cm_runtime_open(&p->rt, &rp);
+	if (rc)
+		return rc;
+	if (cm_runtime_port(p->rt, &p->attr))
+		p->attr = *a;
+	memcpy(&guid, p->attr.gid + 8, 8);
+	p->ca_guid = be64toh(guid);
+	rc = madcmd_proxy_open(p);
+	if (rc)
+		madcmd_log(LOG_WARNING, "%s/%d: no SA proxy (%s): MAD sessions refused", a->ca_name,
+			   a->portnum, strerror(-rc));
+	d->nports++;
+	madcmd_log(LOG_INFO, "serving %s/%d: LID 0x%x, SM LID 0x%x, GUID 0x%016llx", a->ca_name,
+		   a->portnum, p->attr.lid, p->attr.sm_lid, (unsigned long long)p->ca_guid);
+	return 0;
+}
+
+static void open_ports(struct madcmd *d)
+{
+	char cas[MAD_MAX_CAS][MAD_CA_NAME_MAX];
+	int n = d->ops->list_cas(d->ops_ctx, cas, MAD_MAX_CAS);
+
+	if (n < 0)
+		madcmd_log(LOG_WARNING, "cannot list CAs: %s", strerror(-n));
+	for (int i = 0; i < n; i++) {
+		struct mad_port_attr a;
+		unsigned nports = 1;
+
+		if (d->ops->query_port(d->ops_ctx, cas[i], 0, &a) == 0 && a.numports)
+			nports = a.numports;
+		for (unsigned port = 1; port <= nports; port++) {
+			int rc;
+
+			if (d->ops->query_port(d->ops_ctx, cas[i], (int)port, &a))
+				continue;
+			if (a.state != 4) {
+				madcmd_log(LOG_INFO, "%s/%u is %s: not served", cas[i], port,
+					   state_name(a.state));
+				continue;
+			}
+			if (d->nports == MADCMD_MAX_PORTS) {
+				madcmd_log(LOG_WARNING, "%s/%u: more than %d ports, not served",
+					   cas[i], port, MADCMD_MAX_PORTS);
+				continue;
+			}
+			rc = open_served(d, &a);
+			if (rc)
+				madcmd_log(LOG_ERR, "%s/%u: cannot open (%s), skipped", cas[i],
+					   port, strerror(-rc));
+		}
+	}
+	if (!d->nports)
+		madcmd_log(LOG_WARNING, "no Active port: serving HOST sessions only");
+}
+
+int madcmd_open(struct madcmd **out, const struct madcmd_params *p)
+{
+	struct madcmd *d;
+	int rc;
+
+	if (!out || !p || !p->loop)
+		return -EINVAL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->p = *p;
+	if (!d->p.max_ids)
+		d->p.max_ids = MADCMD_DEFAULT_MAX_IDS;
+	if (!d->p.max_events)
+		d->p.max_events = MADCMD_DEFAULT_MAX_EVENTS;
+	if (!d->p.max_sessions)
+		d->p.max_sessions = MADCMD_DEFAULT_MAX_SESSIONS;
+	if (d->p.max_sessions > MADCMD_SESSIONS_LIMIT)
+		d->p.max_sessions = MADCMD_SESSIONS_LIMIT;
+	if (!d->p.may_bind_privileged)
+		d->p.may_bind_privileged = madcmd_default_may_bind_privileged;
+	d->loop = p->loop;
+	d->ops = p->ops ? p->ops : &mad_umad_real_ops;
+	d->ops_ctx = p->ops_ctx;
+	d->listen_fd = -1;
+	d->slots = calloc(d->p.max_sessions + 1, sizeof(*d->slots));
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (!d->slots || d->epfd < 0) {
+		rc = d->slots ? -errno : -ENOMEM;
+		goto fail;
+	}
+	rc = mad_loop_watch_fd(d->loop, d->epfd, madcmd_epoll_ready, d);
+	if (rc)
+		goto fail;
+	open_ports(d);
+	*out = d;
+	return 0;
+fail:
+	if (d->epfd >= 0)
+		close(d->epfd);
+	free(d->slots);
+	free(d);
+	return rc;
+}
+
+void madcmd_close(struct madcmd *d)
+{
+	if (!d)
+		return;
+	/* As if every program exited: REJ/DREQ, unlisten, leaves. */
+	madcmd_sessions_close_all(d);
+	/* The reaper may still be queued on the loop: let it run, on nothing. */
+	while (d->reap_posted && !mad_loop_started(d->loop))
+		mad_loop_run_once(d->loop, 0);
+	for (unsigned i = 0; i < d->nports; i++) {
+		madcmd_proxy_close(&d->ports[i]);
+		cm_runtime_close(d->ports[i].rt);
+		madcmd_ids_destroy(&d->ports[i]);
+	}
+	mad_loop_unwatch_fd(d->loop, d->epfd);
+	close(d->epfd);
+	free(d->slots);
+	free(d);
+}
+
+unsigned madcmd_port_count(const struct madcmd *d)
+{
+	return d ? d->nports : 0;
+}
+
+int madcmd_port_attr(const struct madcmd *d, unsigned i, struct mad_port_attr *out)
+{
+	if (!d || !out || i >= d->nports)
+		return -EINVAL;
+	*out = d->ports[i].attr;
+	return 0;
+}

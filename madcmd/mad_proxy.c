@@ -1,0 +1,422 @@
+/*
+ * MAD sessions: the daemon's SA requester agent serves the SA clients of
+ * programs that may not open umad themselves.
+ *
+ * Each served port has a umad port of the daemon's own with one agent
+ * (class SA, version 2, rmpp_version 0: the program's client does RMPP
+ * itself, so DATA segments and ACKs pass through untouched).  A MAD_SEND
+ * goes out with the low 32 bits of its TID replaced by a daemon TID,
+ * (session slot << 20) | counter, remembered per session next to the
+ * client's TID, so that what comes back on the agent finds its session
+ * and gets the client's TID again.  The same client TID (a retry, the
+ * ACKs of an RMPP transfer) keeps its daemon TID.  Slot 0 is the daemon's
+ * own requests (the leaves below).
+ *
+ * Multicast memberships: the MCMemberRecord joins (SubnAdmSet) a session
+ * made and the SA granted are kept per session, so that the SA sees one
+ * member per (MGID, port GID, JoinState bit) however many programs of the
+ * port joined: a Delete whose bits are all still held by another session
+ * is answered here (a GetResp echoing the record), one whose bits are
+ * partly held goes out without them, and when a session ends, the bits
+ * no other session holds are left with a Delete of the daemon's own.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "madcmd/madcmd_int.h"
+#include "mad/mad_wire.h"
+#include "sa/client.h"
+#include "sa/sa_wire.h"
+
+#define LEAVE_TIMEOUT_MS 1000
+
+/* ---- memberships ---- */
+
+static struct madcmd_member *member_find(struct madcmd_session *s, const uint8_t *mgid,
+					 const uint8_t *port_gid)
+{
+	for (struct madcmd_member *m = s->members; m; m = m->next)
+		if (!memcmp(m->mgid, mgid, 16) && !memcmp(m->port_gid, port_gid, 16))
+			return m;
+	return NULL;
+}
+
+static void member_add(struct madcmd_session *s, const struct sa_mcmember *rec, uint8_t bits,
+		       const struct mad_addr *sa)
+{
+	struct madcmd_member *m = member_find(s, rec->mgid, rec->port_gid);
+
+	if (!bits)
+		return;
+	if (!m) {
+		m = calloc(1, sizeof(*m));
+		if (!m)
+			return; /* forgotten: its bits are left with the SA's lease */
+		memcpy(m->mgid, rec->mgid, 16);
+		memcpy(m->port_gid, rec->port_gid, 16);
+		m->next = s->members;
+		s->members = m;
+	}
+	m->join_state |= bits;
+	m->sa = *sa;
+}
+
+static void member_drop(struct madcmd_session *s, const uint8_t *mgid, const uint8_t *port_gid,
+			uint8_t bits)
+{
+	for (struct madcmd_member **pp = &s->members; *pp; pp = &(*pp)->next) {
+		struct madcmd_member *m = *pp;
+
+		if (memcmp(m->mgid, mgid, 16) || memcmp(m->port_gid, port_gid, 16))
+			continue;
+		m->join_state &= (uint8_t)~bits;
+		if (!m->join_state) {
+			*pp = m->next;
+			free(m);
+		}
+		return;
+	}
+}
+
+/* The JoinState bits other sessions hold for (MGID, port GID). */
+static uint8_t held_by_others(struct madcmd_session *s, const uint8_t *mgid,
+			      const uint8_t *port_gid)
+{
+	struct madcmd *d = s->d;
+	uint8_t bits = 0;
+
+	for (unsigned i = 1; i <= d->p.max_sessions; i++) {
+		struct madcmd_session *o = d->slots[i];
+		struct madcmd_member *m;
+
+		if (!o || o == s || o->kind != MADCMD_SESSION_MAD)
+			continue;
+		m = member_find(o, mgid, port_gid);
+		if (m)
+			bits |= m->join_state;
+	}
+	return bits;
+}
+
+/* ---- TIDs ---- */
+
+static struct madcmd_tid *tid_find_client(struct madcmd_session *s, uint64_t tid)
+{
+	for (unsigned i = 0; i < MADCMD_TID_SLOTS; i++)
+		if (s->tids[i].used && s->tids[i].client_tid == tid)
+			return &s->tids[i];
+	return NULL;
+}
+
+static struct madcmd_tid *tid_find_daemon(struct madcmd_session *s, uint32_t dtid)
+{
+	for (unsigned i = 0; i < MADCMD_TID_SLOTS; i++)
+		if (s->tids[i].used && s->tids[i].dtid == dtid)
+			return &s->tids[i];
+	return NULL;
+}
+
+static struct madcmd_tid *tid_entry(struct madcmd_session *s, uint64_t tid)
+{
+	struct madcmd_tid *e = tid_find_client(s, tid);
+
+	if (!e) {
+		/* A free entry, else the least recently used one. */
+		e = &s->tids[0];
+		for (unsigned i = 0; i < MADCMD_TID_SLOTS && e->used; i++)
+			if (!s->tids[i].used || s->tids[i].last_use < e->last_use)
+				e = &s->tids[i];
+		memset(e, 0, sizeof(*e));
+		e->used = true;
+		e->client_tid = tid;
+		s->tid_counter = (s->tid_counter + 1) & MADCMD_TID_COUNTER_MASK;
+		if (!s->tid_counter)
+			s->tid_counter = 1;
+		e->dtid = (s->slot << MADCMD_TID_SLOT_SHIFT) | s->tid_counter;
+	}
+	e->last_use = ++s->tid_clock;
+	return e;
+}
+
+/* ---- the proxy port ---- */
+
+static void to_session(struct madcmd_session *s, int32_t agent, const void *mad, size_t len,
+		       const struct mad_addr *src)
+{
+	static _Alignas(16) uint8_t buf[sizeof(struct madcmd_mad) + MADCMD_MAD_MAX];
+	struct madcmd_mad *m = (struct madcmd_mad *)buf;
+
+	memset(m, 0, sizeof(*m));
+	madcmd_hdr_init(&m->h, MADCMD_MAD_RECV, sizeof(*m) + len, 0);
+	m->agent = agent;
+	m->addr = *src;
+	m->len = (uint32_t)len;
+	memcpy(m->mad, mad, len);
+	madcmd_send(s, m, sizeof(*m) + len);
+}
+
+static void deliver(struct madcmd_served *p, uint8_t *mad, size_t len, const struct mad_addr *src)
+{
+	struct madcmd *d = p->d;
+	struct madcmd_session *s = NULL;
+	struct madcmd_tid *e = NULL;
+	uint64_t tid;
+	uint32_t low, slot;
+
+	if (len < MAD_HDR_SIZE || len > MADCMD_MAD_MAX) {
+		p->c.mads_dropped++;
+		return;
+	}
+	tid = mad_get(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
+	low = (uint32_t)tid;
+	slot = low >> MADCMD_TID_SLOT_SHIFT;
+	if (slot == 0) {
+		p->c.mads_received++; /* the SA's answer to a leave of ours */
+		return;
+	}
+	if (slot <= d->p.max_sessions)
+		s = d->slots[slot];
+	if (s && !s->closing && s->kind == MADCMD_SESSION_MAD && s->port == p)
+		e = tid_find_daemon(s, low);
+	if (!e) {
+		p->c.mads_dropped++;
+		return;
+	}
+	if (e->join && mad_get(mad, mad_hdr_fields, MAD_HDR_R) &&
+	    mad_get(mad, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) == SA_ATTR_MC_MEMBER_RECORD &&
+	    mad_get(mad, mad_hdr_fields, MAD_HDR_STATUS) == 0 &&
+	    len >= SA_DATA_OFFSET + SA_MCMR_SIZE) {
+		struct sa_mcmember rec;
+
+		/* The SA's record: its MGID even when the join asked for a new one. */
+		sa_mcmember_decode(mad + SA_DATA_OFFSET, &rec);
+		member_add(s, &rec, e->join_state, &e->to);
+		e->join = false;
+	}
+	mad_set(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID, e->client_tid);
+	p->c.mads_received++;
+	to_session(s, e->agent, mad, len, src);
+}
+
+/* A MAD too big for our buffer: take it off the queue anyway. */
+static void discard(struct madcmd_served *p, size_t len)
+{
+	struct madcmd *d = p->d;
+	void *big = malloc(len ? len : 1);
+	struct mad_addr src;
+	size_t got;
+	int agent;
+
+	if (big)
+		d->ops->recv(d->ops_ctx, p->proxy_portid, big, len, &got, &agent, &src);
+	free(big);
+	p->c.mads_dropped++;
+}
+
+static void proxy_readable(struct mad_loop *l, int fd, void *arg)
+{
+	static _Alignas(16) uint8_t buf[MADCMD_MAD_MAX];
+	struct madcmd_served *p = arg;
+	struct madcmd *d = p->d;
+
+	(void)l;
+	(void)fd;
+	for (int i = 0; i < 64; i++) {
+		struct mad_addr src;
+		size_t len = 0;
+		int agent = -1;
+		int rc =
+		    d->ops->recv(d->ops_ctx, p->proxy_portid, buf, sizeof(buf), &len, &agent, &src);
+
+		if (rc == -ENOSPC) {
+			discard(p, len);
+			continue;
+		}
+		if (rc)
+			return;
+		deliver(p, buf, len, &src);
+	}
+}
+
+int madcmd_proxy_open(struct madcmd_served *p)
+{
+	struct madcmd *d = p->d;
+	const uint32_t mask[4] = {0};
+	int rc;
+
+	p->proxy_portid = d->ops->open_port(d->ops_ctx, p->attr.ca_name, p->attr.portnum);
+	if (p->proxy_portid < 0)
+		return p->proxy_portid;
+	rc = d->ops->register_agent(d->ops_ctx, p->proxy_portid, MAD_CLASS_SUBN_ADM,
+				    MAD_CLASS_VERSION_SA, 0, mask);
+	if (rc < 0)
+		goto fail;
+	p->proxy_agent = rc;
+	p->proxy_fd = d->ops->get_fd(d->ops_ctx, p->proxy_portid);
+	if (p->proxy_fd < 0) {
+		rc = p->proxy_fd;
+		goto fail;
+	}
+	rc = mad_loop_watch_fd(d->loop, p->proxy_fd, proxy_readable, p);
+	if (rc)
+		goto fail;
+	p->proxy_ok = true;
+	return 0;
+fail:
+	d->ops->close_port(d->ops_ctx, p->proxy_portid);
+	p->proxy_portid = -1;
+	return rc;
+}
+
+void madcmd_proxy_close(struct madcmd_served *p)
+{
+	struct madcmd *d = p->d;
+
+	if (!p->proxy_ok)
+		return;
+	mad_loop_unwatch_fd(d->loop, p->proxy_fd);
+	d->ops->unregister_agent(d->ops_ctx, p->proxy_portid, p->proxy_agent);
+	d->ops->close_port(d->ops_ctx, p->proxy_portid);
+	p->proxy_ok = false;
+}
+
+/* ---- session messages ---- */
+
+void madcmd_mad_reg(struct madcmd_session *s, const struct madcmd_mad_reg *m)
+{
+	struct madcmd_mad_reg_rep r;
+	int rc = -EINVAL;
+
+	memset(&r, 0, sizeof(r));
+	madcmd_hdr_init(&r.h, MADCMD_MAD_REG_REP, sizeof(r), m->h.seq);
+	/* Requesters of the SA only: nothing unsolicited is proxied. */
+	if (m->mgmt_class == MAD_CLASS_SUBN_ADM && m->class_version == MAD_CLASS_VERSION_SA &&
+	    m->rmpp_version == 0 &&
+	    !(m->method_mask[0] | m->method_mask[1] | m->method_mask[2] | m->method_mask[3])) {
+		rc = -ENOSPC;
+		for (int id = 1; id < 32; id++)
+			if (!(s->agents & (1u << id))) {
+				s->agents |= 1u << id;
+				rc = id;
+				break;
+			}
+	}
+	r.rc = rc;
+	madcmd_send(s, &r, sizeof(r));
+}
+
+/* A Delete all of whose bits others still hold: the SA must not see it. */
+static void answer_locally(struct madcmd_session *s, const struct madcmd_mad *m)
+{
+	uint8_t resp[MADCMD_MAD_MAX];
+
+	memcpy(resp, m->mad, m->len);
+	mad_set(resp, mad_hdr_fields, MAD_HDR_R, 1);
+	mad_set(resp, mad_hdr_fields, MAD_HDR_METHOD, MAD_METHOD_GET_RESP & 0x7f);
+	mad_set(resp, mad_hdr_fields, MAD_HDR_STATUS, 0);
+	s->port->c.mads_local++;
+	to_session(s, m->agent, resp, m->len, &m->addr);
+}
+
+void madcmd_mad_send(struct madcmd_session *s, const struct madcmd_mad *m)
+{
+	struct madcmd_served *p = s->port;
+	struct madcmd *d = s->d;
+	uint8_t mad[MAD_SIZE];
+	struct madcmd_tid *e;
+	uint64_t tid;
+	int rc;
+
+	/*
+	 * No reply exists for a send (umad's send completes at once): a send
+	 * refused here is counted and the client's timeout covers it.
+	 */
+	if (m->agent < 1 || m->agent > 31 || !(s->agents & (1u << m->agent)) || m->len > MAD_SIZE ||
+	    mad_get(m->mad, mad_hdr_fields, MAD_HDR_MGMT_CLASS) != MAD_CLASS_SUBN_ADM) {
+		p->c.mads_dropped++;
+		return;
+	}
+	memcpy(mad, m->mad, m->len);
+	tid = mad_get(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
+	e = tid_entry(s, tid);
+	e->agent = m->agent;
+	if (!mad_get(mad, mad_hdr_fields, MAD_HDR_R) &&
+	    mad_get(mad, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) == SA_ATTR_MC_MEMBER_RECORD &&
+	    m->len >= SA_DATA_OFFSET + SA_MCMR_SIZE) {
+		uint8_t method = (uint8_t)mad_get(mad, mad_hdr_fields, MAD_HDR_METHOD);
+		struct sa_mcmember rec;
+
+		sa_mcmember_decode(mad + SA_DATA_OFFSET, &rec);
+		if (method == MAD_METHOD_SET) {
+			e->join = true;
+			e->join_state = rec.join_state;
+			e->to = m->addr;
+		} else if (method == MAD_METHOD_DELETE) {
+			uint8_t held = held_by_others(s, rec.mgid, rec.port_gid) & rec.join_state;
+
+			e->join = false;
+			member_drop(s, rec.mgid, rec.port_gid, rec.join_state);
+			if (held && held == rec.join_state) {
+				answer_locally(s, m);
+				return;
+			}
+			if (held)
+				mad_set(mad + SA_DATA_OFFSET, sa_mcmr_fields, SA_MCMR_JOIN_STATE,
+					rec.join_state & ~held);
+		}
+	}
+	mad_set(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID, (tid & ~0xffffffffull) | e->dtid);
+	rc = d->ops->send(d->ops_ctx, p->proxy_portid, p->proxy_agent, mad, m->len, &m->addr,
+			  m->timeout_ms);
+	if (rc)
+		p->c.mads_dropped++;
+	else
+		p->c.mads_sent++;
+}
+
+/* Leave, for a closed session, the bits nobody else holds. */
+static void leave(struct madcmd_served *p, const struct madcmd_member *mb, uint8_t bits)
+{
+	struct madcmd *d = p->d;
+	struct mad_port_attr a;
+	struct sa_mcmember rec;
+	struct mad_addr to = mb->sa;
+	uint8_t mad[MAD_SIZE];
+
+	memset(&rec, 0, sizeof(rec));
+	memcpy(rec.mgid, mb->mgid, 16);
+	memcpy(rec.port_gid, mb->port_gid, 16);
+	rec.join_state = bits;
+	/* The SA where it is now (the SM may have moved since the join). */
+	if (d->ops->query_port(d->ops_ctx, p->attr.ca_name, p->attr.portnum, &a) == 0 && a.sm_lid) {
+		to.lid = a.sm_lid;
+		to.sl = a.sm_sl;
+	}
+	d->internal_tid = (d->internal_tid + 1) & MADCMD_TID_COUNTER_MASK;
+	if (!d->internal_tid)
+		d->internal_tid = 1;
+	if (sa_mad_init(mad, MAD_METHOD_DELETE, SA_ATTR_MC_MEMBER_RECORD, d->internal_tid,
+			SA_MCMR_COMP_MGID | SA_MCMR_COMP_PORT_GID | SA_MCMR_COMP_JOIN_STATE) ||
+	    sa_mcmember_encode(&rec, mad + SA_DATA_OFFSET))
+		return;
+	if (d->ops->send(d->ops_ctx, p->proxy_portid, p->proxy_agent, mad, MAD_SIZE, &to,
+			 LEAVE_TIMEOUT_MS) == 0)
+		p->c.leaves++;
+}
+
+void madcmd_mad_session_end(struct madcmd_session *s)
+{
+	while (s->members) {
+		struct madcmd_member *m = s->members;
+		uint8_t bits = m->join_state & (uint8_t)~held_by_others(s, m->mgid, m->port_gid);
+
+		s->members = m->next;
+		if (bits && s->port->proxy_ok)
+			leave(s->port, m, bits);
+		free(m);
+	}
+	memset(s->tids, 0, sizeof(s->tids));
+}

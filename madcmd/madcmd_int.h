@@ -1,0 +1,182 @@
+/*
+ * madcmd's core, inside: the structures the core's files share.  One
+ * loop thread owns all of it; nothing here is locked.
+ */
+#ifndef MADCM_MADCMD_INT_H
+#define MADCM_MADCMD_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <syslog.h>
+#include <sys/types.h>
+
+#include "cm/rt_proto.h"
+#include "cm/runtime.h"
+#include "madcmd/madcmd.h"
+
+struct madcmd_session;
+
+/*
+ * One id a session owns: a connection (local comm ID) or a listener.
+ * Found by (listen, id) in the port's hash, listed in its session.
+ */
+struct madcmd_id {
+	struct madcmd_id *hnext;	 /* port hash chain */
+	struct madcmd_id *snext, *sprev; /* the session's list */
+	struct madcmd_session *s;
+	uint32_t id;
+	bool listen;
+	uint64_t service_id; /* listeners */
+	uint16_t remote_lid; /* connections, when known */
+	uint8_t remote_gid[16];
+};
+
+struct madcmd_served {
+	struct madcmd *d;
+	unsigned index;
+	struct cm_runtime *rt;
+	struct mad_port_attr attr;
+	uint64_t ca_guid;
+	/* (listen, id) -> owner; power-of-two buckets, doubled when full. */
+	struct madcmd_id **ht;
+	uint32_t ht_size, nids;
+	/* The SA proxy: a umad port of our own with one SA requester agent. */
+	int proxy_portid, proxy_agent, proxy_fd;
+	bool proxy_ok;
+	struct madcmd_counters c;
+};
+
+/* A message waiting for a session's socket to drain. */
+struct madcmd_msg {
+	struct madcmd_msg *next;
+	size_t len;
+	uint8_t buf[];
+};
+
+/*
+ * A proxied TID: the client's, and the daemon's low 32 bits that replace
+ * it on the wire ((slot << 20) | counter).  A send with a TID already
+ * here (retry, RMPP ACK) reuses its daemon TID.
+ */
+#define MADCMD_TID_SLOTS 64
+#define MADCMD_TID_SLOT_SHIFT 20
+#define MADCMD_TID_COUNTER_MASK ((1u << MADCMD_TID_SLOT_SHIFT) - 1)
+
+struct madcmd_tid {
+	bool used;
+	uint64_t client_tid;
+	uint32_t dtid;
+	int32_t agent;
+	uint64_t last_use; /* the session's send clock: oldest is reused */
+	/* A join (MCMemberRecord Set) waiting for the SA's answer. */
+	bool join;
+	uint8_t join_state;
+	struct mad_addr to;
+};
+
+/* A multicast membership a session holds (the SA answered its join OK). */
+struct madcmd_member {
+	struct madcmd_member *next;
+	uint8_t mgid[16];
+	uint8_t port_gid[16];
+	uint8_t join_state; /* SA_JOIN_* bits */
+	struct mad_addr sa; /* where the join went: the Delete goes there too */
+};
+
+/* A port-space reservation (HOST sessions). */
+struct madcmd_bind {
+	struct madcmd_bind *hnext; /* daemon bucket of (ps, port) */
+	struct madcmd_bind *snext; /* the session's list */
+	struct madcmd_session *s;
+	uint64_t token;
+	uint32_t ps;
+	uint16_t port;
+	uint16_t family;
+	uint8_t addr[16];
+	bool any, reuseaddr, afonly;
+};
+
+struct madcmd_session {
+	struct madcmd *d;
+	unsigned slot; /* 1 .. max_sessions; 0 is the daemon's own TIDs */
+	int fd;
+	pid_t pid;
+	uid_t uid;
+	uint32_t kind; /* 0 until HELLO, then enum madcmd_kind */
+	struct madcmd_served *port;
+	bool closing;	 /* no more input or output; reaped on the loop */
+	bool logged_bad; /* a malformed packet was logged */
+	/* CM */
+	struct madcmd_id *ids;
+	uint32_t nids;
+	/* Output waiting for the socket. */
+	struct madcmd_msg *qhead, *qtail;
+	uint32_t qlen;
+	bool pollout;
+	/* MAD */
+	uint32_t agents; /* registered agent ids, bit i = id i (1..31) */
+	uint32_t tid_counter;
+	uint64_t tid_clock;
+	struct madcmd_tid tids[MADCMD_TID_SLOTS];
+	struct madcmd_member *members;
+	/* HOST */
+	struct madcmd_bind *binds;
+	uint32_t nbinds;
+};
+
+#define MADCMD_PS_BUCKETS 4096
+
+struct madcmd {
+	struct madcmd_params p;
+	struct mad_loop *loop;
+	const struct mad_umad_ops *ops;
+	void *ops_ctx;
+	struct madcmd_served ports[MADCMD_MAX_PORTS];
+	unsigned nports;
+	struct madcmd_session **slots; /* [max_sessions + 1] */
+	unsigned nsessions;
+	int epfd; /* every session fd and the listener: one loop watch */
+	int listen_fd;
+	struct madcmd_bind *ps[MADCMD_PS_BUCKETS];
+	struct madcmd_counters c;
+	/* Sessions to reap: closed inside hooks, freed from the loop. */
+	struct mad_loop_cmd reap_cmd;
+	bool reap_posted;
+	uint32_t internal_tid;
+};
+
+/* session.c */
+void madcmd_send(struct madcmd_session *s, const void *msg, size_t len);
+/* Stop a session now; its cleanup runs from the loop (madcmd_reap). */
+void madcmd_session_close(struct madcmd_session *s, const char *why);
+void madcmd_session_input(struct madcmd_session *s, const void *buf, size_t len);
+void madcmd_sessions_close_all(struct madcmd *d);
+void madcmd_epoll_ready(struct mad_loop *l, int fd, void *arg);
+
+/* cm_sessions.c */
+bool madcmd_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev);
+void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *m);
+void madcmd_cm_session_end(struct madcmd_session *s);
+void madcmd_ids_destroy(struct madcmd_served *p);
+int madcmd_conn_state(struct madcmd_served *p, uint32_t id, enum cm_state *st);
+
+/* mad_proxy.c */
+int madcmd_proxy_open(struct madcmd_served *p);
+void madcmd_proxy_close(struct madcmd_served *p);
+void madcmd_mad_reg(struct madcmd_session *s, const struct madcmd_mad_reg *m);
+void madcmd_mad_send(struct madcmd_session *s, const struct madcmd_mad *m);
+void madcmd_mad_session_end(struct madcmd_session *s);
+
+/* portspace.c */
+void madcmd_port_msg(struct madcmd_session *s, const struct madcmd_port *m, int type);
+void madcmd_ps_session_end(struct madcmd_session *s);
+/* The kernel's rule for two ids on one port (cma_check_port): 0 or -errno. */
+int madcmd_ps_conflict(const struct madcmd_bind *me, const struct madcmd_bind *other,
+		       bool reuseaddr);
+bool madcmd_default_may_bind_privileged(void *ctx, pid_t pid, uid_t uid);
+
+/* stat.c */
+void madcmd_stat(struct madcmd_session *s, const struct madcmd_port *m);
+
+#endif

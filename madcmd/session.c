@@ -1,0 +1,409 @@
+/*
+ * Sessions: accepting them, who the peer is (SO_PEERCRED), HELLO, reading
+ * packets and checking each (madcmd_check), the per-session output queue,
+ * and closing: a closed session is stopped at once (no more input or
+ * output, its socket closed) and freed from the loop, outside whatever
+ * hook noticed the close, with the cleanup of what it owned.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "madcmd/madcmd_int.h"
+
+static struct madcmd_counters *counters_of(struct madcmd_session *s)
+{
+	return s->port ? &s->port->c : &s->d->c;
+}
+
+static void epoll_set(struct madcmd_session *s, bool out)
+{
+	struct epoll_event ev = {.events = EPOLLIN | (out ? EPOLLOUT : 0u), .data.u64 = s->slot};
+
+	if (epoll_ctl(s->d->epfd, EPOLL_CTL_MOD, s->fd, &ev) == 0)
+		s->pollout = out;
+}
+
+static void session_free(struct madcmd_session *s)
+{
+	struct madcmd *d = s->d;
+
+	switch (s->kind) {
+	case MADCMD_SESSION_CM:
+		madcmd_cm_session_end(s);
+		break;
+	case MADCMD_SESSION_MAD:
+		madcmd_mad_session_end(s);
+		break;
+	case MADCMD_SESSION_HOST:
+		madcmd_ps_session_end(s);
+		break;
+	default:
+		break;
+	}
+	while (s->qhead) {
+		struct madcmd_msg *m = s->qhead;
+
+		s->qhead = m->next;
+		free(m);
+	}
+	if (s->port)
+		s->port->c.sessions_now--;
+	d->slots[s->slot] = NULL;
+	d->nsessions--;
+	free(s);
+}
+
+static void reap(struct mad_loop *l, struct mad_loop_cmd *cmd)
+{
+	struct madcmd *d = (struct madcmd *)((char *)cmd - offsetof(struct madcmd, reap_cmd));
+
+	(void)l;
+	d->reap_posted = false;
+	for (unsigned i = 1; i <= d->p.max_sessions; i++)
+		if (d->slots[i] && d->slots[i]->closing)
+			session_free(d->slots[i]);
+}
+
+void madcmd_session_close(struct madcmd_session *s, const char *why)
+{
+	struct madcmd *d = s->d;
+
+	if (s->closing)
+		return;
+	s->closing = true;
+	madcmd_log(LOG_DEBUG, "session %u (pid %d uid %u) closed: %s", s->slot, (int)s->pid,
+		   (unsigned)s->uid, why);
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, s->fd, NULL);
+	close(s->fd);
+	s->fd = -1;
+	if (!d->reap_posted) {
+		d->reap_cmd.run = reap;
+		if (mad_loop_post(d->loop, &d->reap_cmd) == 0)
+			d->reap_posted = true;
+	}
+}
+
+void madcmd_sessions_close_all(struct madcmd *d)
+{
+	for (unsigned i = 1; i <= d->p.max_sessions; i++)
+		if (d->slots[i]) {
+			madcmd_session_close(d->slots[i], "daemon exiting");
+			session_free(d->slots[i]);
+		}
+}
+
+/* A packet that breaks the protocol: counted, logged once, session closed. */
+static void bad(struct madcmd_session *s, const char *why)
+{
+	counters_of(s)->malformed++;
+	if (!s->logged_bad)
+		madcmd_log(LOG_WARNING, "session %u (pid %d): %s; closing it", s->slot, (int)s->pid,
+			   why);
+	s->logged_bad = true;
+	madcmd_session_close(s, why);
+}
+
+void madcmd_send(struct madcmd_session *s, const void *msg, size_t len)
+{
+	struct madcmd *d = s->d;
+	struct madcmd_msg *m;
+
+	if (s->closing)
+		return;
+	if (!s->qhead) {
+		ssize_t n = send(s->fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n == (ssize_t)len)
+			return;
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			madcmd_session_close(s, "send failed");
+			return;
+		}
+	}
+	if (s->qlen >= d->p.max_events) {
+		madcmd_log(LOG_WARNING,
+			   "client pid %d too slow (%u messages queued): closing its session",
+			   (int)s->pid, (unsigned)s->qlen);
+		d->c.slow++;
+		madcmd_session_close(s, "too slow");
+		return;
+	}
+	m = malloc(sizeof(*m) + len);
+	if (!m) {
+		madcmd_session_close(s, "out of memory");
+		return;
+	}
+	m->next = NULL;
+	m->len = len;
+	memcpy(m->buf, msg, len);
+	if (s->qtail)
+		s->qtail->next = m;
+	else
+		s->qhead = m;
+	s->qtail = m;
+	s->qlen++;
+	if (!s->pollout)
+		epoll_set(s, true);
+}
+
+static void flush(struct madcmd_session *s)
+{
+	while (s->qhead) {
+		struct madcmd_msg *m = s->qhead;
+		ssize_t n = send(s->fd, m->buf, m->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+				return;
+			madcmd_session_close(s, "send failed");
+			return;
+		}
+		s->qhead = m->next;
+		if (!s->qhead)
+			s->qtail = NULL;
+		s->qlen--;
+		free(m);
+	}
+	epoll_set(s, false);
+}
+
+static struct madcmd_served *find_port(struct madcmd *d, const char *ca, int port)
+{
+	for (unsigned i = 0; i < d->nports; i++) {
+		struct madcmd_served *p = &d->ports[i];
+
+		if ((!ca[0] || !strcmp(ca, p->attr.ca_name)) && (!port || port == p->attr.portnum))
+			return p;
+	}
+	return NULL;
+}
+
+static void hello(struct madcmd_session *s, const struct madcmd_hello *h)
+{
+	struct madcmd_hello_rep r;
+	struct madcmd_served *p = NULL;
+	int rc = 0;
+
+	memset(&r, 0, sizeof(r));
+	madcmd_hdr_init(&r.h, MADCMD_HELLO_REP, sizeof(r), h->h.seq);
+	r.layout = madcmd_layout();
+	if (h->layout != madcmd_layout()) {
+		rc = -EPROTO;
+	} else if (h->kind != MADCMD_SESSION_HOST) {
+		p = find_port(s->d, h->ca, h->port);
+		if (!p || (h->kind == MADCMD_SESSION_MAD && !p->proxy_ok))
+			rc = -ENODEV;
+	}
+	if (!rc && p) {
+		if (cm_runtime_port(p->rt, &r.port))
+			r.port = p->attr;
+		r.ca_guid = p->ca_guid;
+	}
+	r.rc = rc;
+	madcmd_send(s, &r, sizeof(r));
+	if (rc) {
+		madcmd_log(LOG_INFO, "session %u (pid %d): HELLO refused (%s)", s->slot,
+			   (int)s->pid, strerror(-rc));
+		s->d->c.refused++;
+		madcmd_session_close(s, "HELLO refused");
+		return;
+	}
+	s->kind = h->kind;
+	s->port = p;
+	if (p) {
+		p->c.sessions++;
+		p->c.sessions_now++;
+	} else {
+		s->d->c.sessions++;
+	}
+}
+
+void madcmd_session_input(struct madcmd_session *s, const void *buf, size_t len)
+{
+	int type = madcmd_check(buf, len);
+
+	if (s->closing)
+		return;
+	if (type < 0) {
+		bad(s, "malformed packet");
+		return;
+	}
+	if (!s->kind) {
+		if (type != MADCMD_HELLO)
+			bad(s, "first message is not HELLO");
+		else
+			hello(s, buf);
+		return;
+	}
+	switch (s->kind) {
+	case MADCMD_SESSION_CM:
+		if (type != MADCMD_CMD)
+			break;
+		madcmd_cm_cmd(s, buf);
+		return;
+	case MADCMD_SESSION_MAD:
+		if (type == MADCMD_MAD_REG) {
+			madcmd_mad_reg(s, buf);
+			return;
+		}
+		if (type == MADCMD_MAD_SEND) {
+			madcmd_mad_send(s, buf);
+			return;
+		}
+		break;
+	case MADCMD_SESSION_HOST:
+		if (type == MADCMD_PORT_BIND || type == MADCMD_PORT_LISTEN ||
+		    type == MADCMD_PORT_UNBIND) {
+			madcmd_port_msg(s, buf, type);
+			return;
+		}
+		if (type == MADCMD_STAT) {
+			madcmd_stat(s, buf);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	bad(s, "message out of place for the session's kind");
+}
+
+static void readable(struct madcmd_session *s)
+{
+	/* Aligned for the message structs; one byte more shows truncation. */
+	static _Alignas(16) uint8_t buf[MADCMD_MSG_MAX];
+
+	/* A budget per wake-up, so one busy session cannot starve the rest. */
+	for (int i = 0; i < 64 && !s->closing; i++) {
+		ssize_t n = recv(s->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			if (errno == EINTR)
+				continue;
+			madcmd_session_close(s, "receive failed");
+			return;
+		}
+		if (n == 0) {
+			madcmd_session_close(s, "closed by the peer");
+			return;
+		}
+		if ((size_t)n > sizeof(buf)) {
+			bad(s, "oversized packet");
+			return;
+		}
+		madcmd_session_input(s, buf, (size_t)n);
+	}
+}
+
+int madcmd_session_add(struct madcmd *d, int fd)
+{
+	struct madcmd_session *s;
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct ucred cred = {0};
+	socklen_t cl = sizeof(cred);
+	unsigned slot = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	if (d->nsessions >= d->p.max_sessions) {
+		madcmd_log(LOG_WARNING, "session limit (%u) reached: refusing pid %d",
+			   (unsigned)d->p.max_sessions, (int)cred.pid);
+		d->c.refused++;
+		close(fd);
+		return -EUSERS;
+	}
+	for (unsigned i = 1; i <= d->p.max_sessions && !slot; i++)
+		if (!d->slots[i])
+			slot = i;
+	s = calloc(1, sizeof(*s));
+	if (!s || !slot) {
+		free(s);
+		close(fd);
+		return -ENOMEM;
+	}
+	s->d = d;
+	s->slot = slot;
+	s->fd = fd;
+	s->pid = cred.pid;
+	s->uid = cred.uid;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	ev.data.u64 = slot;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		int rc = -errno;
+
+		close(fd);
+		free(s);
+		return rc;
+	}
+	d->slots[slot] = s;
+	d->nsessions++;
+	madcmd_log(LOG_DEBUG, "session %u: pid %d uid %u", slot, (int)s->pid, (unsigned)s->uid);
+	return (int)slot;
+}
+
+static void accept_ready(struct madcmd *d)
+{
+	for (int i = 0; i < 64; i++) {
+		int fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+			    errno != ECONNABORTED)
+				madcmd_log(LOG_ERR, "accept: %s", strerror(errno));
+			return;
+		}
+		madcmd_session_add(d, fd);
+	}
+}
+
+/* The loop's one watch over every session (its fds exceed the loop's 32). */
+void madcmd_epoll_ready(struct mad_loop *l, int fd, void *arg)
+{
+	struct madcmd *d = arg;
+	struct epoll_event ev[64];
+	int n;
+
+	(void)l;
+	(void)fd;
+	n = epoll_wait(d->epfd, ev, 64, 0);
+	for (int i = 0; i < n; i++) {
+		struct madcmd_session *s;
+
+		if (ev[i].data.u64 == 0) {
+			accept_ready(d);
+			continue;
+		}
+		s = d->slots[ev[i].data.u64];
+		if (!s || s->closing)
+			continue;
+		if (ev[i].events & EPOLLOUT)
+			flush(s);
+		if (!s->closing && (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+			readable(s);
+	}
+}
+
+int madcmd_listen(struct madcmd *d, int fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 0};
+
+	if (!d || fd < 0 || d->listen_fd >= 0)
+		return -EINVAL;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -errno;
+	d->listen_fd = fd;
+	return 0;
+}

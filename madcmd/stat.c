@@ -1,0 +1,102 @@
+/*
+ * What the daemon holds, for programs (STAT: one STAT_REP per id of every
+ * visible session, then one with .last) and for its operator (counters on
+ * SIGUSR1 or at exit with -v).  A program that is not root sees only the
+ * sessions of its own uid: another user's connections are not its
+ * business.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "madcmd/madcmd_int.h"
+
+void madcmd_stat(struct madcmd_session *s, const struct madcmd_port *q)
+{
+	struct madcmd *d = s->d;
+	struct madcmd_stat_rep r;
+
+	for (unsigned i = 1; i <= d->p.max_sessions && !s->closing; i++) {
+		struct madcmd_session *o = d->slots[i];
+
+		if (!o || o->closing || (s->uid != 0 && o->uid != s->uid))
+			continue;
+		for (struct madcmd_id *x = o->ids; x && !s->closing; x = x->snext) {
+			enum cm_state st = CM_ST_IDLE;
+
+			memset(&r, 0, sizeof(r));
+			madcmd_hdr_init(&r.h, MADCMD_STAT_REP, sizeof(r), q->h.seq);
+			r.pid = (int32_t)o->pid;
+			r.uid = (uint32_t)o->uid;
+			memcpy(r.ca, o->port->attr.ca_name, sizeof(r.ca));
+			r.ca[sizeof(r.ca) - 1] = 0;
+			r.port = o->port->attr.portnum;
+			r.id = x->id;
+			r.listen = x->listen;
+			if (x->listen) {
+				r.service_id = x->service_id;
+			} else {
+				if (madcmd_conn_state(o->port, x->id, &st) == 0)
+					r.state = st;
+				r.remote_lid = x->remote_lid;
+				memcpy(r.remote_gid, x->remote_gid, 16);
+			}
+			madcmd_send(s, &r, sizeof(r));
+		}
+	}
+	memset(&r, 0, sizeof(r));
+	madcmd_hdr_init(&r.h, MADCMD_STAT_REP, sizeof(r), q->h.seq);
+	r.last = 1;
+	madcmd_send(s, &r, sizeof(r));
+}
+
+int madcmd_counters_get(const struct madcmd *d, int i, struct madcmd_counters *out)
+{
+	if (!d || !out || i < -1 || i >= (int)d->nports)
+		return -EINVAL;
+	*out = i < 0 ? d->c : d->ports[i].c;
+	return 0;
+}
+
+void madcmd_tables_get(const struct madcmd *d, struct madcmd_tables *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->sessions = d->nsessions;
+	for (unsigned i = 1; i <= d->p.max_sessions; i++) {
+		const struct madcmd_session *s = d->slots[i];
+
+		if (!s)
+			continue;
+		out->ids += s->nids;
+		out->bindings += s->nbinds;
+		out->queued += s->qlen;
+		for (const struct madcmd_member *m = s->members; m; m = m->next)
+			out->memberships++;
+		for (unsigned t = 0; t < MADCMD_TID_SLOTS; t++)
+			out->tids += s->tids[t].used;
+	}
+}
+
+void madcmd_log_counters(const struct madcmd *d)
+{
+	const struct madcmd_counters *c = &d->c;
+
+	madcmd_log(LOG_NOTICE,
+		   "daemon: %u sessions open, %" PRIu64 " HOST sessions, %" PRIu64
+		   " refused, %" PRIu64 " closed as too slow, %" PRIu64 " malformed",
+		   d->nsessions, c->sessions, c->refused, c->slow, c->malformed);
+	for (unsigned i = 0; i < d->nports; i++) {
+		c = &d->ports[i].c;
+		madcmd_log(LOG_NOTICE,
+			   "%s/%d: sessions %" PRIu64 " (%" PRIu64 " open), commands %" PRIu64
+			   ", events %" PRIu64 ", dropped %" PRIu64 ", malformed %" PRIu64
+			   ", MADs sent %" PRIu64 " received %" PRIu64 " dropped %" PRIu64
+			   " answered locally %" PRIu64 ", leaves %" PRIu64,
+			   d->ports[i].attr.ca_name, d->ports[i].attr.portnum, c->sessions,
+			   c->sessions_now, c->commands, c->events, c->dropped, c->malformed,
+			   c->mads_sent, c->mads_received, c->mads_dropped, c->mads_local,
+			   c->leaves);
+	}
+}

@@ -1,0 +1,1126 @@
+/*
+ * madcmd: the protocol checks (cm/rt_proto.c), and the daemon's core on a
+ * fake fabric of two CAs (fake0 LID 5, fake1 LID 6) with client sessions
+ * over socketpairs, the loop driven here: ownership and event routing,
+ * cleanup when a program goes away, the host-wide port space, the SA
+ * proxy and its multicast memberships, limits and protocol errors.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+
+#include "cm/rt_proto.h"
+#include "mad/mad_wire.h"
+#include "madcmd/madcmd.h"
+#include "madcmd/madcmd_int.h"
+#include "sa/client.h"
+#include "sa/sa_wire.h"
+#include "tests/unit/fake_umad.h"
+
+#define SVC 0x0000000001060000ull
+
+/* ---- the daemon on a fake fabric ---- */
+
+static struct env {
+	struct fake_fabric fb;
+	struct mad_loop *loop;
+	struct madcmd *d;
+	bool priv; /* what the privilege check answers */
+	/* The SA's multicast answers (mc_ops): Deletes seen, per JoinState. */
+	unsigned mc_sets, mc_deletes;
+	uint8_t mc_last_delete_js;
+	uint64_t mc_last_delete_tid;
+} E;
+
+static bool priv_cb(void *ctx, pid_t pid, uid_t uid)
+{
+	(void)ctx;
+	(void)pid;
+	(void)uid;
+	return E.priv;
+}
+
+static uint32_t fixed_random(void *ctx)
+{
+	(void)ctx;
+	return 7;
+}
+
+/* Queue a MAD for one open of the fake fabric (what its SA would send). */
+static void inject_open(int portid, int agent, const void *mad, size_t len)
+{
+	struct fake_fabric_open *op = &E.fb.opens[portid];
+	struct fake_mad *m;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&E.fb.lock);
+	m = &op->rx[op->rx_tail++ % FAKE_MAX_MADS];
+	memcpy(m->mad, mad, len);
+	m->len = len;
+	m->agent = agent;
+	memset(&m->addr, 0, sizeof(m->addr));
+	m->addr.lid = 1;
+	m->addr.qpn = 1;
+	m->addr.qkey = MAD_QP1_QKEY;
+	pthread_mutex_unlock(&E.fb.lock);
+	if (write(op->evfd, &one, sizeof(one)) < 0)
+		(void)0;
+}
+
+/* The fake fabric, plus an SA that grants every MCMemberRecord Set and Delete. */
+static int mc_send(void *ctx, int portid, int agent, const void *mad, size_t len,
+		   const struct mad_addr *dst, unsigned timeout_ms)
+{
+	const uint8_t *m = mad;
+	int rc = fake_fabric_ops.send(ctx, portid, agent, mad, len, dst, timeout_ms);
+	uint8_t resp[MAD_SIZE];
+	unsigned method;
+
+	if (rc || len != MAD_SIZE || m[1] != MAD_CLASS_SUBN_ADM ||
+	    mad_get(m, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) != SA_ATTR_MC_MEMBER_RECORD)
+		return rc;
+	method = (unsigned)mad_get(m, mad_hdr_fields, MAD_HDR_METHOD);
+	memcpy(resp, mad, MAD_SIZE);
+	if (method == MAD_METHOD_SET) {
+		E.mc_sets++;
+	} else if (method == MAD_METHOD_DELETE) {
+		E.mc_deletes++;
+		E.mc_last_delete_js =
+		    (uint8_t)mad_get(m + SA_DATA_OFFSET, sa_mcmr_fields, SA_MCMR_JOIN_STATE);
+		E.mc_last_delete_tid = mad_get(m, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
+	} else {
+		return rc;
+	}
+	mad_set(resp, mad_hdr_fields, MAD_HDR_R, 1);
+	mad_set(resp, mad_hdr_fields, MAD_HDR_METHOD, MAD_METHOD_GET_RESP & 0x7f);
+	inject_open(portid, agent, resp, MAD_SIZE);
+	return 0;
+}
+
+static struct mad_umad_ops mc_ops;
+
+static void env_up(uint32_t max_ids, uint32_t max_events)
+{
+	struct madcmd_params p = {0};
+
+	memset(&E, 0, sizeof(E));
+	fake_fabric_init(&E.fb, 2);
+	mc_ops = fake_fabric_ops;
+	mc_ops.send = mc_send;
+	assert_int_equal(mad_loop_create(&E.loop, NULL, NULL), 0);
+	p.loop = E.loop;
+	p.ops = &mc_ops;
+	p.ops_ctx = &E.fb;
+	p.max_ids = max_ids;
+	p.max_events = max_events;
+	p.may_bind_privileged = priv_cb;
+	p.random32 = fixed_random;
+	assert_int_equal(madcmd_open(&E.d, &p), 0);
+	assert_int_equal(madcmd_port_count(E.d), 2);
+}
+
+static void env_down(void)
+{
+	madcmd_close(E.d);
+	mad_loop_destroy(E.loop);
+	fake_fabric_destroy(&E.fb);
+}
+
+static void pump(void)
+{
+	for (int i = 0; i < 16; i++)
+		mad_loop_run_once(E.loop, 0);
+}
+
+static int client(void)
+{
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_true(madcmd_session_add(E.d, sv[1]) > 0);
+	return sv[0];
+}
+
+static void send_msg(int fd, const void *m, size_t len)
+{
+	while (send(fd, m, len, MSG_DONTWAIT) != (ssize_t)len) {
+		assert_true(errno == EAGAIN);
+		mad_loop_run_once(E.loop, 1);
+	}
+}
+
+/* One message (its type), running the daemon while none is there; 0: EOF. */
+static int recv_msg(int fd, void *buf, size_t cap)
+{
+	for (int i = 0; i < 3000; i++) {
+		ssize_t n = recv(fd, buf, cap, MSG_DONTWAIT);
+
+		if (n == 0)
+			return 0;
+		if (n > 0) {
+			int t = madcmd_check(buf, (size_t)n);
+
+			assert_true(t > 0);
+			return t;
+		}
+		mad_loop_run_once(E.loop, 1);
+	}
+	fail_msg("no message from the daemon");
+	return -1;
+}
+
+/* Nothing waits for this client once the daemon has run. */
+static void expect_quiet(int fd)
+{
+	uint8_t b[MADCMD_MSG_MAX];
+
+	pump();
+	assert_true(recv(fd, b, sizeof(b), MSG_DONTWAIT) < 0 && errno == EAGAIN);
+}
+
+static void expect_eof(int fd)
+{
+	uint8_t b[MADCMD_MSG_MAX];
+
+	while (recv_msg(fd, b, sizeof(b)) != 0)
+		;
+}
+
+static int hello(int fd, uint32_t kind, const char *ca, int port, struct madcmd_hello_rep *out)
+{
+	struct madcmd_hello h;
+	union {
+		struct madcmd_hello_rep r;
+		uint8_t b[MADCMD_MSG_MAX];
+	} in;
+
+	memset(&h, 0, sizeof(h));
+	madcmd_hdr_init(&h.h, MADCMD_HELLO, sizeof(h), 0);
+	h.kind = kind;
+	h.layout = madcmd_layout();
+	snprintf(h.ca, sizeof(h.ca), "%s", ca);
+	h.port = port;
+	send_msg(fd, &h, sizeof(h));
+	assert_int_equal(recv_msg(fd, &in, sizeof(in)), MADCMD_HELLO_REP);
+	assert_int_equal(in.r.layout, madcmd_layout());
+	if (out)
+		*out = in.r;
+	return in.r.rc;
+}
+
+static int cm_client(const char *ca)
+{
+	int fd = client();
+
+	assert_int_equal(hello(fd, MADCMD_SESSION_CM, ca, 0, NULL), 0);
+	return fd;
+}
+
+static uint32_t seq;
+
+/* Run a command; events that come before its REPLY are kept in evs. */
+static int cmd(int fd, struct cm_rt_cmd *c, struct cm_event *evs, unsigned *nev)
+{
+	struct madcmd_cmd m;
+	union {
+		struct madcmd_cmd c;
+		struct madcmd_event e;
+		uint8_t b[MADCMD_MSG_MAX];
+	} in;
+	unsigned n = 0;
+
+	memset(&m, 0, sizeof(m));
+	madcmd_hdr_init(&m.h, MADCMD_CMD, sizeof(m), ++seq);
+	m.cmd = *c;
+	send_msg(fd, &m, sizeof(m));
+	for (;;) {
+		int t = recv_msg(fd, &in, sizeof(in));
+
+		assert_true(t > 0);
+		if (t == MADCMD_EVENT) {
+			if (evs)
+				evs[n] = in.e.ev;
+			n++;
+			continue;
+		}
+		assert_int_equal(t, MADCMD_REPLY);
+		assert_int_equal(in.c.h.seq, seq);
+		break;
+	}
+	if (nev)
+		*nev = n;
+	*c = in.c.cmd;
+	return c->result;
+}
+
+static int simple(int fd, enum cm_rt_op op, uint32_t id)
+{
+	struct cm_rt_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = op;
+	c.id = id;
+	return cmd(fd, &c, NULL, NULL);
+}
+
+static void next_event(int fd, enum cm_event_type type, struct cm_event *ev)
+{
+	union {
+		struct madcmd_event e;
+		uint8_t b[MADCMD_MSG_MAX];
+	} in;
+
+	assert_int_equal(recv_msg(fd, &in, sizeof(in)), MADCMD_EVENT);
+	if (in.e.ev.type != type)
+		fail_msg("event %s, expected %s", cm_event_name(in.e.ev.type), cm_event_name(type));
+	if (ev)
+		*ev = in.e.ev;
+}
+
+static int listen_on(int fd, uint64_t svc)
+{
+	struct cm_rt_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = CM_RT_LISTEN;
+	c.listen.service_id = svc;
+	c.listen.mask = ~0ull;
+	c.user = 0x11;
+	return cmd(fd, &c, NULL, NULL);
+}
+
+/* Connect from fake1 (LID 6) to fake0 (LID 5), or fake0 to fake0. */
+static int connect_to(int fd, int from, uint64_t svc, uint32_t qpn, uint32_t *id)
+{
+	struct cm_rt_cmd c;
+	struct cm_connect_cmd *cc = &c.connect;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.op = CM_RT_CONNECT;
+	cc->user = 0x1234;
+	cc->service_id = svc;
+	cc->qpn = qpn;
+	cc->starting_psn = 0x42;
+	cc->qp_type = CM_QPT_RC;
+	cc->responder_resources = 1;
+	cc->initiator_depth = 1;
+	cc->remote_cm_response_timeout = 16;
+	cc->local_cm_response_timeout = 16;
+	cc->retry_count = 7;
+	cc->rnr_retry_count = 7;
+	cc->max_cm_retries = 3;
+	cc->primary.slid = (uint16_t)(5 + from);
+	cc->primary.dlid = 5;
+	memcpy(cc->primary.sgid, E.fb.ca[from].port.gid, 16);
+	memcpy(cc->primary.dgid, E.fb.ca[0].port.gid, 16);
+	cc->primary.rate = 3;
+	cc->primary.subnet_local = 1;
+	cc->primary.packet_life_time = 8;
+	cc->primary.local_ack_timeout = 9;
+	cc->primary.mtu = IBV_MTU_1024;
+	cc->primary.pkey = 0xffff;
+	/* A pointer a program sends must never be used by the daemon. */
+	c.auto_qp.qp = (struct ibv_qp *)(uintptr_t)0xdead;
+	rc = cmd(fd, &c, NULL, NULL);
+	assert_null(c.auto_qp.qp);
+	if (!rc)
+		*id = c.id;
+	return rc;
+}
+
+static int accept_id(int fd, uint32_t id, uint32_t qpn)
+{
+	struct cm_rt_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = CM_RT_ACCEPT;
+	c.id = id;
+	c.user = 0xacc;
+	c.accept.qpn = qpn;
+	c.accept.starting_psn = 0x99;
+	c.accept.responder_resources = 1;
+	c.accept.initiator_depth = 1;
+	c.accept.rnr_retry_count = 7;
+	return cmd(fd, &c, NULL, NULL);
+}
+
+static struct madcmd_tables tables(void)
+{
+	struct madcmd_tables t;
+
+	pump();
+	madcmd_tables_get(E.d, &t);
+	return t;
+}
+
+/* STAT as seen by a HOST session: the ids listed, their count. */
+static unsigned stat_ids(struct madcmd_stat_rep *out, unsigned max)
+{
+	int fd = client();
+	struct madcmd_port q;
+	union {
+		struct madcmd_stat_rep r;
+		uint8_t b[MADCMD_MSG_MAX];
+	} in;
+	unsigned n = 0;
+
+	assert_int_equal(hello(fd, MADCMD_SESSION_HOST, "", 0, NULL), 0);
+	memset(&q, 0, sizeof(q));
+	madcmd_hdr_init(&q.h, MADCMD_STAT, sizeof(q), 77);
+	send_msg(fd, &q, sizeof(q));
+	for (;;) {
+		assert_int_equal(recv_msg(fd, &in, sizeof(in)), MADCMD_STAT_REP);
+		assert_int_equal(in.r.h.seq, 77);
+		if (in.r.last)
+			break;
+		if (n < max)
+			out[n] = in.r;
+		n++;
+	}
+	close(fd);
+	return n;
+}
+
+/* ---- protocol checks ---- */
+
+static void test_check_accepts(void **state)
+{
+	union {
+		struct madcmd_hello hello;
+		struct madcmd_hello_rep hrep;
+		struct madcmd_cmd cmd;
+		struct madcmd_event ev;
+		struct madcmd_mad_reg reg;
+		struct madcmd_mad_reg_rep rrep;
+		struct madcmd_mad mad;
+		struct madcmd_port port;
+		struct madcmd_port_rep prep;
+		struct madcmd_stat_rep srep;
+		uint8_t b[MADCMD_MSG_MAX];
+	} u;
+	static const struct {
+		int type;
+		size_t len;
+	} fixed[] = {
+	    {MADCMD_HELLO, sizeof(struct madcmd_hello)},
+	    {MADCMD_HELLO_REP, sizeof(struct madcmd_hello_rep)},
+	    {MADCMD_CMD, sizeof(struct madcmd_cmd)},
+	    {MADCMD_REPLY, sizeof(struct madcmd_cmd)},
+	    {MADCMD_EVENT, sizeof(struct madcmd_event)},
+	    {MADCMD_MAD_REG, sizeof(struct madcmd_mad_reg)},
+	    {MADCMD_MAD_REG_REP, sizeof(struct madcmd_mad_reg_rep)},
+	    {MADCMD_PORT_BIND, sizeof(struct madcmd_port)},
+	    {MADCMD_PORT_LISTEN, sizeof(struct madcmd_port)},
+	    {MADCMD_PORT_UNBIND, sizeof(struct madcmd_port)},
+	    {MADCMD_PORT_REP, sizeof(struct madcmd_port_rep)},
+	    {MADCMD_STAT, sizeof(struct madcmd_port)},
+	    {MADCMD_STAT_REP, sizeof(struct madcmd_stat_rep)},
+	};
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		memset(&u, 0, sizeof(u));
+		madcmd_hdr_init(&u.hello.h, fixed[i].type, fixed[i].len, 9);
+		if (fixed[i].type == MADCMD_HELLO)
+			u.hello.kind = MADCMD_SESSION_CM;
+		assert_int_equal(madcmd_check(&u, fixed[i].len), fixed[i].type);
+		/* Truncated, or a byte more: refused. */
+		u.hello.h.len = (uint32_t)fixed[i].len - 1;
+		assert_int_equal(madcmd_check(&u, fixed[i].len - 1), -EPROTO);
+		u.hello.h.len = (uint32_t)fixed[i].len + 1;
+		assert_int_equal(madcmd_check(&u, fixed[i].len + 1), -EPROTO);
+		/* The header's length must be the packet's. */
+		u.hello.h.len = (uint32_t)fixed[i].len + 1;
+		assert_int_equal(madcmd_check(&u, fixed[i].len), -EPROTO);
+		/* Another version. */
+		madcmd_hdr_init(&u.hello.h, fixed[i].type, fixed[i].len, 9);
+		u.hello.h.version = MADCMD_PROTO_VERSION + 1;
+		assert_int_equal(madcmd_check(&u, fixed[i].len), -EPROTO);
+	}
+	for (int t = MADCMD_MAD_SEND; t <= MADCMD_MAD_RECV; t++) {
+		memset(&u, 0, sizeof(u));
+		madcmd_hdr_init(&u.mad.h, t, sizeof(u.mad) + MAD_SIZE, 0);
+		u.mad.len = MAD_SIZE;
+		assert_int_equal(madcmd_check(&u, sizeof(u.mad) + MAD_SIZE), t);
+		/* The MAD's length must be what follows. */
+		assert_int_equal(madcmd_check(&u, sizeof(u.mad) + MAD_SIZE - 1), -EPROTO);
+		memset((uint8_t *)&u.mad + offsetof(struct madcmd_mad, addr.grh_present), 2, 1);
+		assert_int_equal(madcmd_check(&u, sizeof(u.mad) + MAD_SIZE), -EPROTO);
+		u.mad.addr.grh_present = true;
+		assert_int_equal(madcmd_check(&u, sizeof(u.mad) + MAD_SIZE), t);
+		u.mad.len = 23; /* shorter than a MAD header */
+		u.mad.h.len = sizeof(u.mad) + 23;
+		assert_int_equal(madcmd_check(&u, sizeof(u.mad) + 23), -EPROTO);
+	}
+	memset(&u, 0, sizeof(u));
+	madcmd_hdr_init(&u.mad.h, MADCMD_MAD_SEND, sizeof(u.mad) + MADCMD_MAD_MAX + 1, 0);
+	u.mad.len = MADCMD_MAD_MAX + 1;
+	assert_int_equal(madcmd_check(&u, sizeof(u.mad) + MADCMD_MAD_MAX + 1), -EPROTO);
+}
+
+static void test_check_rejects(void **state)
+{
+	union {
+		struct madcmd_hello hello;
+		struct madcmd_cmd cmd;
+		struct madcmd_event ev;
+		struct madcmd_port port;
+		uint8_t b[MADCMD_MSG_MAX];
+	} u;
+
+	(void)state;
+	assert_int_equal(madcmd_check(NULL, 100), -EPROTO);
+	memset(&u, 0, sizeof(u));
+	assert_int_equal(madcmd_check(&u, 3), -EPROTO);
+	/* Unknown types. */
+	madcmd_hdr_init(&u.hello.h, 0, sizeof(struct madcmd_hdr), 0);
+	assert_int_equal(madcmd_check(&u, sizeof(struct madcmd_hdr)), -EPROTO);
+	madcmd_hdr_init(&u.hello.h, MADCMD__TYPES, sizeof(struct madcmd_hdr), 0);
+	assert_int_equal(madcmd_check(&u, sizeof(struct madcmd_hdr)), -EPROTO);
+	/* HELLO: kind, port, CA name. */
+	memset(&u, 0, sizeof(u));
+	madcmd_hdr_init(&u.hello.h, MADCMD_HELLO, sizeof(u.hello), 0);
+	u.hello.kind = 0;
+	assert_int_equal(madcmd_check(&u, sizeof(u.hello)), -EPROTO);
+	u.hello.kind = MADCMD_SESSION_MAD + 1;
+	assert_int_equal(madcmd_check(&u, sizeof(u.hello)), -EPROTO);
+	u.hello.kind = MADCMD_SESSION_HOST;
+	u.hello.port = 256;
+	assert_int_equal(madcmd_check(&u, sizeof(u.hello)), -EPROTO);
+	u.hello.port = -1;
+	assert_int_equal(madcmd_check(&u, sizeof(u.hello)), -EPROTO);
+	u.hello.port = 1;
+	memset(u.hello.ca, 'x', sizeof(u.hello.ca));
+	assert_int_equal(madcmd_check(&u, sizeof(u.hello)), -EPROTO);
+	/* CMD: op and private data lengths. */
+	memset(&u, 0, sizeof(u));
+	madcmd_hdr_init(&u.cmd.h, MADCMD_CMD, sizeof(u.cmd), 0);
+	u.cmd.cmd.op = CM_RT__COUNT;
+	assert_int_equal(madcmd_check(&u, sizeof(u.cmd)), -EPROTO);
+	u.cmd.cmd.op = CM_RT_RTU;
+	u.cmd.cmd.private_data_len = CM_PRIVATE_MAX + 1;
+	assert_int_equal(madcmd_check(&u, sizeof(u.cmd)), -EPROTO);
+	u.cmd.cmd.private_data_len = 0;
+	u.cmd.cmd.op = CM_RT_CONNECT;
+	u.cmd.cmd.connect.private_data_len = CM_REQ_PRIVATE_DATA_SIZE + 1;
+	assert_int_equal(madcmd_check(&u, sizeof(u.cmd)), -EPROTO);
+	u.cmd.cmd.connect.private_data_len = CM_REQ_PRIVATE_DATA_SIZE;
+	assert_int_equal(madcmd_check(&u, sizeof(u.cmd)), MADCMD_CMD);
+	/* A bool that is neither 0 nor 1 (undefined to load in C). */
+	memset((uint8_t *)&u.cmd.cmd + offsetof(struct cm_rt_cmd, connect.has_alternate), 2, 1);
+	assert_int_equal(madcmd_check(&u, sizeof(u.cmd)), -EPROTO);
+	/* EVENT: type and lengths. */
+	memset(&u, 0, sizeof(u));
+	madcmd_hdr_init(&u.ev.h, MADCMD_EVENT, sizeof(u.ev), 0);
+	u.ev.ev.type = CM_EV__COUNT;
+	assert_int_equal(madcmd_check(&u, sizeof(u.ev)), -EPROTO);
+	u.ev.ev.type = CM_EV_REJ_RCVD;
+	u.ev.ev.rej.ari_len = CM_REJ_ARI_SIZE + 1;
+	assert_int_equal(madcmd_check(&u, sizeof(u.ev)), -EPROTO);
+	u.ev.ev.rej.ari_len = 0;
+	memset((uint8_t *)&u.ev.ev + offsetof(struct cm_event, from.grh_present), 7, 1);
+	assert_int_equal(madcmd_check(&u, sizeof(u.ev)), -EPROTO);
+	/* PORT_*: flags are booleans. */
+	memset(&u, 0, sizeof(u));
+	madcmd_hdr_init(&u.port.h, MADCMD_PORT_BIND, sizeof(u.port), 0);
+	u.port.reuseaddr = 2;
+	assert_int_equal(madcmd_check(&u, sizeof(u.port)), -EPROTO);
+}
+
+/* ---- sessions ---- */
+
+static void test_hello_errors(void **state)
+{
+	struct madcmd_counters c;
+	struct madcmd_hello h;
+	uint8_t junk[3] = {1, 2, 3};
+	int fd;
+
+	(void)state;
+	env_up(0, 0);
+	/* Another build's layout: EPROTO, then the session is closed. */
+	fd = client();
+	memset(&h, 0, sizeof(h));
+	madcmd_hdr_init(&h.h, MADCMD_HELLO, sizeof(h), 0);
+	h.kind = MADCMD_SESSION_CM;
+	h.layout = madcmd_layout() + 1;
+	send_msg(fd, &h, sizeof(h));
+	{
+		union {
+			struct madcmd_hello_rep r;
+			uint8_t b[MADCMD_MSG_MAX];
+		} in;
+
+		assert_int_equal(recv_msg(fd, &in, sizeof(in)), MADCMD_HELLO_REP);
+		assert_int_equal(in.r.rc, -EPROTO);
+	}
+	expect_eof(fd);
+	close(fd);
+	/* A port nobody serves. */
+	fd = client();
+	assert_int_equal(hello(fd, MADCMD_SESSION_CM, "nosuch0", 0, NULL), -ENODEV);
+	expect_eof(fd);
+	close(fd);
+	fd = client();
+	assert_int_equal(hello(fd, MADCMD_SESSION_MAD, "fake1", 2, NULL), -ENODEV);
+	expect_eof(fd);
+	close(fd);
+	/* Garbage first: counted, closed. */
+	fd = client();
+	send_msg(fd, junk, sizeof(junk));
+	expect_eof(fd);
+	close(fd);
+	/* A message of another session kind: closed as well. */
+	fd = client();
+	assert_int_equal(hello(fd, MADCMD_SESSION_HOST, "", 0, NULL), 0);
+	{
+		struct madcmd_cmd m;
+
+		memset(&m, 0, sizeof(m));
+		madcmd_hdr_init(&m.h, MADCMD_CMD, sizeof(m), 1);
+		m.cmd.op = CM_RT_STATS;
+		send_msg(fd, &m, sizeof(m));
+	}
+	expect_eof(fd);
+	close(fd);
+	assert_int_equal(madcmd_counters_get(E.d, -1, &c), 0);
+	assert_int_equal(c.malformed, 2);
+	assert_int_equal(tables().sessions, 0);
+	env_down();
+}
+
+static void test_hello_port(void **state)
+{
+	struct madcmd_hello_rep r;
+	int fd;
+
+	(void)state;
+	env_up(0, 0);
+	fd = client();
+	assert_int_equal(hello(fd, MADCMD_SESSION_CM, "", 0, &r), 0);
+	assert_string_equal(r.port.ca_name, "fake0");
+	assert_int_equal(r.port.lid, 5);
+	assert_int_equal(r.ca_guid, 5); /* the port GUID: GID fe80::5 */
+	close(fd);
+	fd = client();
+	assert_int_equal(hello(fd, MADCMD_SESSION_MAD, "fake1", 1, &r), 0);
+	assert_string_equal(r.port.ca_name, "fake1");
+	assert_int_equal(r.port.lid, 6);
+	close(fd);
+	env_down();
+}
+
+/*
+ * A listens on fake0, C connects from fake1, B (fake0) watches: events
+ * reach only their owner, B cannot touch A's ids, and when A's program
+ * goes away its connection is released (C gets the DREQ) and nothing of
+ * A's is left.
+ */
+static void test_cm_ownership(void **state)
+{
+	struct madcmd_stat_rep st[8];
+	struct cm_event ev;
+	uint32_t cid, aid;
+	unsigned dreqs;
+	int a, b, c, lid;
+
+	(void)state;
+	env_up(0, 0);
+	a = cm_client("fake0");
+	b = cm_client("fake0");
+	c = cm_client("fake1");
+	lid = listen_on(a, SVC);
+	assert_true(lid >= 0);
+	assert_int_equal(connect_to(c, 1, SVC, 0x1001, &cid), 0);
+	next_event(a, CM_EV_REQ_RCVD, &ev);
+	assert_int_equal(ev.listen_id, lid);
+	assert_int_equal(ev.user, 0x11);
+	assert_int_equal(ev.req.remote_qpn, 0x1001);
+	aid = ev.id;
+	expect_quiet(b);
+	expect_quiet(c);
+
+	/* B may neither act on A's ids nor learn about them. */
+	assert_int_equal(accept_id(b, aid, 0x2002), -EINVAL);
+	assert_int_equal(simple(b, CM_RT_UNLISTEN, (uint32_t)lid), -EINVAL);
+	assert_int_equal(simple(b, CM_RT_CONN_STATE, aid), -EINVAL);
+	assert_int_equal(simple(b, CM_RT_RELEASE, cid), -EINVAL);
+	/* Listen id vs connection id: UNLISTEN of a connection id is no listener. */
+	assert_int_equal(simple(a, CM_RT_UNLISTEN, aid), -EINVAL);
+
+	assert_int_equal(accept_id(a, aid, 0x2002), 0);
+	next_event(c, CM_EV_REP_RCVD, &ev);
+	assert_int_equal(ev.id, cid);
+	assert_int_equal(ev.user, 0x1234);
+	assert_int_equal(simple(c, CM_RT_RTU, cid), 0);
+	next_event(a, CM_EV_RTU_RCVD, &ev);
+	assert_int_equal(ev.id, aid);
+	assert_int_equal(ev.user, 0xacc);
+	expect_quiet(b);
+
+	/* STAT: A's listener and connection, C's connection. */
+	assert_int_equal(stat_ids(st, 8), 3);
+	for (unsigned i = 0; i < 3; i++) {
+		if (st[i].listen) {
+			assert_int_equal(st[i].id, lid);
+			assert_int_equal(st[i].service_id, SVC);
+		} else {
+			assert_int_equal(st[i].state, CM_ST_ESTABLISHED);
+			assert_int_equal(st[i].pid, getpid());
+			assert_int_equal(st[i].remote_lid, st[i].id == aid ? 6 : 5);
+		}
+	}
+
+	/* A's program dies: the daemon releases its connection (DREQ). */
+	dreqs = fake_fabric_count_cm(&E.fb, 0, CM_ATTR_DREQ);
+	close(a);
+	next_event(c, CM_EV_DREQ_RCVD, &ev);
+	assert_int_equal(ev.id, cid);
+	assert_int_equal(fake_fabric_count_cm(&E.fb, 0, CM_ATTR_DREQ), dreqs + 1);
+	assert_int_equal(stat_ids(st, 8), 1);
+	assert_int_equal(st[0].id, cid);
+	assert_int_equal(tables().ids, 1);
+	/* C answers; its connection waits out TimeWait, then is forgotten. */
+	assert_int_equal(simple(c, CM_RT_DISCONNECT, cid), 0);
+	next_event(c, CM_EV_TIMEWAIT_EXIT, NULL);
+	assert_int_equal(tables().ids, 0);
+	assert_int_equal(stat_ids(st, 8), 0);
+	close(b);
+	close(c);
+	assert_int_equal(tables().sessions, 0);
+	env_down();
+}
+
+/* A handshake cut short by the server's exit: the client sees the REJ. */
+static void test_cm_close_rejects(void **state)
+{
+	struct madcmd_counters pc;
+	struct cm_event ev;
+	uint32_t cid;
+	int a, c;
+
+	(void)state;
+	env_up(0, 0);
+	a = cm_client("fake0");
+	c = cm_client("fake1");
+	assert_true(listen_on(a, SVC) >= 0);
+	assert_int_equal(connect_to(c, 1, SVC, 0x1001, &cid), 0);
+	next_event(a, CM_EV_REQ_RCVD, &ev);
+	close(a);
+	next_event(c, CM_EV_REJ_RCVD, &ev);
+	assert_int_equal(ev.id, cid);
+	/* The REJ ended C's connection: the daemon forgot it too. */
+	assert_int_equal(tables().ids, 0);
+	/* A's listener went with it: a new REQ finds no service. */
+	assert_int_equal(connect_to(c, 1, SVC, 0x1002, &cid), 0);
+	next_event(c, CM_EV_REJ_RCVD, &ev);
+	assert_int_equal(ev.rej.reason, CM_REJ_INVALID_SERVICE_ID);
+	assert_int_equal(madcmd_counters_get(E.d, 1, &pc), 0);
+	assert_true(pc.events >= 2);
+	close(c);
+	assert_int_equal(tables().sessions, 0);
+	assert_int_equal(tables().ids, 0);
+	env_down();
+}
+
+/*
+ * The per-session id limit: commands that would make an id fail with
+ * -ENOSPC, and a REQ for a session at its limit is dropped (not queued).
+ */
+static void test_cm_limits(void **state)
+{
+	struct madcmd_counters c0, c1;
+	uint32_t cid;
+	int a;
+
+	(void)state;
+	env_up(2, 0);
+	a = cm_client("fake0");
+	assert_true(listen_on(a, SVC) >= 0);
+	assert_int_equal(madcmd_counters_get(E.d, 0, &c0), 0);
+	/* A connects to its own service: the REQ finds the session full. */
+	assert_int_equal(connect_to(a, 0, SVC, 0x1001, &cid), 0);
+	expect_quiet(a);
+	assert_int_equal(madcmd_counters_get(E.d, 0, &c1), 0);
+	assert_int_equal(c1.dropped, c0.dropped + 1);
+	assert_int_equal(listen_on(a, SVC + 2), -ENOSPC);
+	assert_int_equal(connect_to(a, 0, SVC + 1, 0x1002, &cid), -ENOSPC);
+	/* Commands that make nothing still work. */
+	assert_int_equal(simple(a, CM_RT_STATS, 0), 0);
+	close(a);
+	assert_int_equal(tables().ids, 0);
+	env_down();
+}
+
+/* A client that does not read is cut off, and its ids are released. */
+static void test_slow_client(void **state)
+{
+	struct madcmd_counters c;
+	struct madcmd_cmd m;
+	int a, rc;
+	uint8_t b[MADCMD_MSG_MAX];
+	bool eof = false;
+
+	(void)state;
+	env_up(0, 4);
+	a = cm_client("fake0");
+	assert_true(listen_on(a, SVC) >= 0);
+	memset(&m, 0, sizeof(m));
+	madcmd_hdr_init(&m.h, MADCMD_CMD, sizeof(m), 1);
+	m.cmd.op = CM_RT_STATS;
+	for (int i = 0; i < 200 && tables().sessions; i++)
+		if (send(a, &m, sizeof(m), MSG_DONTWAIT) < 0)
+			assert_true(errno == EAGAIN || errno == EPIPE || errno == ECONNRESET);
+	assert_int_equal(madcmd_counters_get(E.d, -1, &c), 0);
+	assert_int_equal(c.slow, 1);
+	assert_int_equal(tables().sessions, 0);
+	assert_int_equal(tables().ids, 0);
+	while (!eof) {
+		rc = (int)recv(a, b, sizeof(b), MSG_DONTWAIT);
+		eof = rc <= 0;
+	}
+	close(a);
+	env_down();
+}
+
+/* ---- port space ---- */
+
+static int port_op(int fd, int type, uint64_t token, uint16_t port, const char *ip, bool reuse,
+		   uint16_t *got)
+{
+	struct madcmd_port m;
+	union {
+		struct madcmd_port_rep r;
+		uint8_t b[MADCMD_MSG_MAX];
+	} in;
+
+	memset(&m, 0, sizeof(m));
+	madcmd_hdr_init(&m.h, type, sizeof(m), ++seq);
+	m.token = token;
+	m.ps = 0x0106; /* RDMA_PS_TCP */
+	m.port = port;
+	m.family = AF_INET;
+	if (ip)
+		assert_int_equal(inet_pton(AF_INET, ip, m.addr), 1);
+	m.any = !ip;
+	m.reuseaddr = reuse;
+	send_msg(fd, &m, sizeof(m));
+	assert_int_equal(recv_msg(fd, &in, sizeof(in)), MADCMD_PORT_REP);
+	assert_int_equal(in.r.h.seq, seq);
+	if (got)
+		*got = in.r.port;
+	return in.r.rc;
+}
+
+static void test_portspace(void **state)
+{
+	uint16_t p1, p2;
+	int a, b;
+
+	(void)state;
+	env_up(0, 0);
+	a = client();
+	b = client();
+	assert_int_equal(hello(a, MADCMD_SESSION_HOST, "", 0, NULL), 0);
+	assert_int_equal(hello(b, MADCMD_SESSION_HOST, "", 0, NULL), 0);
+	/* One port, two programs. */
+	assert_int_equal(port_op(a, MADCMD_PORT_BIND, 1, 5000, "10.0.0.1", false, NULL), 0);
+	assert_int_equal(port_op(b, MADCMD_PORT_BIND, 1, 5000, "10.0.0.1", false, NULL),
+			 -EADDRINUSE);
+	assert_int_equal(port_op(b, MADCMD_PORT_BIND, 2, 5000, NULL, false, NULL), -EADDRNOTAVAIL);
+	assert_int_equal(port_op(b, MADCMD_PORT_BIND, 3, 5000, "10.0.0.2", false, NULL), 0);
+	/* The same token twice in one session: one binding per id. */
+	assert_int_equal(port_op(a, MADCMD_PORT_BIND, 1, 5001, "10.0.0.1", false, NULL), -EINVAL);
+	/* Ephemeral ports are distinct host-wide. */
+	assert_int_equal(port_op(a, MADCMD_PORT_BIND, 10, 0, NULL, false, &p1), 0);
+	assert_int_equal(port_op(b, MADCMD_PORT_BIND, 10, 0, NULL, false, &p2), 0);
+	/* From the (fixed) random start upward, skipping what is taken. */
+	assert_int_equal(p1, 32768 + 7);
+	assert_int_equal(p2, 32768 + 8);
+	/* Privileged ports. */
+	E.priv = false;
+	assert_int_equal(port_op(a, MADCMD_PORT_BIND, 20, 1000, NULL, false, NULL), -EACCES);
+	E.priv = true;
+	assert_int_equal(port_op(a, MADCMD_PORT_BIND, 20, 1000, NULL, false, NULL), 0);
+	/* REUSEADDR lets both bind; listening checks again without it. */
+	assert_int_equal(port_op(a, MADCMD_PORT_BIND, 30, 6000, "10.0.0.1", true, NULL), 0);
+	assert_int_equal(port_op(b, MADCMD_PORT_BIND, 30, 6000, "10.0.0.1", true, NULL), 0);
+	assert_int_equal(port_op(a, MADCMD_PORT_LISTEN, 30, 0, "10.0.0.1", true, NULL),
+			 -EADDRINUSE);
+	assert_int_equal(port_op(b, MADCMD_PORT_UNBIND, 30, 0, NULL, false, NULL), 0);
+	assert_int_equal(port_op(a, MADCMD_PORT_LISTEN, 30, 0, "10.0.0.1", true, NULL), 0);
+	assert_int_equal(port_op(b, MADCMD_PORT_UNBIND, 30, 0, NULL, false, NULL), -EINVAL);
+	/* A's program exits: its ports are free for B. */
+	assert_int_equal(tables().bindings, 6);
+	close(a);
+	assert_int_equal(tables().bindings, 2);
+	assert_int_equal(port_op(b, MADCMD_PORT_BIND, 40, 5000, "10.0.0.1", false, NULL), 0);
+	close(b);
+	assert_int_equal(tables().bindings, 0);
+	env_down();
+}
+
+/* The rule itself, pair by pair (lib/cma_ports.c's check_port). */
+static void test_ps_rule(void **state)
+{
+	struct madcmd_bind a = {.family = AF_INET, .addr = {10, 0, 0, 1}};
+	struct madcmd_bind b = a;
+
+	(void)state;
+	assert_int_equal(madcmd_ps_conflict(&a, &b, false), -EADDRINUSE);
+	b.addr[3] = 2;
+	assert_int_equal(madcmd_ps_conflict(&a, &b, false), 0);
+	b.any = true;
+	assert_int_equal(madcmd_ps_conflict(&a, &b, false), -EADDRNOTAVAIL);
+	/* REUSEADDR (the caller's, passed for a bind) needs the other's too. */
+	a.reuseaddr = b.reuseaddr = true;
+	assert_int_equal(madcmd_ps_conflict(&a, &b, true), 0);
+	assert_int_equal(madcmd_ps_conflict(&a, &b, false), -EADDRNOTAVAIL);
+	b.reuseaddr = false;
+	assert_int_equal(madcmd_ps_conflict(&a, &b, true), -EADDRNOTAVAIL);
+	/* AFONLY on both with different families share the port. */
+	b.family = AF_INET6;
+	a.afonly = b.afonly = true;
+	assert_int_equal(madcmd_ps_conflict(&a, &b, false), 0);
+	b.afonly = false;
+	assert_int_equal(madcmd_ps_conflict(&a, &b, false), -EADDRNOTAVAIL);
+	/* Different families, specific addresses: never equal. */
+	b.any = false;
+	assert_int_equal(madcmd_ps_conflict(&a, &b, false), 0);
+}
+
+/* ---- SA proxy ---- */
+
+static int mad_reg(int fd, uint8_t cls, uint8_t ver, uint32_t mask0)
+{
+	struct madcmd_mad_reg m;
+	union {
+		struct madcmd_mad_reg_rep r;
+		uint8_t b[MADCMD_MSG_MAX];
+	} in;
+
+	memset(&m, 0, sizeof(m));
+	madcmd_hdr_init(&m.h, MADCMD_MAD_REG, sizeof(m), ++seq);
+	m.mgmt_class = cls;
+	m.class_version = ver;
+	m.method_mask[0] = mask0;
+	send_msg(fd, &m, sizeof(m));
+	assert_int_equal(recv_msg(fd, &in, sizeof(in)), MADCMD_MAD_REG_REP);
+	return in.r.rc;
+}
+
+static void client_mad_send(int fd, int agent, const uint8_t *mad)
+{
+	union {
+		struct madcmd_mad m;
+		uint8_t b[sizeof(struct madcmd_mad) + MAD_SIZE];
+	} u;
+
+	memset(&u, 0, sizeof(u));
+	madcmd_hdr_init(&u.m.h, MADCMD_MAD_SEND, sizeof(u.m) + MAD_SIZE, 0);
+	u.m.agent = agent;
+	u.m.timeout_ms = 100;
+	u.m.addr.lid = 1;
+	u.m.addr.qpn = 1;
+	u.m.addr.qkey = MAD_QP1_QKEY;
+	u.m.len = MAD_SIZE;
+	memcpy(u.m.mad, mad, MAD_SIZE);
+	send_msg(fd, &u, sizeof(u.m) + MAD_SIZE);
+}
+
+static void client_mad_recv(int fd, int agent, uint8_t *mad)
+{
+	union {
+		struct madcmd_mad m;
+		uint8_t b[MADCMD_MSG_MAX];
+	} in;
+
+	assert_int_equal(recv_msg(fd, &in, sizeof(in)), MADCMD_MAD_RECV);
+	assert_int_equal(in.m.agent, agent);
+	assert_int_equal(in.m.len, MAD_SIZE);
+	memcpy(mad, in.m.mad, MAD_SIZE);
+}
+
+static int mad_client(const char *ca, int *agent)
+{
+	int fd = client();
+
+	assert_int_equal(hello(fd, MADCMD_SESSION_MAD, ca, 0, NULL), 0);
+	*agent = mad_reg(fd, MAD_CLASS_SUBN_ADM, MAD_CLASS_VERSION_SA, 0);
+	assert_true(*agent > 0);
+	return fd;
+}
+
+static void test_mad_proxy(void **state)
+{
+	uint8_t mad[MAD_SIZE], rec[SA_PR_SIZE];
+	struct sa_path q = {0}, got;
+	const struct fake_mad *wire;
+	int m1, m2, ag1, ag2;
+	uint64_t tid;
+
+	(void)state;
+	env_up(0, 0);
+	m1 = mad_client("fake0", &ag1);
+	/* Requesters of the SA only. */
+	assert_int_equal(mad_reg(m1, MAD_CLASS_CM, 2, 0), -EINVAL);
+	assert_int_equal(mad_reg(m1, MAD_CLASS_SUBN_ADM, 2, 1u << MAD_METHOD_GET), -EINVAL);
+	m2 = mad_client("fake0", &ag2);
+
+	/* A PathRecord Get to fake1's GID, with the client's TID. */
+	memcpy(q.dgid, E.fb.ca[1].port.gid, 16);
+	memcpy(q.sgid, E.fb.ca[0].port.gid, 16);
+	assert_int_equal(sa_path_encode(&q, rec), 0);
+	tid = 0x1122334455667788ull;
+	assert_int_equal(sa_mad_init(mad, MAD_METHOD_GET, SA_ATTR_PATH_RECORD, tid,
+				     SA_PR_COMP_DGID | SA_PR_COMP_SGID),
+			 0);
+	memcpy(mad + SA_DATA_OFFSET, rec, sizeof(rec));
+	client_mad_send(m1, ag1, mad);
+	client_mad_recv(m1, ag1, mad);
+	assert_int_equal(mad_get(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID), tid);
+	assert_int_equal(mad_get(mad, mad_hdr_fields, MAD_HDR_METHOD), MAD_METHOD_GET_RESP & 0x7f);
+	sa_path_decode(mad + SA_DATA_OFFSET, &got);
+	assert_int_equal(got.dlid, 6);
+	expect_quiet(m2);
+	/* On the wire it carried a daemon TID naming m1's session. */
+	wire = &E.fb.ca[0].sent[E.fb.ca[0].nsent - 1];
+	assert_int_equal(wire->mad[1], MAD_CLASS_SUBN_ADM);
+	assert_int_not_equal(mad_get(wire->mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID), tid);
+	assert_int_equal(mad_get(wire->mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID) >> 32,
+			 tid >> 32);
+
+	/* The same client TID again (a retry) keeps its daemon TID. */
+	{
+		uint64_t first = mad_get(wire->mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
+
+		sa_mad_init(mad, MAD_METHOD_GET, SA_ATTR_PATH_RECORD, tid,
+			    SA_PR_COMP_DGID | SA_PR_COMP_SGID);
+		memcpy(mad + SA_DATA_OFFSET, rec, sizeof(rec));
+		client_mad_send(m1, ag1, mad);
+		client_mad_recv(m1, ag1, mad);
+		wire = &E.fb.ca[0].sent[E.fb.ca[0].nsent - 1];
+		assert_int_equal(mad_get(wire->mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID), first);
+	}
+	/* An answer nobody asked for is dropped. */
+	{
+		struct madcmd_counters c;
+		uint64_t before;
+
+		assert_int_equal(madcmd_counters_get(E.d, 0, &c), 0);
+		before = c.mads_dropped;
+		sa_mad_init(mad, MAD_METHOD_GET, SA_ATTR_PATH_RECORD, 0x00500007ull, 0);
+		mad_set(mad, mad_hdr_fields, MAD_HDR_R, 1);
+		for (int o = 0; o < FAKE_FABRIC_MAX_OPENS; o++)
+			for (int ag = 0; ag < FAKE_FABRIC_MAX_AGENTS; ag++)
+				if (E.fb.opens[o].used && E.fb.agents[ag].used &&
+				    E.fb.agents[ag].open == o &&
+				    E.fb.agents[ag].mgmt_class == MAD_CLASS_SUBN_ADM &&
+				    E.fb.opens[o].ca == 0)
+					inject_open(o, ag, mad, MAD_SIZE);
+		pump();
+		assert_int_equal(madcmd_counters_get(E.d, 0, &c), 0);
+		assert_true(c.mads_dropped > before);
+		expect_quiet(m1);
+		expect_quiet(m2);
+	}
+	close(m1);
+	close(m2);
+	assert_int_equal(tables().tids, 0);
+	env_down();
+}
+
+static void mc_msg(uint8_t *mad, uint8_t method, uint64_t tid, const uint8_t *mgid,
+		   const uint8_t *port_gid, uint8_t js)
+{
+	struct sa_mcmember m = {0};
+
+	memcpy(m.mgid, mgid, 16);
+	memcpy(m.port_gid, port_gid, 16);
+	m.join_state = js;
+	m.qkey = 0x11;
+	assert_int_equal(
+	    sa_mad_init(mad, method, SA_ATTR_MC_MEMBER_RECORD, tid,
+			SA_MCMR_COMP_MGID | SA_MCMR_COMP_PORT_GID | SA_MCMR_COMP_JOIN_STATE),
+	    0);
+	assert_int_equal(sa_mcmember_encode(&m, mad + SA_DATA_OFFSET), 0);
+}
+
+static void test_mcast_memberships(void **state)
+{
+	static const uint8_t mgid[16] = {0xff, 0x12, 0x40, 0x1b, [15] = 0x42};
+	const uint8_t *pgid = E.fb.ca[0].port.gid;
+	uint8_t mad[MAD_SIZE];
+	int m1, m2, ag1, ag2;
+
+	(void)state;
+	env_up(0, 0);
+	pgid = E.fb.ca[0].port.gid;
+	m1 = mad_client("fake0", &ag1);
+	m2 = mad_client("fake0", &ag2);
+	/* Both programs join as full members. */
+	mc_msg(mad, MAD_METHOD_SET, 0xa1, mgid, pgid, SA_JOIN_FULL_MEMBER);
+	client_mad_send(m1, ag1, mad);
+	client_mad_recv(m1, ag1, mad);
+	mc_msg(mad, MAD_METHOD_SET, 0xb1, mgid, pgid, SA_JOIN_FULL_MEMBER);
+	client_mad_send(m2, ag2, mad);
+	client_mad_recv(m2, ag2, mad);
+	assert_int_equal(E.mc_sets, 2);
+	assert_int_equal(tables().memberships, 2);
+	/* The first leaves: the SA must not hear it, the daemon answers. */
+	mc_msg(mad, MAD_METHOD_DELETE, 0xa2, mgid, pgid, SA_JOIN_FULL_MEMBER);
+	client_mad_send(m1, ag1, mad);
+	client_mad_recv(m1, ag1, mad);
+	assert_int_equal(mad_get(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID), 0xa2);
+	assert_int_equal(mad_get(mad, mad_hdr_fields, MAD_HDR_STATUS), 0);
+	assert_int_equal(mad_get(mad, mad_hdr_fields, MAD_HDR_METHOD), MAD_METHOD_GET_RESP & 0x7f);
+	assert_int_equal(E.mc_deletes, 0);
+	assert_int_equal(tables().memberships, 1);
+	/* The first joins again, and its program exits: still held by m2. */
+	mc_msg(mad, MAD_METHOD_SET, 0xa3, mgid, pgid, SA_JOIN_FULL_MEMBER);
+	client_mad_send(m1, ag1, mad);
+	client_mad_recv(m1, ag1, mad);
+	close(m1);
+	assert_int_equal(tables().memberships, 1);
+	assert_int_equal(E.mc_deletes, 0);
+	/* The last holder exits without leaving: the daemon leaves for it. */
+	close(m2);
+	assert_int_equal(tables().memberships, 0);
+	assert_int_equal(E.mc_deletes, 1);
+	assert_int_equal(E.mc_last_delete_js, SA_JOIN_FULL_MEMBER);
+	assert_int_equal((uint32_t)E.mc_last_delete_tid >> 20, 0); /* the daemon's own TID */
+	{
+		struct madcmd_counters c;
+
+		assert_int_equal(madcmd_counters_get(E.d, 0, &c), 0);
+		assert_int_equal(c.leaves, 1);
+		assert_int_equal(c.mads_local, 1);
+	}
+	env_down();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_check_accepts), cmocka_unit_test(test_check_rejects),
+	    cmocka_unit_test(test_hello_errors),  cmocka_unit_test(test_hello_port),
+	    cmocka_unit_test(test_cm_ownership),  cmocka_unit_test(test_cm_close_rejects),
+	    cmocka_unit_test(test_cm_limits),	  cmocka_unit_test(test_slow_client),
+	    cmocka_unit_test(test_portspace),	  cmocka_unit_test(test_ps_rule),
+	    cmocka_unit_test(test_mad_proxy),	  cmocka_unit_test(test_mcast_memberships),
+	};
+
+	madcmd_log_setup(getenv("MADCMD_TEST_LOG") ? MADCMD_LOG_STDERR : MADCMD_LOG_NONE,
+			 LOG_DEBUG);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
