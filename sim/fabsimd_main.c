@@ -640,7 +640,8 @@ static void accept_conns(void)
 			struct ucred cr;
 			socklen_t cl = sizeof(cr);
 
-			c->uid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) ? (uid_t)-1 : cr.uid;
+			c->uid =
+			    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) ? (uid_t)-1 : cr.uid;
 		}
 		conns[nconns++] = c;
 		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
