@@ -3,7 +3,7 @@
 # two qemu VMs (TCG) booting Debian's kernel, linked by a qemu socket netdev
 # on 127.0.0.1.  See tests/kernel/README.md.
 #
-#   tests/kernel/check.sh [PHASE...]     phases: kk km loss torture (default: kk km)
+#   tests/kernel/check.sh [PHASE...]     phases: kk km loss torture bench (default: kk km)
 #     kk    both VMs kernel rdma_cm: rping (checks the test bed itself)
 #     km    VM A madcm, VM B kernel: every row, both directions
 #     loss  as km with 20% packet loss on VM B's eth0 (tc netem)
@@ -69,7 +69,7 @@ pair() {
         --var shim="$D/torture_shim.so" --var flood="${MADCM_KVM_FLOOD:-16}" \
         --var side=A --var cm="$cma" --var peercm="$cmb" --var peer=10.77.0.2 \
         --var peer6=fd77::2 --var madcm="$MADCM" --var "rows=${rows// /,}" \
-        --var pings="$PINGS" < /dev/null 2>&1 | stamp > "$R/A.log" &
+        --var pings="$PINGS" --var conns="${RXEVM_conns:-300}" < /dev/null 2>&1 | stamp > "$R/A.log" &
     a=$!
     # B connects: A's qemu must be listening first.
     for _ in $(seq 1 50); do grep -q . "$R/A.log" 2> /dev/null && break; sleep 0.1; done
@@ -78,7 +78,7 @@ pair() {
         --connect $port --out "$R/B" --script "$HERE/guest/${SCRIPT:-matrix.sh}" \
         --var side=B --var cm="$cmb" --var peercm="$cma" --var peer=10.77.0.1 \
         --var peer6=fd77::1 --var madcm="$MADCM" --var "rows=${rows// /,}" \
-        --var pings="$PINGS" ${loss:+--var loss=$loss} < /dev/null 2>&1 | stamp > "$R/B.log" &
+        --var pings="$PINGS" --var conns="${RXEVM_conns:-300}" ${loss:+--var loss=$loss} < /dev/null 2>&1 | stamp > "$R/B.log" &
     b=$!
     wait $b; wait $a
     echo "== $name: A=$cma B=$cmb${loss:+ (B: ${loss}% loss)}; pair took $(secs "$s" "$EPOCHREALTIME") s," \
@@ -125,12 +125,36 @@ torture() {
     return $r
 }
 
+# bench_line LOG: cmtime's connect step of a client log as "total_ms us/conn".
+bench_line() { awk -F'[: ]+' '/^connect +:/ { print $2, $5 }' "$1" 2> /dev/null | head -1; }
+# bench: cmtime kernel-to-kernel, then madcm-to-madcm (the CM modules
+# never loaded), on the same kind of VM pair, and the ratio of their rates.
+bench() {
+    local n=${MADCM_KVM_CONNS:-300} r=0 k m
+    pair bench-kk kernel kernel cmtime || r=1
+    pair bench-mm madcm madcm cmtime || r=1
+    echo "== bench: cmtime -c $n, client A (connect step: total ms, us per connection)"
+    for p in kk mm; do
+        printf '   %s: ' "$p"
+        grep -a -h -E '^(create id|resolve addr|resolve route|create qp|connect|disconnect|destroy) *:' \
+            "$D/run/bench-$p/A/cmtime.AB.log" 2> /dev/null | awk -F' *: *' '{ split($2, v, " +"); printf "%s%s %s ms", (NR > 1 ? "; " : ""), $1, v[1] } END { print "" }'
+    done
+    k=$(bench_line "$D/run/bench-kk/A/cmtime.AB.log" | cut -d' ' -f1)
+    m=$(bench_line "$D/run/bench-mm/A/cmtime.AB.log" | cut -d' ' -f1)
+    if [ -n "$k" ] && [ -n "$m" ]; then
+        echo "   connections/s: kernel $(echo "$n * 1000 / $k" | bc), madcm $(echo "$n * 1000 / $m" | bc)," \
+            "madcm/kernel $(echo "scale=2; $k / $m" | bc)"
+    fi
+    return $r
+}
+
 rc=0
 for ph in $PHASES; do
     case $ph in
     kk) pair kk kernel kernel rping || rc=1 ;;
     km) pair km madcm kernel "$ROWS" || rc=1 ;;
     torture) torture || rc=1 ;;
+    bench) RXEVM_conns=${MADCM_KVM_CONNS:-300} bench || rc=1 ;;
     loss) PINGS=${MADCM_KVM_LOSS_PINGS:-50} pair loss madcm kernel "$ROWS" 20 || rc=1 ;;
     *) echo "unknown phase $ph"; rc=1 ;;
     esac
