@@ -36,7 +36,11 @@
  *        (200), PINGS: floor pings (1000), PORT: the server's port (7471).
  *        Both sides wait in a blocking rdma_get_cm_event, as rping does
  *        (madcm then runs the CM's MADs on that thread); -N: poll(2) on a
- *        non-blocking channel fd instead.
+ *        non-blocking channel fd instead.  -D: then start madcmd on both
+ *        hosts (`fabsim madcmd HOST start`) and run the API round again
+ *        through the daemons, and print both rounds' connect median and
+ *        rate side by side (targets: at most 1.5x the latency, at least
+ *        70% of the rate).
  *   rdmacm_bench server [-P PORT] [-C]                 # on one fabric host
  *   rdmacm_bench client -s ADDR --dlid LID [-n N] [-i ITERS] [-p PINGS]
  *        [-P PORT] [-C] [--engine-rate CONN_PER_S] [--engine-lat US]
@@ -83,6 +87,8 @@ static int dlid = -1;
 static double engine_rate; /* conn/s of the raw engine, 0 if unknown */
 static double engine_lat;  /* its one-at-a-time REQ -> ESTABLISHED median, us */
 static bool no_engine;
+/* -D: after the in-process round, the same through madcmd (fabsim madcmd). */
+static bool through_daemon;
 static atomic_bool stop;
 
 static uint64_t now_ns(void)
@@ -941,11 +947,74 @@ static void engine_line(const char *line)
 		engine_lat = r;
 }
 
+/* What one API round printed: its rate and its one-at-a-time median. */
+struct api_result {
+	double rate, med;
+};
+static struct api_result *api_cur;
+static struct api_result api[2];
+
+static void api_line(const char *line)
+{
+	double v;
+
+	fputs(line, stdout);
+	if (sscanf(line, "connect rate: API %lf", &v) == 1)
+		api_cur->rate = v;
+	else if (sscanf(line, "  median %lf us", &v) == 1)
+		api_cur->med = v;
+}
+
+/* One run of this program's server on srv and client on cli: the client's status. */
+static int api_round(char *self, const char *srv, const char *cli, char *addr, char *lidbuf,
+		     char *nb, char *ib, char *pb, char *portb, struct api_result *res)
+{
+	char *sav[8] = {self, "server", "-P", portb, NULL};
+	int ks = 4, k = 14, status;
+	char *cav[24] = {self, "client", "-s", addr, "--dlid", lidbuf, "-n", nb,
+			 "-i", ib,	 "-p", pb,   "-P",     portb,  NULL};
+	char errbuf[256], latb[32], rateb[32];
+	static struct lines so;
+	pid_t sp;
+
+	if (lib_cqs)
+		sav[ks++] = "-C";
+	if (!blocking_waits)
+		sav[ks++] = "-N";
+	if (!blocking_waits)
+		cav[k++] = "-N";
+	if (engine_rate > 0) {
+		snprintf(rateb, sizeof(rateb), "%.0f", engine_rate);
+		cav[k++] = "--engine-rate";
+		cav[k++] = rateb;
+	}
+	if (engine_lat > 0) {
+		snprintf(latb, sizeof(latb), "%.1f", engine_lat);
+		cav[k++] = "--engine-lat";
+		cav[k++] = latb;
+	}
+	if (lib_cqs)
+		cav[k++] = "-C";
+	cav[k] = NULL;
+	printf("\nlibrdmacm API (rdmacm_bench client on %s -> server on %s)\n", cli, srv);
+	fflush(stdout);
+	sp = start_server(srv, sav, &so);
+	if (sp < 0)
+		return -1;
+	api_cur = res;
+	status = run_client(cli, cav, 600000, api_line);
+	reap(sp, 10000, true);
+	/* The server's summary went to stderr; its stdout is ours to drain. */
+	while (read_line(&so, errbuf, sizeof(errbuf), 100))
+		fputs(errbuf, stdout);
+	close(so.fd);
+	return status;
+}
+
 static int run_auto(void)
 {
 	char self[PATH_MAX], cfb[PATH_MAX + 16], line[PATH_MAX + 64], srv[64] = "", cli[64] = "";
-	char gid[64] = "", lidbuf[16] = "", addr[64] = "", nb[16], ib[16], pb[16], portb[16],
-	     rateb[32];
+	char gid[64] = "", lidbuf[16] = "", addr[64] = "", nb[16], ib[16], pb[16], portb[16];
 	const char *env;
 	int status = 1;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -1052,45 +1121,29 @@ static int run_auto(void)
 		fflush(stdout);
 	}
 
-	{
-		char *sav[8] = {self, "server", "-P", portb, NULL};
-		int ks = 4;
+	status = api_round(self, srv, cli, addr, lidbuf, nb, ib, pb, portb, &api[0]);
+	if (through_daemon && status == 0) {
+		/* The same again with both hosts' CM in madcmd (fabsim madcmd HOST start). */
+		char cmd[PATH_MAX * 3];
 
-		if (lib_cqs)
-			sav[ks++] = "-C";
-		if (!blocking_waits)
-			sav[ks++] = "-N";
-		char *cav[24] = {self, "client", "-s", addr, "--dlid", lidbuf, "-n", nb,
-				 "-i", ib,	 "-p", pb,   "-P",     portb,  NULL};
-		char errbuf[256], latb[32];
-		int k = 14;
-
-		if (!blocking_waits)
-			cav[k++] = "-N";
-		if (engine_rate > 0) {
-			snprintf(rateb, sizeof(rateb), "%.0f", engine_rate);
-			cav[k++] = "--engine-rate";
-			cav[k++] = rateb;
-		}
-		if (engine_lat > 0) {
-			snprintf(latb, sizeof(latb), "%.1f", engine_lat);
-			cav[k++] = "--engine-lat";
-			cav[k++] = latb;
-		}
-		if (lib_cqs)
-			cav[k++] = "-C";
-		cav[k] = NULL;
-		printf("\nlibrdmacm API (rdmacm_bench client on %s -> server on %s)\n", cli, srv);
-		fflush(stdout);
-		sp = start_server(srv, sav, &so);
-		if (sp < 0)
+		snprintf(cmd, sizeof(cmd),
+			 "timeout 60 '%s' --dir '%s' madcmd %s start >/dev/null && "
+			 "timeout 60 '%s' --dir '%s' madcmd %s start >/dev/null",
+			 fabsim, fdir, srv, fabsim, fdir, cli);
+		if (system(cmd)) {
+			fprintf(stderr, "rdmacm_bench: fabsim madcmd start failed\n");
+			status = 1;
 			goto down;
-		status = run_client(cli, cav, 600000, NULL);
-		reap(sp, 10000, true);
-		/* The server's summary went to stderr; its stdout is ours to drain. */
-		while (read_line(&so, errbuf, sizeof(errbuf), 100))
-			fputs(errbuf, stdout);
-		close(so.fd);
+		}
+		printf("\nthrough madcmd (one daemon per host, fabsim madcmd HOST start)\n");
+		status = api_round(self, srv, cli, addr, lidbuf, nb, ib, pb, portb, &api[1]);
+		if (status == 0 && api[0].med > 0 && api[1].med > 0 && api[0].rate > 0)
+			printf("\nmadcmd vs in-process, same fabric: connect median %.1f us vs "
+			       "%.1f us "
+			       "= %.2fx (target <= 1.5x); rate %.0f vs %.0f conn/s = %.0f%% "
+			       "(target >= 70%%)\n",
+			       api[1].med, api[0].med, api[1].med / api[0].med, api[1].rate,
+			       api[0].rate, 100.0 * api[1].rate / api[0].rate);
 	}
 down:
 	sh("timeout 60 '%s' --dir '%s' down >/dev/null 2>&1", fabsim, fdir);
@@ -1120,7 +1173,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	optind = strcmp(mode, "auto") ? 2 : 1;
-	while ((ch = getopt_long(argc, argv, "n:i:p:P:s:l:r:L:ECN", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "n:i:p:P:s:l:r:L:ECND", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'n':
 			n_conn = (unsigned)strtoul(optarg, NULL, 0);
@@ -1152,16 +1205,19 @@ int main(int argc, char **argv)
 		case 'E':
 			no_engine = true;
 			break;
+		case 'D':
+			through_daemon = true;
+			break;
 		case 'C':
 			lib_cqs = true;
 			break;
 		default:
-			fprintf(
-			    stderr,
-			    "usage: rdmacm_bench [-n N] [-i ITERS] [-p PINGS] [-P PORT] [-E] [-C]\n"
-			    "       rdmacm_bench server [-P PORT] [-C]\n"
-			    "       rdmacm_bench client -s ADDR --dlid LID [-n N] [-i ITERS]"
-			    " [-p PINGS] [-P PORT] [--engine-rate R] [--engine-lat US]\n");
+			fprintf(stderr,
+				"usage: rdmacm_bench [-n N] [-i ITERS] [-p PINGS] [-P PORT] [-E] "
+				"[-C] [-N] [-D]\n"
+				"       rdmacm_bench server [-P PORT] [-C]\n"
+				"       rdmacm_bench client -s ADDR --dlid LID [-n N] [-i ITERS]"
+				" [-p PINGS] [-P PORT] [--engine-rate R] [--engine-lat US]\n");
 			return 2;
 		}
 	}

@@ -126,8 +126,16 @@ int rt_remote_open(struct rt_remote *r, const char *path, const char *ca, int po
 		   struct madcmd_hello_rep *rep)
 {
 	memset(r, 0, sizeof(*r));
+	r->ahead = calloc(RT_QP_AHEAD, sizeof(*r->ahead));
+	if (!r->ahead)
+		return -ENOMEM;
 	r->fd = madcmd_session_open(path, MADCMD_SESSION_CM, ca, port, rep);
-	return r->fd < 0 ? r->fd : 0;
+	if (r->fd < 0) {
+		free(r->ahead);
+		r->ahead = NULL;
+		return r->fd;
+	}
+	return 0;
 }
 
 void rt_remote_close(struct rt_remote *r)
@@ -138,6 +146,45 @@ void rt_remote_close(struct rt_remote *r)
 	free(r->pend);
 	r->pend = NULL;
 	r->pcount = r->pcap = r->phead = 0;
+	free(r->ahead);
+	r->ahead = NULL;
+}
+
+static struct rt_qp_ahead *ahead_slot(struct rt_remote *r, uint32_t id)
+{
+	return &r->ahead[(id * 2654435761u) >> 22 & (RT_QP_AHEAD - 1)];
+}
+
+/* Keep what came ahead (a later connection in the slot replaces it). */
+static void ahead_put(struct rt_remote *r, uint32_t id, uint32_t n, const struct madcmd_qp_attr *qp)
+{
+	struct rt_qp_ahead *a = ahead_slot(r, id);
+
+	if (!n)
+		return;
+	if (a->id != id)
+		a->valid = 0;
+	a->id = id;
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned k = qp[i].state - IBV_QPS_INIT;
+
+		a->a[k] = qp[i];
+		a->valid |= (uint8_t)(1u << k);
+	}
+}
+
+bool rt_remote_qp_ahead(struct rt_remote *r, uint32_t id, enum ibv_qp_state state,
+			struct ibv_qp_attr *attr, int *mask)
+{
+	struct rt_qp_ahead *a = ahead_slot(r, id);
+	unsigned k = (unsigned)state - IBV_QPS_INIT;
+
+	if (state < IBV_QPS_INIT || state > IBV_QPS_RTS || a->id != id || !(a->valid & (1u << k)))
+		return false;
+	*attr = a->a[k].attr;
+	*mask = a->a[k].mask;
+	a->valid &= (uint8_t) ~(1u << k);
+	return true;
 }
 
 static void keep(struct rt_remote *r, const struct cm_event *ev)
@@ -185,12 +232,15 @@ static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t
 	if (t < 0)
 		return t;
 	if (t == MADCMD_EVENT) {
+		ahead_put(r, in.e.ev.id, in.e.nqp, in.e.qp);
 		keep(r, &in.e.ev);
 	} else if (t == MADCMD_REPLY && want && in.h.seq == seq) {
 		struct cm_rt_auto_qp aq = want->auto_qp;
 
 		*want = in.c.cmd;
 		want->auto_qp = aq;
+		if (want->op == CM_RT_CONNECT && want->result == 0)
+			ahead_put(r, want->id, in.c.nqp, in.c.qp);
 		return 1;
 	} else {
 		r->malformed++; /* a packet this session never asked for */
@@ -205,6 +255,7 @@ int rt_remote_call(struct rt_remote *r, struct cm_rt_cmd *c)
 
 	if (r->lost)
 		return -ENOTCONN;
+	memset(&m, 0, sizeof(m));
 	madcmd_hdr_init(&m.h, MADCMD_CMD, sizeof(m), ++r->seq);
 	m.cmd = *c;
 	memset(&m.cmd.auto_qp, 0, sizeof(m.cmd.auto_qp));
@@ -216,6 +267,24 @@ int rt_remote_call(struct rt_remote *r, struct cm_rt_cmd *c)
 	while ((rc = take(r, true, c, r->seq)) == 0)
 		;
 	return rc == 1 ? 0 : rc;
+}
+
+int rt_remote_post(struct rt_remote *r, const struct cm_rt_cmd *c)
+{
+	struct madcmd_cmd m;
+
+	if (r->lost)
+		return -ENOTCONN;
+	memset(&m, 0, sizeof(m));
+	madcmd_hdr_init(&m.h, MADCMD_CMD, sizeof(m), ++r->seq);
+	m.h.flags = MADCMD_F_NOREPLY;
+	m.cmd = *c;
+	memset(&m.cmd.auto_qp, 0, sizeof(m.cmd.auto_qp));
+	if (send_msg(r->fd, &m, sizeof(m))) {
+		lose(r);
+		return -ENOTCONN;
+	}
+	return 0;
 }
 
 int rt_remote_poll(struct rt_remote *r)
@@ -300,8 +369,8 @@ out:
 	return rc;
 }
 
-int madcmd_host_stat(struct madcmd_host *h,
-		     void (*fn)(void *arg, const struct madcmd_stat_rep *r), void *arg)
+int madcmd_host_stat(struct madcmd_host *h, void (*fn)(void *arg, const struct madcmd_stat_rep *r),
+		     void *arg)
 {
 	union {
 		struct madcmd_hdr h;

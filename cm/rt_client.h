@@ -26,11 +26,20 @@
 int madcmd_session_open(const char *path, enum madcmd_kind kind, const char *ca, int port,
 			struct madcmd_hello_rep *rep);
 
+/* QP attributes the daemon sent ahead, per connection (direct-mapped). */
+struct rt_qp_ahead {
+	uint32_t id;
+	uint8_t valid; /* bit (state - IBV_QPS_INIT): INIT, RTR, RTS */
+	struct madcmd_qp_attr a[MADCMD_QP_ATTRS];
+};
+#define RT_QP_AHEAD 1024
+
 /* The CM of a port served by madcmd, as cm/runtime.c uses it. */
 struct rt_remote {
 	int fd;
 	uint32_t seq;
-	bool lost; /* the daemon is gone: every call fails with -ENOTCONN */
+	struct rt_qp_ahead *ahead; /* [RT_QP_AHEAD] */
+	bool lost;		   /* the daemon is gone: every call fails with -ENOTCONN */
 	bool lost_reported;
 	/* Events read while a command waited for its REPLY, in order. */
 	struct cm_event *pend;
@@ -48,6 +57,14 @@ void rt_remote_close(struct rt_remote *r);
  * for rt_remote_pop, in order.
  */
 int rt_remote_call(struct rt_remote *r, struct cm_rt_cmd *c);
+/* Send a command whose result nobody reads (MRA): no REPLY comes. */
+int rt_remote_post(struct rt_remote *r, const struct cm_rt_cmd *c);
+/*
+ * The attributes of connection `id` in `state` that the daemon sent with
+ * the REPLY or EVENT that made them known: true (once) with *attr, *mask.
+ */
+bool rt_remote_qp_ahead(struct rt_remote *r, uint32_t id, enum ibv_qp_state state,
+			struct ibv_qp_attr *attr, int *mask);
 /* Read what the socket holds without waiting: messages read, or -ENOTCONN. */
 int rt_remote_poll(struct rt_remote *r);
 /*
@@ -84,7 +101,7 @@ int madcmd_host_port(struct madcmd_host *h, enum madcmd_type op, struct madcmd_p
  * STAT: every id the daemon holds (the caller's own unless it is root),
  * one call of fn per id; returns how many, or -errno.
  */
-int madcmd_host_stat(struct madcmd_host *h,
-		     void (*fn)(void *arg, const struct madcmd_stat_rep *r), void *arg);
+int madcmd_host_stat(struct madcmd_host *h, void (*fn)(void *arg, const struct madcmd_stat_rep *r),
+		     void *arg);
 
 #endif

@@ -27,6 +27,9 @@ uint32_t madcmd_layout(void)
 	    sizeof(struct cm_path),
 	    CM_RT__COUNT,
 	    CM_EV__COUNT,
+	    sizeof(struct ibv_qp_attr),
+	    sizeof(struct madcmd_cmd),
+	    sizeof(struct madcmd_event),
 	};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
@@ -90,6 +93,17 @@ static bool bool_ok(const void *base, size_t off)
 
 	memcpy(&b, (const uint8_t *)base + off, 1);
 	return b <= 1;
+}
+
+static bool qp_attrs_ok(uint32_t n, const struct madcmd_qp_attr *qp)
+{
+	if (n > MADCMD_QP_ATTRS)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (qp[i].state != IBV_QPS_INIT && qp[i].state != IBV_QPS_RTR &&
+		    qp[i].state != IBV_QPS_RTS)
+			return false;
+	return true;
 }
 
 static bool cmd_ok(const struct cm_rt_cmd *c)
@@ -180,7 +194,7 @@ int madcmd_check(const void *buf, size_t len)
 		struct madcmd_cmd m;
 
 		memcpy(&m, buf, sizeof(m));
-		if (!cmd_ok(&m.cmd))
+		if (!cmd_ok(&m.cmd) || !qp_attrs_ok(m.nqp, m.qp) || (m.h.flags & ~MADCMD_F_NOREPLY))
 			return -EPROTO;
 		break;
 	}
@@ -188,7 +202,7 @@ int madcmd_check(const void *buf, size_t len)
 		struct madcmd_event m;
 
 		memcpy(&m, buf, sizeof(m));
-		if (!event_ok(&m.ev))
+		if (!event_ok(&m.ev) || !qp_attrs_ok(m.nqp, m.qp))
 			return -EPROTO;
 		break;
 	}

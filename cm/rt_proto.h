@@ -36,7 +36,7 @@
 #include "mad/addr.h"
 #include "mad/umad_ops.h"
 
-#define MADCMD_PROTO_VERSION 1
+#define MADCMD_PROTO_VERSION 2
 /* Where madcmd listens unless told (madcmd -s, MADCM_DAEMON). */
 #define MADCMD_SOCKET_DEFAULT "/run/madcm/madcmd.sock"
 #define MADCMD_SOCKET_ENV "MADCM_DAEMON"
@@ -71,8 +71,11 @@ struct madcmd_hdr {
 	uint16_t version; /* MADCMD_PROTO_VERSION */
 	uint32_t len;	  /* whole message, header included */
 	uint32_t seq;	  /* CMD/PORT_*: echoed by the reply; else 0 */
-	uint32_t reserved;
+	uint32_t flags;	  /* MADCMD_F_* */
 };
+
+/* CMD: run it, send no REPLY (the program ignores the result: MRA). */
+#define MADCMD_F_NOREPLY 0x1u
 
 struct madcmd_hello {
 	struct madcmd_hdr h;
@@ -90,14 +93,33 @@ struct madcmd_hello_rep {
 	uint64_t ca_guid;
 };
 
+/*
+ * QP attributes of a connection as CM_RT_INIT_QP_ATTR gives them, sent
+ * with the message that makes them known so that the program moves its
+ * QP without a round trip per state (the REPLY of a CONNECT: INIT; the
+ * EVENT REQ_RCVD: INIT, RTR, RTS; REP_RCVD: RTR, RTS).
+ */
+struct madcmd_qp_attr {
+	uint32_t state; /* enum ibv_qp_state: INIT, RTR or RTS */
+	int32_t mask;
+	struct ibv_qp_attr attr;
+};
+#define MADCMD_QP_ATTRS 3
+
 struct madcmd_cmd { /* CMD and REPLY */
 	struct madcmd_hdr h;
 	struct cm_rt_cmd cmd; /* REPLY: with .result and the outputs */
+	uint32_t nqp;	      /* REPLY: entries of qp[] used */
+	uint32_t reserved;
+	struct madcmd_qp_attr qp[MADCMD_QP_ATTRS];
 };
 
 struct madcmd_event {
 	struct madcmd_hdr h;
 	struct cm_event ev;
+	uint32_t nqp; /* entries of qp[] used */
+	uint32_t reserved;
+	struct madcmd_qp_attr qp[MADCMD_QP_ATTRS];
 };
 
 struct madcmd_mad_reg {

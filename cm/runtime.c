@@ -272,6 +272,9 @@ static int e_init_qp_attr(struct cm_runtime *rt, uint32_t id, enum ibv_qp_state 
 
 	if (!rt->remote)
 		return cm_engine_init_qp_attr(rt->engine, id, to, a, mask);
+	/* Sent ahead with the REPLY or EVENT that made them known: no round trip. */
+	if (rt_remote_qp_ahead(rt->remote, id, to, a, mask))
+		return 0;
 	memset(&c, 0, sizeof(c));
 	c.op = CM_RT_INIT_QP_ATTR;
 	c.id = id;
@@ -294,9 +297,21 @@ static int e_simple(struct cm_runtime *rt, enum cm_rt_op op, uint32_t id)
 	return remote_exec(rt, &c);
 }
 
+/*
+ * A remote RTU is posted: it can only fail when the connection already
+ * ended (a REJ or timeout then says so), and waiting for its REPLY would
+ * put a round trip to the daemon before ESTABLISHED.
+ */
 static int e_rtu(struct cm_runtime *rt, uint32_t id)
 {
-	return rt->remote ? e_simple(rt, CM_RT_RTU, id) : cm_engine_rtu(rt->engine, id, NULL, 0);
+	struct cm_rt_cmd c;
+
+	if (!rt->remote)
+		return cm_engine_rtu(rt->engine, id, NULL, 0);
+	memset(&c, 0, sizeof(c));
+	c.op = CM_RT_RTU;
+	c.id = id;
+	return rt_remote_post(rt->remote, &c);
 }
 
 static int e_release(struct cm_runtime *rt, uint32_t id)
@@ -436,14 +451,20 @@ static int auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
 	if (a->qpn != qp->qp_num || a->starting_psn >= (1u << 24))
 		return -EINVAL;
 	/* What fails without touching the QP or the peer. */
-	rc = e_conn_state(rt, c->id, &st);
-	if (rc)
-		return rc;
-	if (st != CM_ST_REQ_RCVD && st != CM_ST_MRA_REQ_SENT)
-		return -EINVAL;
-	rc = e_qpn_busy(rt, c->id, a->qpn);
-	if (rc)
-		return rc > 0 ? -EBUSY : rc;
+	/*
+	 * Served by madcmd, as librdmacm over the kernel: the QP moves first
+	 * and the accept itself says what is wrong (no round trips ahead).
+	 */
+	if (!rt->remote) {
+		rc = e_conn_state(rt, c->id, &st);
+		if (rc)
+			return rc;
+		if (st != CM_ST_REQ_RCVD && st != CM_ST_MRA_REQ_SENT)
+			return -EINVAL;
+		rc = e_qpn_busy(rt, c->id, a->qpn);
+		if (rc)
+			return rc > 0 ? -EBUSY : rc;
+	}
 	rc = 0;
 	if (c->auto_qp.flags & CM_RT_QP_INIT)
 		rc = qp_step(rt, c->id, qp, IBV_QPS_INIT, a);
@@ -769,6 +790,9 @@ static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
 			return auto_accept(rt, c);
 		if (c->op == CM_RT_RELEASE)
 			qp_map_take(&rt->qps, c->id);
+		/* An MRA's result is never read (lib/ arms them on events). */
+		if (c->op == CM_RT_MRA)
+			return rt_remote_post(rt->remote, c);
 		return remote_exec(rt, c);
 	}
 	switch (c->op) {

@@ -179,13 +179,44 @@ static bool may_end(enum cm_event_type t)
 	}
 }
 
+/*
+ * The QP attributes of connection `id` in `n` states, as the program's
+ * auto QP will ask for them next (cm/rt_proto.h): those the engine gives.
+ */
+static uint32_t qp_attrs(struct madcmd_served *p, uint32_t id, const enum ibv_qp_state *st,
+			 unsigned n, struct madcmd_qp_attr *out)
+{
+	uint32_t k = 0;
+
+	for (unsigned i = 0; i < n && i < MADCMD_QP_ATTRS; i++) {
+		struct cm_rt_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.op = CM_RT_INIT_QP_ATTR;
+		c.id = id;
+		c.qp.state = st[i];
+		if (cm_runtime_exec(p->rt, &c))
+			break;
+		out[k].state = st[i];
+		out[k].mask = c.qp.mask;
+		out[k].attr = c.qp.attr;
+		k++;
+	}
+	return k;
+}
+
 static void forward(struct madcmd_session *s, const struct cm_event *ev)
 {
+	static const enum ibv_qp_state req[] = {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS};
 	struct madcmd_event m;
 
 	memset(&m, 0, sizeof(m));
 	madcmd_hdr_init(&m.h, MADCMD_EVENT, sizeof(m), 0);
 	m.ev = *ev;
+	if (ev->type == CM_EV_REQ_RCVD)
+		m.nqp = qp_attrs(s->port, ev->id, req, 3, m.qp);
+	else if (ev->type == CM_EV_REP_RCVD)
+		m.nqp = qp_attrs(s->port, ev->id, req + 1, 2, m.qp);
 	madcmd_send(s, &m, sizeof(m));
 }
 
@@ -339,9 +370,17 @@ void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *in)
 		break;
 	}
 reply:
+	if (in->h.flags & MADCMD_F_NOREPLY)
+		return;
 	/* The whole struct goes back: result and every output field. */
 	madcmd_hdr_init(&out.h, MADCMD_REPLY, sizeof(out), in->h.seq);
 	memset(&c->auto_qp, 0, sizeof(c->auto_qp));
+	out.nqp = 0;
+	if (c->op == CM_RT_CONNECT && c->result == 0) {
+		static const enum ibv_qp_state init = IBV_QPS_INIT;
+
+		out.nqp = qp_attrs(p, c->id, &init, 1, out.qp);
+	}
 	madcmd_send(s, &out, sizeof(out));
 }
 
