@@ -13,6 +13,7 @@
 #   - kill -9 of an rping server mid-run: the client ends, no hang;
 #   - an unprivileged program (uid nobody): EACCES binding port 1000, no
 #     CM without madcmd (umad is root's), rping through it;
+#   - udaddy, and two mckey receivers of one group on one host;
 #   - kill -9 of a daemon under load: its client gets DEVICE_REMOVAL and
 #     exits; a new daemon serves new connections.
 . "$(dirname "$0")/sim_common.sh"
@@ -147,6 +148,29 @@ if command -v setpriv >/dev/null; then
 	wait $nbs || fail "rping server as uid nobody"
 	echo "ok: uid nobody: EACCES for port 1000, no CM without madcmd, rping through it"
 fi
+
+# 5b. Datagram ids and multicast through madcmd: udaddy (SIDR), and two
+# mckey receivers of one group on one host (the daemon holds one SA
+# membership for both) with a sender on another.
+run_bg h1 "$MADCM" run udaddy -b $H1 -c 4 >"$out/ud.s" 2>&1
+uds=$!
+bg_pids="$bg_pids $uds"
+sleep 0.5
+run h2 "$MADCM" run udaddy -s $H1 -c 4 >"$out/ud.c" 2>&1 || { cat "$out/ud.c" "$out/ud.s" >&2; fail "udaddy through madcmd"; }
+wait $uds || { cat "$out/ud.s" >&2; fail "udaddy server through madcmd"; }
+for i in 1 2; do
+	run_bg h1 "$MADCM" run mckey -m 230.168.1.6 -b $H1 >"$out/mk$i" 2>&1
+	eval "mk$i=\$!"
+	sleep 0.3
+done
+bg_pids="$bg_pids $mk1 $mk2"
+run h2 "$MADCM" run mckey -m 230.168.1.6 -b 198.18.0.2 -s >"$out/mk.s" 2>&1 || { cat "$out/mk.s" >&2; fail "mckey sender"; }
+for p in $mk1 $mk2; do wait $p || fail "mckey receiver (pid $p)"; done
+for i in 1 2; do
+	grep -q "^data transfers complete" "$out/mk$i" && ! grep -q MULTICAST_ERROR "$out/mk$i" ||
+		{ cat "$out/mk$i" >&2; fail "mckey receiver $i through madcmd"; }
+done
+echo "ok: udaddy, and two mckey receivers of one group on one host, through madcmd"
 
 # 6. The daemon killed under load: its client ends, a new daemon serves.
 run_bg h1 "$MADCM" run rping -s -a $H1 -p 7800 -V -C 1000000 >"$out/load.s" 2>&1
