@@ -57,6 +57,13 @@ enum cm_action {
 };
 
 #define CM_ST_SAME 0xff /* `next` meaning: stay in the state */
+/*
+ * How long an answered SIDR_REQ is kept (CM_ST_SIDR_REP_SENT), counted
+ * again from each duplicate: four times the rdma_cm's CM response timeout
+ * (4.096 us * 2^20, its SIDR_REQs' retry interval), so the retries after
+ * a lost SIDR_REP find it even when some of them are lost too.
+ */
+#define CM_SIDR_LINGER_NS (4ull * 4096ull * (1ull << 20))
 
 struct cm_transition {
 	uint8_t action; /* enum cm_action */
@@ -186,6 +193,8 @@ void cm_conn_arm_retry(struct cm_engine *e, struct cm_conn *c);
 void cm_send_raw(struct cm_engine *e, const struct mad_addr *to, const void *mad);
 /* Move to `next` (enter TimeWait, stop timers; IDLE frees the conn). */
 void cm_set_state(struct cm_engine *e, struct cm_conn *c, uint8_t next);
+/* (Re)arm the timer that ends an answered SIDR (CM_SIDR_LINGER_NS). */
+void cm_sidr_linger(struct cm_engine *e, struct cm_conn *c);
 /* Deliver an event unless the connection is orphaned (c may be NULL). */
 void cm_emit(struct cm_engine *e, const struct cm_conn *c, struct cm_event *ev);
 void cm_event_init(struct cm_event *ev, enum cm_event_type t, const struct cm_conn *c);

@@ -758,6 +758,9 @@ void cm_on_timeout(struct cm_engine *e, struct cm_conn *c)
 		t = CM_EV_SIDR_REQ_ERROR;
 		e->st.timeouts++;
 		break;
+	case CM_ST_SIDR_REP_SENT:
+		cm_set_state(e, c, tr->next); /* the answered request is forgotten */
+		return;
 	default:
 		return;
 	}

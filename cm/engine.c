@@ -237,6 +237,13 @@ static void timewait_enter(struct cm_engine *e, struct cm_conn *c)
 	mad_timer_arm(e->cfg.timers, &c->timer, ns, conn_timer_fn, c);
 }
 
+static void conn_timer_fn(struct mad_timer *t, void *arg);
+
+void cm_sidr_linger(struct cm_engine *e, struct cm_conn *c)
+{
+	mad_timer_arm(e->cfg.timers, &c->timer, CM_SIDR_LINGER_NS, conn_timer_fn, c);
+}
+
 void cm_set_state(struct cm_engine *e, struct cm_conn *c, uint8_t next)
 {
 	if (next == CM_ST_SAME || next == c->state)
@@ -248,6 +255,8 @@ void cm_set_state(struct cm_engine *e, struct cm_conn *c, uint8_t next)
 	}
 	if (next == CM_ST_TIMEWAIT)
 		timewait_enter(e, c);
+	else if (next == CM_ST_SIDR_REP_SENT)
+		cm_sidr_linger(e, c);
 	else if (!cm_state_retransmits(next))
 		mad_timer_cancel(e->cfg.timers, &c->timer);
 }

@@ -47,6 +47,12 @@ enum cm_state {
 	CM_ST_TIMEWAIT,
 	CM_ST_SIDR_REQ_SENT,
 	CM_ST_SIDR_REQ_RCVD,
+	/*
+	 * The SIDR_REP is out: kept a while (no event) so that a duplicate
+	 * of the SIDR_REQ, the requester's retry after a lost SIDR_REP, gets
+	 * the same answer again instead of becoming a second request.
+	 */
+	CM_ST_SIDR_REP_SENT,
 	/* Alternate path loading: sub-states of ESTABLISHED (IBA 12.8). */
 	CM_ST_LAP_SENT,
 	CM_ST_LAP_RCVD,

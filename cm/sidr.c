@@ -3,7 +3,8 @@
  * QP and Q_Key serve a service ID; SIDR_REP answers.  The requester keeps
  * a short-lived connection object (SIDR_REQ_SENT) for retries and
  * matching by request ID; the responder keeps one (SIDR_REQ_RCVD) until
- * the user answers, so duplicates of the request are dropped.
+ * the user answers, so duplicates of the request are dropped, and a while
+ * after (SIDR_REP_SENT), so a duplicate gets the same SIDR_REP again.
  */
 #include "config.h"
 
@@ -84,8 +85,17 @@ int cm_on_sidr_req(struct cm_engine *e, const struct cm_rx *rx)
 
 	c = cm_ids_by_remote_id(e, rid, key);
 	if (c) {
-		/* the table: duplicate while the user has not answered */
-		e->st.dropped[CM_STAT_SIDR_REQ]++;
+		/*
+		 * A duplicate: dropped while the user has not answered, the
+		 * kept SIDR_REP sent again once it has (the table says which).
+		 */
+		if (cm_transition(c->state, CM_IN_SIDR_REQ)->action == CM_A_RESEND) {
+			e->st.duplicates[CM_STAT_SIDR_REQ]++;
+			cm_send_raw(e, &c->peer, c->msg);
+			cm_sidr_linger(e, c); /* more may come: keep it from now */
+		} else {
+			e->st.dropped[CM_STAT_SIDR_REQ]++;
+		}
 		return 0;
 	}
 	l = cm_listen_find(e, sid, &listen_id);

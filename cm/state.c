@@ -203,7 +203,12 @@ static const struct cm_transition table[CM_ST__COUNT][CM_IN__COUNT] =
 	[CM_ST_SIDR_REQ_RCVD] =
 	    {
 		[CM_IN_SIDR_REQ] = DROP, /* duplicate, user has not answered */
-		[CM_CMD_SIDR_REP] = GO(IDLE),
+		[CM_CMD_SIDR_REP] = GO(SIDR_REP_SENT),
+	    },
+	[CM_ST_SIDR_REP_SENT] =
+	    {
+		[CM_IN_SIDR_REQ] = RESEND,  /* our SIDR_REP was lost: the same again */
+		[CM_IN_TIMEOUT] = GO(IDLE), /* gone, no event */
 	    },
 };
 
@@ -251,6 +256,7 @@ const char *cm_state_name(enum cm_state s)
 	    [CM_ST_TIMEWAIT] = "TIMEWAIT",
 	    [CM_ST_SIDR_REQ_SENT] = "SIDR_REQ_SENT",
 	    [CM_ST_SIDR_REQ_RCVD] = "SIDR_REQ_RCVD",
+	    [CM_ST_SIDR_REP_SENT] = "SIDR_REP_SENT",
 	    [CM_ST_LAP_SENT] = "LAP_SENT",
 	    [CM_ST_LAP_RCVD] = "LAP_RCVD",
 	    [CM_ST_MRA_LAP_SENT] = "MRA_LAP_SENT",

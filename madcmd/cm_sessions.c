@@ -361,9 +361,16 @@ void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *in)
 			id_forget(x);
 		break;
 	case CM_RT_REJECT:
-	case CM_RT_SIDR_REP:
 		x = id_find(p, false, c->id);
 		if (x)
+			forget_if_gone(x);
+		break;
+	case CM_RT_SIDR_REP:
+		/* What lingers (the answer kept for duplicates) has no user now. */
+		x = id_find(p, false, c->id);
+		if (x && rc == 0)
+			id_forget(x);
+		else if (x)
 			forget_if_gone(x);
 		break;
 	default:

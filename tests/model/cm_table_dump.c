@@ -46,6 +46,7 @@ static const char *state_word(int s, int *known)
 		return "TIMEWAIT";
 	case CM_ST_SIDR_REQ_SENT:
 	case CM_ST_SIDR_REQ_RCVD:
+	case CM_ST_SIDR_REP_SENT:
 	case CM_ST_LAP_SENT:
 	case CM_ST_LAP_RCVD:
 	case CM_ST_MRA_LAP_SENT:

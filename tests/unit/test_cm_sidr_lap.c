@@ -62,8 +62,39 @@ static void test_sidr_success(void **state)
 	assert_int_equal(ev->sidr_rep.qkey, 0x1234);
 	assert_int_equal(ev->sidr_rep.service_id, 0x0000000001110000ull + 9);
 	assert_int_equal(cm_engine_conn_count(H.n[A].e), 0);
-	assert_int_equal(cm_engine_conn_count(H.n[B].e), 0);
+	/* B keeps its answer for duplicates a while, silently, then forgets it. */
+	assert_int_equal(cm_engine_conn_count(H.n[B].e), 1);
 	assert_int_equal(cm_msg_check(cmh_last_mad(&H, B, CM_ATTR_SIDR_REP), 256, NULL), 0);
+	cmh_run_timers(&H, SEC, 20 * SEC);
+	assert_int_equal(cm_engine_conn_count(H.n[B].e), 0);
+	assert_int_equal(H.n[B].nev, 1); /* the SIDR_REQ_RCVD only */
+}
+
+/*
+ * The SIDR_REP is lost: the requester's retry finds the answer kept and
+ * gets it again, and B's user sees one request, not two (one UD peer, not
+ * a second one as a new request would make it).
+ */
+static void test_sidr_rep_lost(void **state)
+{
+	struct cm_sidr_rep_cmd rep = {.status = CM_SIDR_SUCCESS, .qpn = 0x66, .qkey = 0x99};
+	const struct cm_event *ev;
+
+	(void)state;
+	sidr_start(0x0000000001110000ull + 1);
+	assert_int_equal(cmh_count(&H, B, CM_EV_SIDR_REQ_RCVD), 1);
+	H.drop[B][CM_ATTR_SIDR_REP - 0x10] = 1;
+	assert_int_equal(
+	    cm_engine_sidr_rep(H.n[B].e, cmh_event(&H, B, CM_EV_SIDR_REQ_RCVD)->id, &rep), 0);
+	cmh_deliver(&H);
+	assert_null(cmh_event(&H, A, CM_EV_SIDR_REP_RCVD));
+	cmh_advance(&H, 2 * SEC); /* A's retry */
+	ev = cmh_event(&H, A, CM_EV_SIDR_REP_RCVD);
+	assert_non_null(ev);
+	assert_int_equal(ev->sidr_rep.qpn, 0x66);
+	assert_int_equal(ev->sidr_rep.qkey, 0x99);
+	assert_int_equal(cmh_count(&H, B, CM_EV_SIDR_REQ_RCVD), 1);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_SIDR_REP), 2);
 }
 
 /* B listens on UDP port space 0x0111 << 16 too, for these tests. */
@@ -290,9 +321,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_udp, cmh_teardown)
 	    T(test_sidr_success),      T(test_sidr_each_status), T(test_sidr_unsupported),
-	    T(test_sidr_lost_and_dup), T(test_sidr_timeout),	 T(test_lap_accepted),
-	    T(test_lap_rejected),      T(test_lap_mra_and_dup),	 T(test_lap_timeout),
-	    T(test_lap_then_dreq),
+	    T(test_sidr_lost_and_dup), T(test_sidr_rep_lost),	 T(test_sidr_timeout),
+	    T(test_lap_accepted),      T(test_lap_rejected),	 T(test_lap_mra_and_dup),
+	    T(test_lap_timeout),       T(test_lap_then_dreq),
 #undef T
 	};
 
