@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/ib.h>
@@ -106,6 +107,9 @@ int cma_mgid_of(enum rdma_port_space ps, const struct sockaddr *sa, const uint8_
 		return -EAFNOSUPPORT;
 	}
 }
+
+/* Joins again after a port or SM change: tries, a second apart. */
+#define REJOIN_TRIES 10
 
 static const uint8_t default_bcast[16] = {0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0,    0,
 					  0,	0,    0,    0,	  0xff, 0xff, 0xff, 0xff};
@@ -495,12 +499,21 @@ void cma_mc_rejoin(struct cma_port *p)
 
 		memcpy(want.port_gid, p->gid, 16);
 		want.join_state = m->join_state;
-		a.ok = rt && !sa_mcmember_join(cm_runtime_sa(rt), &want,
-					       SA_MCMR_COMP_MGID | SA_MCMR_COMP_PORT_GID |
-						   SA_MCMR_COMP_P_KEY | SA_MCMR_COMP_JOIN_STATE |
-						   SA_MCMR_COMP_Q_KEY | SA_MCMR_COMP_SL |
-						   SA_MCMR_COMP_FLOW_LABEL | SA_MCMR_COMP_TCLASS,
-					       &got);
+		/*
+		 * The SM asks for reregistration while it sweeps, before its
+		 * SA may answer: try for a while before telling the members.
+		 */
+		for (int t = 0; t < REJOIN_TRIES && !a.ok; t++) {
+			if (t)
+				nanosleep(&(struct timespec){.tv_sec = 1}, NULL);
+			a.ok = rt &&
+			       !sa_mcmember_join(cm_runtime_sa(rt), &want,
+						 SA_MCMR_COMP_MGID | SA_MCMR_COMP_PORT_GID |
+						     SA_MCMR_COMP_P_KEY | SA_MCMR_COMP_JOIN_STATE |
+						     SA_MCMR_COMP_Q_KEY | SA_MCMR_COMP_SL |
+						     SA_MCMR_COMP_FLOW_LABEL | SA_MCMR_COMP_TCLASS,
+						 &got);
+		}
 		pthread_mutex_lock(&cma.lock);
 		if (a.ok)
 			m->rec = got;

@@ -48,6 +48,7 @@ struct fsd_port {
 	bool admin_down;       /* fabsim link ... down */
 	uint8_t link_width;    /* from the topology, IBA encoding */
 	uint8_t pi[64];	       /* PortInfo as the SMA serves it */
+	uint32_t rereg;	       /* PortInfo Sets with ClientReregister, so far */
 	uint16_t pkeys[FSD_PKEYS];
 	uint64_t guid; /* port GUID (switch: node GUID for all) */
 	uint8_t sl2vl[8];

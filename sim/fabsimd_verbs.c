@@ -767,6 +767,7 @@ static void port_now(struct fsd_port *p, struct fsp_verbs_port_event *e)
 	e->sm_sl = (uint32_t)mad_get_field(p->pi, 0, IB_PORT_SMSL_F);
 	e->active_mtu = (uint32_t)mad_get_field(p->pi, 0, IB_PORT_NEIGHBOR_MTU_F);
 	e->max_mtu = (uint32_t)mad_get_field(p->pi, 0, IB_PORT_MTU_CAP_F);
+	e->rereg = p->rereg;
 }
 
 /* Tell verbs clients when their port changed (ibv async events). */

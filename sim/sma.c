@@ -293,6 +293,13 @@ static int port_info_set(struct fsd_port *p, const uint8_t *d)
 	}
 	for (size_t i = 0; i < sizeof(copy) / sizeof(copy[0]); i++)
 		pset(p, copy[i], (uint32_t)mad_get_field((void *)d, 0, copy[i]));
+	/*
+	 * ClientReregister (IBA 14.4.11): the SM asks the port's clients to
+	 * register again (an HCA raises IBV_EVENT_CLIENT_REREGISTER); the
+	 * bit itself reads back as 0.
+	 */
+	if (p->node->type == FSD_CA && mad_get_field((void *)d, 0, IB_PORT_CLIENT_REREG_F))
+		p->rereg++;
 	mad_set_field64(p->pi, 0, IB_PORT_GID_PREFIX_F,
 			mad_get_field64((void *)d, 0, IB_PORT_GID_PREFIX_F));
 	mad_set_field64(p->pi, 0, IB_PORT_MKEY_F, mad_get_field64((void *)d, 0, IB_PORT_MKEY_F));

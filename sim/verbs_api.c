@@ -1058,9 +1058,15 @@ static void port_async(enum ibv_event_type t)
 
 void verbs_port_event(const struct fsp_verbs_port_event *e)
 {
+	/* The daemon's count of ClientReregister requests, from the first event on. */
+	static uint32_t rereg_last;
+	static bool rereg_init;
+	bool rereg = rereg_init && e->rereg != rereg_last;
 	struct verbs_port_info *pi;
 	enum ibv_port_state ns;
 
+	rereg_last = e->rereg;
+	rereg_init = true;
 	if (!verbs_hca.dev)
 		return;
 	pi = &verbs_hca.dev->port;
@@ -1076,6 +1082,8 @@ void verbs_port_event(const struct fsp_verbs_port_event *e)
 		port_async(IBV_EVENT_LID_CHANGE);
 	if (e->sm_lid != pi->sm_lid && ns == IBV_PORT_ACTIVE)
 		port_async(IBV_EVENT_SM_CHANGE);
+	if (rereg && ns == IBV_PORT_ACTIVE)
+		port_async(IBV_EVENT_CLIENT_REREGISTER);
 	pi->state = ns;
 	pi->lid = (uint16_t)e->lid;
 	pi->lmc = (uint8_t)e->lmc;

@@ -161,6 +161,7 @@ struct fsp_verbs_port_event {
 	uint32_t sm_sl;
 	uint32_t active_mtu; /* PortInfo NeighborMTU (IBA enum 1..5) */
 	uint32_t max_mtu;    /* PortInfo MTUCap */
+	uint32_t rereg;	     /* ClientReregister requests of the SM so far */
 };
 
 struct fsp_verbs_stats {

@@ -9,6 +9,8 @@
 #   with a send-only sender (-o), an unmapped AF_IB group (-M); after they
 #   exit, the SA lists no group but IPoIB's broadcast group;
 #   a link going down and up under a bound id: ADDR_CHANGE each time;
+#   OpenSM restarted under a joined receiver: it joins again (client
+#   reregister) and receives; udaddy with 20% of CM MADs lost;
 #   a capture: SIDR_REQ service ID 0x1110000 + port, nothing malformed.
 . "$(dirname "$0")/sim_common.sh"
 MADCM=$top_builddir/tools/madcm
@@ -104,6 +106,20 @@ wait $wp || { cat "$out/watch" >&2; fail "rdmacm_watch"; }
 	{ cat "$out/watch" >&2; fail "ADDR_CHANGE down and up"; }
 passed=$((passed + 1))
 echo "ok: ADDR_CHANGE on link down and up"
+
+# OpenSM restarts under a joined receiver: the new SM knows no group, and
+# asks every port's clients to register again (PortInfo ClientReregister:
+# IBV_EVENT_CLIENT_REREGISTER), so the library joins again and the
+# receiver gets what a sender joining afterwards sends.
+bg mc-rejoin.r h1 stdbuf -oL mckey -m 230.168.1.7 -b 198.18.0.1
+rp=$last
+wait_for "grep -q 'joined dgid' '$out/mc-rejoin.r'" 20 || { cat "$out/mc-rejoin.r" >&2; fail "mc-rejoin: no join"; }
+fs sm stop >/dev/null || fail "sm stop"
+fs sm start >/dev/null || fail "sm start"
+wait_for "'$FABSIM' --dir '$FABSIM_DIR' run h2 -- saquery -g 2>/dev/null | grep -q ff12:4001:ffff::6a8:107" 30 ||
+	fail "mc-rejoin: the receiver did not join again after the SM restart"
+fg mc-rejoin.s h2 mckey -m 230.168.1.7 -b 198.18.0.2 -s
+waitok mc-rejoin.r $rp
 
 # udaddy with 20% of CM MADs lost: a lost SIDR_REQ is retried, and a lost
 # SIDR_REP is answered again from the answer madcm keeps for duplicates
