@@ -19,6 +19,10 @@
  *
  * Locking: one mutex per rsocket guards all of it; it is dropped while a
  * call sleeps, so a sender and a receiver thread both make progress.
+ *
+ * Datagram rsockets live in lib/rsocket_dgram.c: each call here hands a
+ * descriptor of theirs over (ds_is_dgram) before it looks at its own
+ * table.  SO_KEEPALIVE's timer thread is lib/rsocket_keepalive.c.
  */
 #include "config.h"
 
@@ -199,7 +203,7 @@ static void rs_remove(struct rsock *rs)
 
 bool rs_is_rsocket(int fd)
 {
-	return rs_get(fd) != NULL;
+	return rs_get(fd) != NULL || ds_is_dgram(fd);
 }
 
 /* ---- helpers ---- */
@@ -350,7 +354,7 @@ static int rs_post_write(struct rsock *rs, struct ibv_sge *sge, uint32_t tag, in
 
 	wr.wr_id = tag;
 	wr.sg_list = sge;
-	wr.num_sge = 1;
+	wr.num_sge = sge ? 1 : 0; /* none: the keepalive's zero-length write */
 	wr.opcode = IBV_WR_RDMA_WRITE;
 	wr.send_flags = flags;
 	wr.wr.rdma.remote_addr = addr;
@@ -917,6 +921,8 @@ CMA_EXPORT int rsocket(int domain, int type, int protocol)
 
 	if (domain != AF_INET && domain != AF_INET6 && domain != AF_IB)
 		return cma_err(EAFNOSUPPORT);
+	if (type == SOCK_DGRAM)
+		return ds_socket(domain, protocol);
 	if (type != SOCK_STREAM || (protocol && protocol != IPPROTO_TCP))
 		return cma_err(ENOTSUP);
 	rs = rs_alloc(NULL);
@@ -935,9 +941,12 @@ CMA_EXPORT int rsocket(int domain, int type, int protocol)
 
 CMA_EXPORT int rbind(int socket, const struct sockaddr *addr, socklen_t addrlen)
 {
-	struct rsock *rs = rs_lock(socket);
+	struct rsock *rs;
 	int ret;
 
+	if (ds_is_dgram(socket))
+		return ds_bind(socket, addr, addrlen);
+	rs = rs_lock(socket);
 	if (!rs)
 		return -1;
 	if (!addr || addrlen < sizeof(sa_family_t)) {
@@ -956,9 +965,12 @@ CMA_EXPORT int rbind(int socket, const struct sockaddr *addr, socklen_t addrlen)
 
 CMA_EXPORT int rlisten(int socket, int backlog)
 {
-	struct rsock *rs = rs_lock(socket);
+	struct rsock *rs;
 	int ret = 0;
 
+	if (ds_is_dgram(socket))
+		return cma_err(EOPNOTSUPP);
+	rs = rs_lock(socket);
 	if (!rs)
 		return -1;
 	if (rs->state == RS_INIT || rs->state == RS_BOUND) {
@@ -1041,9 +1053,12 @@ static int rs_take_request(struct rsock *ls, struct rsock **out)
 
 CMA_EXPORT int raccept(int socket, struct sockaddr *addr, socklen_t *addrlen)
 {
-	struct rsock *ls = rs_lock(socket), *rs = NULL;
+	struct rsock *ls, *rs = NULL;
 	int r;
 
+	if (ds_is_dgram(socket))
+		return cma_err(EOPNOTSUPP);
+	ls = rs_lock(socket);
 	if (!ls)
 		return -1;
 	if (ls->state != RS_LISTEN) {
@@ -1070,6 +1085,10 @@ CMA_EXPORT int raccept(int socket, struct sockaddr *addr, socklen_t *addrlen)
 		}
 	}
 	pthread_mutex_unlock(&ls->lock);
+	/* Inherited from the listener; registered with no lock held. */
+	if ((rs->so_opts & (1u << SO_KEEPALIVE)) &&
+	    rs_keepalive_set(rs->fd, (unsigned)rs->keepidle))
+		rs->so_opts &= ~(1u << SO_KEEPALIVE);
 	if (addr && addrlen)
 		rs_copy_addr(addr, addrlen, &rs->id->route.addr.dst_addr);
 	return rs->fd;
@@ -1077,8 +1096,11 @@ CMA_EXPORT int raccept(int socket, struct sockaddr *addr, socklen_t *addrlen)
 
 CMA_EXPORT int rconnect(int socket, const struct sockaddr *addr, socklen_t addrlen)
 {
-	struct rsock *rs = rs_lock(socket);
+	struct rsock *rs;
 
+	if (ds_is_dgram(socket))
+		return ds_connect(socket, addr, addrlen);
+	rs = rs_lock(socket);
 	if (!rs)
 		return -1;
 	if (!addr || addrlen < sizeof(sa_family_t)) {
@@ -1283,12 +1305,15 @@ static void rs_send_iomaps(struct rsock *rs)
 
 static ssize_t rs_sendv(int socket, const struct iovec *iov, int iovcnt, int flags)
 {
-	struct rsock *rs = rs_lock(socket);
+	struct rsock *rs;
 	struct rs_iov c = {iov, iovcnt, 0};
 	size_t len = 0, left;
 	uint32_t olen = RS_OLAP_START;
 	int ret = 0;
 
+	if (ds_is_dgram(socket))
+		return ds_sendmsg(socket, iov, iovcnt, flags, NULL, 0);
+	rs = rs_lock(socket);
 	if (!rs)
 		return -1;
 	if (iovcnt < 0 || (iovcnt && !iov)) {
@@ -1345,6 +1370,11 @@ CMA_EXPORT ssize_t rsend(int socket, const void *buf, size_t len, int flags)
 CMA_EXPORT ssize_t rsendto(int socket, const void *buf, size_t len, int flags,
 			   const struct sockaddr *dest_addr, socklen_t addrlen)
 {
+	if (ds_is_dgram(socket)) {
+		struct iovec iov = {(void *)buf, len};
+
+		return ds_sendmsg(socket, &iov, 1, flags, dest_addr, addrlen);
+	}
 	if (dest_addr || addrlen) {
 		if (rs_get(socket))
 			return cma_err(EISCONN);
@@ -1359,6 +1389,9 @@ CMA_EXPORT ssize_t rsendmsg(int socket, const struct msghdr *msg, int flags)
 		return cma_err(EINVAL);
 	if (msg->msg_control && msg->msg_controllen)
 		return cma_err(ENOTSUP);
+	if (ds_is_dgram(socket))
+		return ds_sendmsg(socket, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
+				  msg->msg_namelen);
 	return rs_sendv(socket, msg->msg_iov, (int)msg->msg_iovlen, flags);
 }
 
@@ -1438,10 +1471,13 @@ static size_t rs_copy_in(struct rsock *rs, struct rs_iov *c, size_t len, bool pe
 
 static ssize_t rs_recvv(int socket, const struct iovec *iov, int iovcnt, int flags)
 {
-	struct rsock *rs = rs_lock(socket);
+	struct rsock *rs;
 	struct rs_iov c = {iov, iovcnt, 0};
 	size_t len = 0, done = 0;
 
+	if (ds_is_dgram(socket))
+		return ds_recvmsg(socket, iov, iovcnt, flags, NULL, NULL, NULL);
+	rs = rs_lock(socket);
 	if (!rs)
 		return -1;
 	if (iovcnt < 0 || (iovcnt && !iov)) {
@@ -1498,7 +1534,14 @@ CMA_EXPORT ssize_t rrecv(int socket, void *buf, size_t len, int flags)
 CMA_EXPORT ssize_t rrecvfrom(int socket, void *buf, size_t len, int flags,
 			     struct sockaddr *src_addr, socklen_t *addrlen)
 {
-	ssize_t n = rrecv(socket, buf, len, flags);
+	ssize_t n;
+
+	if (ds_is_dgram(socket)) {
+		struct iovec iov = {buf, len};
+
+		return ds_recvmsg(socket, &iov, 1, flags, src_addr, addrlen, NULL);
+	}
+	n = rrecv(socket, buf, len, flags);
 
 	if (n > 0 && src_addr)
 		rgetpeername(socket, src_addr, addrlen);
@@ -1512,6 +1555,9 @@ CMA_EXPORT ssize_t rrecvmsg(int socket, struct msghdr *msg, int flags)
 	if (msg->msg_control && msg->msg_controllen)
 		return cma_err(ENOTSUP);
 	msg->msg_flags = 0;
+	if (ds_is_dgram(socket))
+		return ds_recvmsg(socket, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
+				  msg->msg_name ? &msg->msg_namelen : NULL, &msg->msg_flags);
 	return rs_recvv(socket, msg->msg_iov, (int)msg->msg_iovlen, flags);
 }
 
@@ -1585,9 +1631,12 @@ out:
 
 CMA_EXPORT int rshutdown(int socket, int how)
 {
-	struct rsock *rs = rs_lock(socket);
+	struct rsock *rs;
 	int ret;
 
+	if (ds_is_dgram(socket))
+		return ds_shutdown(socket, how);
+	rs = rs_lock(socket);
 	if (!rs)
 		return -1;
 	if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR) {
@@ -1600,8 +1649,13 @@ CMA_EXPORT int rshutdown(int socket, int how)
 
 CMA_EXPORT int rclose(int socket)
 {
-	struct rsock *rs = rs_lock(socket);
+	struct rsock *rs;
 
+	if (ds_is_dgram(socket))
+		return ds_close(socket);
+	/* First: no keepalive may be running on it once it is freed. */
+	rs_keepalive_del(socket);
+	rs = rs_lock(socket);
 	if (!rs)
 		return -1;
 	if (rs->state == RS_CONNECTED || rs->state == RS_ACCEPTING)
@@ -1618,8 +1672,11 @@ CMA_EXPORT int rclose(int socket)
 
 CMA_EXPORT int rgetpeername(int socket, struct sockaddr *addr, socklen_t *addrlen)
 {
-	struct rsock *rs = rs_lock(socket);
+	struct rsock *rs;
 
+	if (ds_is_dgram(socket))
+		return ds_getpeername(socket, addr, addrlen);
+	rs = rs_lock(socket);
 	if (!rs)
 		return -1;
 	if (!addr || !addrlen) {
@@ -1636,9 +1693,12 @@ CMA_EXPORT int rgetpeername(int socket, struct sockaddr *addr, socklen_t *addrle
 
 CMA_EXPORT int rgetsockname(int socket, struct sockaddr *addr, socklen_t *addrlen)
 {
-	struct rsock *rs = rs_lock(socket);
+	struct rsock *rs;
 	struct sockaddr_storage ss;
 
+	if (ds_is_dgram(socket))
+		return ds_getsockname(socket, addr, addrlen);
+	rs = rs_lock(socket);
 	if (!rs)
 		return -1;
 	if (!addr || !addrlen) {
@@ -1806,13 +1866,50 @@ static int rs_setopt(struct rsock *rs, int level, int name, const void *val, soc
 
 CMA_EXPORT int rsetsockopt(int socket, int level, int optname, const void *optval, socklen_t optlen)
 {
-	struct rsock *rs = rs_lock(socket);
+	struct rsock *rs;
 	int ret;
 
+	if (ds_is_dgram(socket))
+		return ds_setsockopt(socket, level, optname, optval, optlen);
+	rs = rs_lock(socket);
 	if (!rs)
 		return -1;
 	ret = rs_setopt(rs, level, optname, optval, optlen);
+	if (!ret && ((level == SOL_SOCKET && optname == SO_KEEPALIVE) ||
+		     (level == IPPROTO_TCP && optname == TCP_KEEPIDLE))) {
+		bool on = rs->so_opts & (1u << SO_KEEPALIVE);
+		unsigned idle = (unsigned)rs->keepidle;
+		int rc;
+
+		/* The service thread takes its lock before ours: ours goes first. */
+		pthread_mutex_unlock(&rs->lock);
+		if (!on) {
+			rs_keepalive_del(socket);
+			return 0;
+		}
+		rc = rs_keepalive_set(socket, idle);
+		return rc ? cma_err(-rc) : 0;
+	}
 	RS_UNLOCK_RET(rs, ret);
+}
+
+/*
+ * From the keepalive thread: a zero-length RDMA WRITE, as rdma-core sends
+ * (RS_CTRL_KEEPALIVE marks it as a control message of our own).  A socket
+ * whose lock is taken is busy, not idle: it is skipped this time.
+ */
+void rs_keepalive_send(int fd)
+{
+	struct rsock *rs = rs_get(fd);
+
+	if (!rs || pthread_mutex_trylock(&rs->lock))
+		return;
+	if (rs->state == RS_CONNECTED && rs->id->qp && rs_ctrl_avail(rs)) {
+		rs->ctrl_seq++;
+		if (rs_post_write(rs, NULL, rs_msg(RS_OP_CTRL, RS_CTRL_KEEPALIVE), 0, 0, 0))
+			rs_fail(rs, errno);
+	}
+	pthread_mutex_unlock(&rs->lock);
 }
 
 static int put_int(void *optval, socklen_t *optlen, int v)
@@ -1912,9 +2009,12 @@ static int rs_getopt(struct rsock *rs, int level, int name, void *val, socklen_t
 
 CMA_EXPORT int rgetsockopt(int socket, int level, int optname, void *optval, socklen_t *optlen)
 {
-	struct rsock *rs = rs_lock(socket);
+	struct rsock *rs;
 	int ret;
 
+	if (ds_is_dgram(socket))
+		return ds_getsockopt(socket, level, optname, optval, optlen);
+	rs = rs_lock(socket);
 	if (!rs)
 		return -1;
 	ret = rs_getopt(rs, level, optname, optval, optlen);
@@ -1923,13 +2023,23 @@ CMA_EXPORT int rgetsockopt(int socket, int level, int optname, void *optval, soc
 
 CMA_EXPORT int rfcntl(int socket, int cmd, ...)
 {
-	struct rsock *rs = rs_lock(socket);
+	struct rsock *rs;
 	va_list ap;
 	int ret = 0;
 
-	if (!rs)
-		return -1;
 	va_start(ap, cmd);
+	if (ds_is_dgram(socket)) {
+		/* Only the set commands carry an argument. */
+		int arg = cmd == F_SETFL || cmd == F_SETFD ? va_arg(ap, int) : 0;
+
+		va_end(ap);
+		return ds_fcntl(socket, cmd, arg);
+	}
+	rs = rs_lock(socket);
+	if (!rs) {
+		va_end(ap);
+		return -1;
+	}
 	switch (cmd) {
 	case F_GETFL:
 		ret = rs->fd_flags | O_RDWR;
@@ -1956,11 +2066,14 @@ CMA_EXPORT int rfcntl(int socket, int cmd, ...)
 
 CMA_EXPORT off_t riomap(int socket, void *buf, size_t len, int prot, int flags, off_t offset)
 {
-	struct rsock *rs = rs_lock(socket);
+	struct rsock *rs;
 	struct rs_iomr *m;
 	int access = IBV_ACCESS_LOCAL_WRITE, slot = -1;
 
 	(void)flags;
+	if (ds_is_dgram(socket))
+		return (off_t)cma_err(EOPNOTSUPP);
+	rs = rs_lock(socket);
 	if (!rs)
 		return -1;
 	if (!buf || !len || (prot & ~(PROT_WRITE | PROT_NONE)) || !rs->id->pd ||
@@ -2058,7 +2171,7 @@ static const volatile struct rs_iomap *rs_find_iomap(const struct rsock *rs, uin
 
 CMA_EXPORT size_t riowrite(int socket, const void *buf, size_t count, off_t offset, int flags)
 {
-	struct rsock *rs = rs_lock(socket);
+	struct rsock *rs;
 	struct iovec iov = {(void *)buf, count};
 	struct rs_iov c = {&iov, 1, 0};
 	const volatile struct rs_iomap *iom = NULL;
@@ -2067,6 +2180,9 @@ CMA_EXPORT size_t riowrite(int socket, const void *buf, size_t count, off_t offs
 	size_t left = count;
 	int ret = 0;
 
+	if (ds_is_dgram(socket))
+		return (size_t)cma_err(EOPNOTSUPP);
+	rs = rs_lock(socket);
 	if (!rs)
 		return (size_t)-1;
 	if (rs_need_connected(rs, flags)) {
@@ -2165,9 +2281,12 @@ static short rs_revents(struct rsock *rs, short events)
 
 short rs_poll_check(int fd, short events)
 {
-	struct rsock *rs = rs_lock(fd);
+	struct rsock *rs;
 	short rev;
 
+	if (ds_is_dgram(fd))
+		return ds_poll_check(fd, events);
+	rs = rs_lock(fd);
 	if (!rs)
 		return POLLNVAL;
 	rs->cm_check = true;
@@ -2179,9 +2298,12 @@ short rs_poll_check(int fd, short events)
 
 short rs_poll_arm(int fd, short events, struct pollfd *out, int *n)
 {
-	struct rsock *rs = rs_lock(fd);
+	struct rsock *rs;
 	short rev;
 
+	if (ds_is_dgram(fd))
+		return ds_poll_arm(fd, events, out, n);
+	rs = rs_lock(fd);
 	*n = 0;
 	if (!rs)
 		return POLLNVAL;
@@ -2202,7 +2324,13 @@ short rs_poll_arm(int fd, short events, struct pollfd *out, int *n)
 
 void rs_poll_drain(int fd)
 {
-	struct rsock *rs = rs_lock(fd);
+	struct rsock *rs;
+
+	if (ds_is_dgram(fd)) {
+		ds_poll_drain(fd);
+		return;
+	}
+	rs = rs_lock(fd);
 
 	if (!rs)
 		return;

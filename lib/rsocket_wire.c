@@ -6,6 +6,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
 
 #include "lib/rsocket_wire.h"
 
@@ -113,4 +116,56 @@ void rs_iomap_swap(struct rs_iomap *m)
 {
 	m->offset = __builtin_bswap64(m->offset);
 	rs_sge_swap(&m->sge);
+}
+
+int ds_hdr_encode(const struct sockaddr *sa, uint8_t out[DS_HDR_MAX_LEN])
+{
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		out[0] = 4;
+		out[1] = DS_HDR_V4_LEN;
+		/* Already in network order in the sockaddr: copied as they are. */
+		memcpy(out + 2, &in->sin_port, 2);
+		memcpy(out + 4, &in->sin_addr, 4);
+		return DS_HDR_V4_LEN;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+		out[0] = 6;
+		out[1] = DS_HDR_V6_LEN;
+		memcpy(out + 2, &in6->sin6_port, 2);
+		memcpy(out + 4, &in6->sin6_flowinfo, 4);
+		memcpy(out + 8, &in6->sin6_addr, 16);
+		return DS_HDR_V6_LEN;
+	}
+	return -EAFNOSUPPORT;
+}
+
+int ds_hdr_decode(const uint8_t *in, size_t len, struct sockaddr_storage *sa)
+{
+	if (!in || len < DS_HDR_V4_LEN)
+		return -EINVAL;
+	memset(sa, 0, sizeof(*sa));
+	if (in[0] == 4 && in[1] == DS_HDR_V4_LEN) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)sa;
+
+		sin->sin_family = AF_INET;
+		memcpy(&sin->sin_port, in + 2, 2);
+		memcpy(&sin->sin_addr, in + 4, 4);
+		return DS_HDR_V4_LEN;
+	}
+	if (in[0] == 6 && in[1] == DS_HDR_V6_LEN) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)sa;
+
+		if (len < DS_HDR_V6_LEN)
+			return -EINVAL;
+		sin6->sin6_family = AF_INET6;
+		memcpy(&sin6->sin6_port, in + 2, 2);
+		memcpy(&sin6->sin6_flowinfo, in + 4, 4);
+		memcpy(&sin6->sin6_addr, in + 8, 16);
+		return DS_HDR_V6_LEN;
+	}
+	return -EPROTO;
 }

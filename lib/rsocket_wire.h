@@ -11,6 +11,9 @@
  *     into our target buffer, in the receiver's byte order (the writer
  *     swaps when the peer's RS_CONN_FLAG_NET says it differs).
  *
+ * Datagram rsockets (SOCK_DGRAM over UD) put the sender's address in front
+ * of every UD SEND (rdma-core's struct ds_header): see ds_hdr_encode.
+ *
  * Pure encoding, no verbs: tests/unit/test_rsocket_wire.c checks it.
  */
 #ifndef MADCM_LIB_RSOCKET_WIRE_H
@@ -99,5 +102,28 @@ static inline int rs_host_is_net(void)
 
 void rs_sge_swap(struct rs_sge *s);
 void rs_iomap_swap(struct rs_iomap *m);
+
+/*
+ * The datagram header: version (4 or 6), its length (8 or 24), the UDP
+ * port and the address of the sending socket, port and address in network
+ * order as a sockaddr holds them; for IPv6 sin6_flowinfo precedes the
+ * address.  A receive slot holds the header and the payload.
+ */
+#define DS_HDR_V4_LEN 8
+#define DS_HDR_V6_LEN 24
+#define DS_HDR_MAX_LEN DS_HDR_V6_LEN
+#define DS_MSG_SIZE 2048 /* header + payload of one datagram, at most */
+
+struct sockaddr;
+struct sockaddr_storage;
+
+/* The header for sa (AF_INET or AF_INET6): its length, or -EAFNOSUPPORT. */
+int ds_hdr_encode(const struct sockaddr *sa, uint8_t out[DS_HDR_MAX_LEN]);
+/*
+ * The sender's address from a received datagram: the header's length, or
+ * -EINVAL (shorter than the header) or -EPROTO (unknown version, or a
+ * length that does not match it).
+ */
+int ds_hdr_decode(const uint8_t *in, size_t len, struct sockaddr_storage *sa);
 
 #endif

@@ -1,9 +1,11 @@
 /*
- * madcm run [-v] [--] PROGRAM [ARGS...]: run an unmodified librdmacm
- * program on madcm's librdmacm.so.1.  The dynamic linker finds our
- * library first through LD_LIBRARY_PATH; the program and its arguments
+ * madcm run [-v] [--rsocket] [--] PROGRAM [ARGS...]: run an unmodified
+ * librdmacm program on madcm's librdmacm.so.1.  The dynamic linker finds
+ * our library first through LD_LIBRARY_PATH; the program and its arguments
  * are exec'd unchanged.  In a build tree the library is found beside the
  * tool (lib/.libs), else where it was installed (RDMACM_LIBDIR).
+ * --rsocket also puts librspreload.so (from the same directory) in front
+ * of LD_PRELOAD, so a plain TCP program's sockets become rsockets.
  */
 #include "config.h"
 
@@ -26,10 +28,31 @@ int cmd_run(int argc, char **argv);
 
 static void usage(FILE *out)
 {
-	fputs("Usage: madcm run [-v] [--] PROGRAM [ARGS...]\n"
+	fputs("Usage: madcm run [-v] [--rsocket] [--] PROGRAM [ARGS...]\n"
 	      "Run PROGRAM with madcm's librdmacm.so.1 in place of rdma-core's.\n"
-	      "  -v  say which library directory is used (on stderr)\n",
+	      "  -v         say which library directory is used (on stderr)\n"
+	      "  --rsocket  preload librspreload.so: TCP sockets become rsockets\n",
 	      out);
+}
+
+/* LD_PRELOAD with dir/librspreload.so first; 0, or -1 when it is missing. */
+static int preload_rsocket(const char *dir, bool verbose)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char p[PATH_MAX], *v;
+
+	if (snprintf(p, sizeof(p), "%s/librspreload.so", dir) >= (int)sizeof(p) ||
+	    access(p, R_OK)) {
+		fprintf(stderr, "madcm run: no librspreload.so in %s\n", dir);
+		return -1;
+	}
+	if (asprintf(&v, "%s%s%s", p, old && *old ? ":" : "", old ? old : "") < 0)
+		return -1;
+	setenv("LD_PRELOAD", v, 1);
+	free(v);
+	if (verbose)
+		fprintf(stderr, "madcm run: LD_PRELOAD=%s\n", getenv("LD_PRELOAD"));
+	return 0;
 }
 
 static bool has_lib(const char *dir)
@@ -72,7 +95,7 @@ int cmd_run(int argc, char **argv)
 {
 	char rdmacm[PATH_MAX], madcm[PATH_MAX], *path;
 	const char *old = getenv("LD_LIBRARY_PATH");
-	bool verbose = false;
+	bool verbose = false, rsocket = false;
 	int i = 1;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
@@ -82,6 +105,8 @@ int cmd_run(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "-v")) {
 			verbose = true;
+		} else if (!strcmp(argv[i], "--rsocket")) {
+			rsocket = true;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
@@ -110,6 +135,8 @@ int cmd_run(int argc, char **argv)
 	free(path);
 	if (verbose)
 		fprintf(stderr, "madcm run: librdmacm.so.1 from %s\n", rdmacm);
+	if (rsocket && preload_rsocket(rdmacm, verbose))
+		return 1;
 	execvp(argv[i], argv + i);
 	fprintf(stderr, "madcm run: %s: %s\n", argv[i], strerror(errno));
 	return errno == ENOENT ? 127 : 126;

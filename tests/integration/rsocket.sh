@@ -6,7 +6,9 @@
 #   (b blocking, n non-blocking, a rpoll, v verify, and combinations);
 #   riostream (riomap/riowrite) with a custom run and with -T a/n/v;
 #   the same rstream runs with 20% of CM MADs lost;
-#   a server killed mid-stream: the client fails instead of hanging.
+#   a server killed mid-stream: the client fails instead of hanging;
+#   a peer killed while the other end blocks in rrecv with SO_KEEPALIVE
+#   (TCP_KEEPIDLE 1 s): a keepalive finds it gone, rrecv says ECONNRESET.
 # MADCM_QUICK_CHECK=1 skips the long default series and the lossy runs;
 # RSOCKET_RIOSTREAM_DEFAULT=1 adds riostream's default series.
 . "$(dirname "$0")/sim_common.sh"
@@ -110,6 +112,24 @@ crc=$?
 [ $crc -ne 0 ] && [ $crc -ne 124 ] || { tail "$out/kill.c" >&2; fail "killed server: client exit $crc"; }
 passed=$((passed + 1))
 echo "ok: killed server, client exit $crc ($(tail -1 "$out/kill.c"))"
+
+# SO_KEEPALIVE: only a keepalive can tell a blocked reader its peer is gone.
+KA=$top_builddir/tests/integration/rsocket_keepalive
+"$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$KA" -s $H1 7480 >"$out/ka.s" 2>&1 &
+sp=$!
+bg_pids="$bg_pids $sp"
+sleep 0.3
+timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$KA" -c $H1 7480 1 >"$out/ka.c" 2>&1 &
+cp=$!
+bg_pids="$bg_pids $cp"
+wait_for "grep -q accepted '$out/ka.s' && grep -q connected '$out/ka.c'" 30 ||
+	{ cat "$out/ka.s" "$out/ka.c" >&2; fail "keepalive: no connection"; }
+kill -9 $sp
+wait $cp
+crc=$?
+[ $crc -eq 0 ] || { cat "$out/ka.c" >&2; fail "keepalive: client exit $crc"; }
+passed=$((passed + 1))
+echo "ok: keepalive found the killed peer ($(tail -1 "$out/ka.c"))"
 
 echo "rsocket: $passed runs passed"
 exit 0

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -236,13 +237,76 @@ static void test_rpoll_mixed(void **state)
 	close(fds[1]);
 }
 
+/* Datagram rsockets: their calls' errors and states, with no peer. */
+static void test_dgram_calls(void **state)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(7998)};
+	struct sockaddr un = {.sa_family = AF_UNIX};
+	socklen_t len = sizeof(sin);
+	struct pollfd p;
+	static char big[3000];
+	char b[4];
+	int s, v = 1000;
+
+	(void)state;
+	assert_errno(rsocket(AF_INET, SOCK_DGRAM, IPPROTO_TCP), ENOTSUP);
+	assert_errno(rsocket(AF_IB, SOCK_DGRAM, 0), ENOTSUP);
+	s = rsocket(AF_INET, SOCK_DGRAM, IPPROTO_UDP);
+	assert_true(s >= 0);
+	len = sizeof(v);
+	assert_int_equal(rgetsockopt(s, SOL_SOCKET, SO_TYPE, &v, &len), 0);
+	assert_int_equal(v, SOCK_DGRAM);
+	/* No destination: nowhere to send; no peer; no stream calls. */
+	assert_errno(rsend(s, b, 1, 0), EDESTADDRREQ);
+	assert_errno(rsendto(s, b, 1, 0, NULL, 0), EDESTADDRREQ);
+	assert_errno(rsendto(s, b, 1, 0, &un, sizeof(un)), EAFNOSUPPORT);
+	assert_errno(rsendto(s, b, 1, 0, (struct sockaddr *)&sin, 4), EINVAL);
+	/* Larger than a datagram holds: refused before any resolution. */
+	assert_errno(rsendto(s, big, sizeof(big), 0, (struct sockaddr *)&sin, sizeof(sin)),
+		     EMSGSIZE);
+	len = sizeof(sin);
+	assert_errno(rgetpeername(s, (struct sockaddr *)&sin, &len), ENOTCONN);
+	assert_errno(rshutdown(s, SHUT_RDWR), ENOTCONN);
+	assert_errno(rlisten(s, 1), EOPNOTSUPP);
+	assert_errno(raccept(s, NULL, NULL), EOPNOTSUPP);
+	assert_errno(riomap(s, b, sizeof(b), PROT_WRITE, 0, -1), EOPNOTSUPP);
+	assert_errno(rrecv(s, b, 1, MSG_DONTWAIT), EAGAIN);
+	/* Options: the buffer doubled as on Linux; stream-only ones refused. */
+	v = 100000;
+	assert_int_equal(rsetsockopt(s, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)), 0);
+	len = sizeof(v);
+	assert_int_equal(rgetsockopt(s, SOL_SOCKET, SO_RCVBUF, &v, &len), 0);
+	assert_int_equal(v, 200000);
+	assert_errno(rsetsockopt(s, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v)), ENOTSUP);
+	assert_errno(rsetsockopt(s, SOL_SOCKET, SO_KEEPALIVE, &v, sizeof(v)), ENOTSUP);
+	assert_errno(rsetsockopt(s, SOL_SOCKET, SO_RCVBUF, &v, 1), EINVAL);
+	assert_int_equal(rfcntl(s, F_SETFL, O_NONBLOCK), 0);
+	assert_true(rfcntl(s, F_GETFL) & O_NONBLOCK);
+	assert_errno(rrecv(s, b, 1, 0), EAGAIN);
+	/* Bound to the wildcard: its name; a second bind is refused. */
+	assert_int_equal(rbind(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_errno(rbind(s, (struct sockaddr *)&sin, sizeof(sin)), EINVAL);
+	memset(&sin, 0, sizeof(sin));
+	len = sizeof(sin);
+	assert_int_equal(rgetsockname(s, (struct sockaddr *)&sin, &len), 0);
+	assert_int_equal(sin.sin_family, AF_INET);
+	assert_int_equal(ntohs(sin.sin_port), 7998);
+	/* Idle: writable, nothing to read. */
+	p = (struct pollfd){.fd = s, .events = POLLIN | POLLOUT};
+	assert_int_equal(rpoll(&p, 1, 0), 1);
+	assert_int_equal(p.revents, POLLOUT);
+	assert_int_equal(rclose(s), 0);
+	assert_errno(rfcntl(s, F_GETFL), EBADF);
+	assert_errno(rsend(s, b, 1, 0), EBADF);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bad_fd),	cmocka_unit_test(test_socket_args),
 	    cmocka_unit_test(test_wrong_state), cmocka_unit_test(test_listen_state),
 	    cmocka_unit_test(test_options),	cmocka_unit_test(test_fcntl),
-	    cmocka_unit_test(test_rpoll_mixed),
+	    cmocka_unit_test(test_rpoll_mixed), cmocka_unit_test(test_dgram_calls),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <cmocka.h>
 
@@ -120,6 +123,64 @@ static void test_swap(void **state)
 	assert_int_equal(m.sge.length, 0x34333231);
 }
 
+/* The datagram header as rdma-core's struct ds_header lays it out. */
+static void test_ds_hdr_layout(void **state)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(7174)};
+	struct sockaddr_in6 sin6 = {.sin6_family = AF_INET6, .sin6_port = htons(0x1234)};
+	static const uint8_t want4[] = {4, 8, 0x1C, 0x06, 198, 18, 0, 1};
+	uint8_t want6[DS_HDR_V6_LEN] = {6, 24, 0x12, 0x34, 0xA, 0xB, 0xC, 0xD};
+	uint8_t out[DS_HDR_MAX_LEN];
+	struct sockaddr_storage back;
+
+	(void)state;
+	inet_pton(AF_INET, "198.18.0.1", &sin.sin_addr);
+	memset(out, 0xEE, sizeof(out));
+	assert_int_equal(ds_hdr_encode((struct sockaddr *)&sin, out), DS_HDR_V4_LEN);
+	assert_memory_equal(out, want4, sizeof(want4));
+	assert_int_equal(ds_hdr_decode(out, DS_HDR_V4_LEN, &back), DS_HDR_V4_LEN);
+	assert_int_equal(back.ss_family, AF_INET);
+	assert_memory_equal(&((struct sockaddr_in *)&back)->sin_addr, &sin.sin_addr, 4);
+	assert_int_equal(((struct sockaddr_in *)&back)->sin_port, sin.sin_port);
+
+	inet_pton(AF_INET6, "fe80::1:2", &sin6.sin6_addr);
+	memcpy(&sin6.sin6_flowinfo, want6 + 4, 4); /* kept as the sockaddr holds it */
+	memcpy(want6 + 8, &sin6.sin6_addr, 16);
+	assert_int_equal(ds_hdr_encode((struct sockaddr *)&sin6, out), DS_HDR_V6_LEN);
+	assert_memory_equal(out, want6, sizeof(want6));
+	assert_int_equal(ds_hdr_decode(out, DS_HDR_V6_LEN + 100, &back), DS_HDR_V6_LEN);
+	assert_int_equal(back.ss_family, AF_INET6);
+	assert_memory_equal(&((struct sockaddr_in6 *)&back)->sin6_addr, &sin6.sin6_addr, 16);
+	assert_int_equal(((struct sockaddr_in6 *)&back)->sin6_port, sin6.sin6_port);
+	assert_int_equal(((struct sockaddr_in6 *)&back)->sin6_flowinfo, sin6.sin6_flowinfo);
+}
+
+static void test_ds_hdr_errors(void **state)
+{
+	struct sockaddr_storage sa;
+	struct sockaddr un = {.sa_family = AF_UNIX};
+	uint8_t b[DS_HDR_MAX_LEN] = {4, 8, 0, 1, 10, 0, 0, 1};
+
+	(void)state;
+	assert_int_equal(ds_hdr_encode(&un, b), -EAFNOSUPPORT);
+	b[0] = 4;
+	b[1] = 8;
+	assert_int_equal(ds_hdr_decode(NULL, 8, &sa), -EINVAL);
+	assert_int_equal(ds_hdr_decode(b, 7, &sa), -EINVAL); /* shorter than any header */
+	b[1] = 24;
+	assert_int_equal(ds_hdr_decode(b, sizeof(b), &sa), -EPROTO); /* v4 with v6's length */
+	b[0] = 6;
+	b[1] = 8;
+	assert_int_equal(ds_hdr_decode(b, sizeof(b), &sa), -EPROTO); /* v6 with v4's length */
+	b[1] = 24;
+	assert_int_equal(ds_hdr_decode(b, 10, &sa), -EINVAL); /* v6 cut short */
+	b[0] = 5;
+	assert_int_equal(ds_hdr_decode(b, sizeof(b), &sa), -EPROTO);
+	b[0] = 0;
+	b[1] = 0;
+	assert_int_equal(ds_hdr_decode(b, sizeof(b), &sa), -EPROTO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -128,6 +189,8 @@ int main(void)
 	    cmocka_unit_test(test_msg_encoding),
 	    cmocka_unit_test(test_iomap_scale),
 	    cmocka_unit_test(test_swap),
+	    cmocka_unit_test(test_ds_hdr_layout),
+	    cmocka_unit_test(test_ds_hdr_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,108 @@
+#!/bin/sh
+# Debian's unmodified udpong (datagram rsockets, SOCK_DGRAM over UD) on
+# madcm's librdmacm.so.1 (`madcm run`), between two simulated hosts:
+#   the client's custom run in each -T mode (n non-blocking, b blocking,
+#   a rpoll, e echo, and combinations), the largest datagram a 2048-byte
+#   receive slot holds, a server bound to the wildcard (its QP made on the
+#   first request), a datagram one byte too large (EMSGSIZE), and a port
+#   where no rsocket listens (ECONNREFUSED, not a hang).
+# udpong's server never exits on its own: it must still be running when
+# its client is done, must have logged the client in, and is then killed.
+# Counts stay small: udpong resends an echo after 1 ms, so on a loaded
+# machine the default series (10,000 round trips a size) takes hours.
+. "$(dirname "$0")/sim_common.sh"
+MADCM=$top_builddir/tools/madcm
+command -v udpong >/dev/null || { echo "SKIP: rdmacm-utils not installed"; exit 77; }
+[ -f "$top_builddir/lib/.libs/librdmacm.so.1" ] || { echo "SKIP: librdmacm.so.1 not built"; exit 77; }
+# The server's "client login" line must reach its file before it is killed.
+LINEBUF=""
+command -v stdbuf >/dev/null && LINEBUF="stdbuf -oL"
+
+fs up --gen b2b >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up"; }
+H1=198.18.0.1
+H2=198.18.0.2
+out=$FABSIM_DIR/out
+mkdir -p "$out"
+passed=0
+
+# server NAME "ARGS": udpong's server on h1, in the background ($sp).
+server() {
+	# shellcheck disable=SC2086
+	"$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$MADCM" run $LINEBUF udpong $2 \
+		>"$out/$1.s" 2>&1 &
+	sp=$!
+	bg_pids="$bg_pids $sp"
+	sleep 0.3
+}
+
+# client NAME "ARGS" [once]: udpong's client on h2; sets crc.  Until the
+# server listens a first send is refused: retried a few times, unless once.
+client() {
+	n=0
+	while :; do
+		# shellcheck disable=SC2086
+		timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$MADCM" run udpong -s $H1 $2 \
+			>"$out/$1.c" 2>&1
+		crc=$?
+		n=$((n + 1))
+		[ "${3:-}" = once ] || [ $n -ge 10 ] || ! grep -q 'Connection refused' "$out/$1.c" ||
+			! kill -0 "$sp" 2>/dev/null && break
+		sleep 0.5
+	done
+}
+
+# pair NAME "SERVER ARGS" "CLIENT ARGS": the client exits 0 with a result
+# row, the server is alive and logged the client in.
+pair() {
+	server "$1" "$2"
+	client "$1" "$3"
+	alive=0
+	kill -0 "$sp" 2>/dev/null && alive=1
+	kill -9 "$sp" 2>/dev/null
+	wait "$sp" 2>/dev/null
+	if [ $crc -ne 0 ] || [ $alive -ne 1 ]; then
+		echo "--- server (udpong $2): alive $alive" >&2
+		tail -20 "$out/$1.s" >&2
+		echo "--- client (udpong -s $H1 $3): exit $crc" >&2
+		tail -20 "$out/$1.c" >&2
+		fail "$1"
+	fi
+	grep -q '^custom ' "$out/$1.c" || { cat "$out/$1.c" >&2; fail "$1: no result row"; }
+	grep -q "^client login from $H2" "$out/$1.s" || {
+		cat "$out/$1.s" >&2
+		fail "$1: the server did not log the client in"
+	}
+	passed=$((passed + 1))
+	echo "ok: $1 ($(grep '^custom ' "$out/$1.c"))"
+}
+
+pair udpong "-b $H1" "-C 200 -S 1000"
+pair udpong-Tb "-b $H1 -T b" "-C 200 -S 1000 -T b"
+pair udpong-Ta "-b $H1 -T a" "-C 200 -S 1000 -T a"
+pair udpong-Te "-b $H1 -T e" "-C 20 -S 64 -T e"
+pair udpong-Tbe "-b $H1 -T b -T e" "-C 20 -S 1000 -T b -T e"
+pair udpong-Tae "-b $H1 -T a -T e" "-C 20 -S 1500 -T a -T e"
+# 2040 bytes + the 8-byte header fill a receive slot (and the 2048 MTU).
+pair udpong-max "-b $H1" "-C 20 -S 2040"
+pair udpong-wildcard "-b 0.0.0.0" "-C 100 -S 500"
+
+# One byte more than a datagram holds: the send fails with EMSGSIZE.
+server big "-b $H1"
+client big "-C 1 -S 2041"
+kill -9 "$sp" 2>/dev/null
+wait "$sp" 2>/dev/null
+# (udpong ignores a failed test's status: it exits 0 but prints no row.)
+[ $crc -ne 124 ] && grep -q 'Message too long' "$out/big.c" && ! grep -q '^custom ' "$out/big.c" ||
+	{ cat "$out/big.c" >&2; fail "oversized datagram: exit $crc"; }
+passed=$((passed + 1))
+echo "ok: oversized datagram refused ($(grep 'too long' "$out/big.c"))"
+
+# No rsocket on the port: the SIDR REQ is refused, the send says so.
+client noserver "-p 7999 -C 1" once
+[ $crc -ne 0 ] && [ $crc -ne 124 ] && grep -q 'Connection refused' "$out/noserver.c" ||
+	{ cat "$out/noserver.c" >&2; fail "no server: exit $crc"; }
+passed=$((passed + 1))
+echo "ok: no server on the port ($(grep refused "$out/noserver.c"))"
+
+echo "rsocket_dgram: $passed runs passed"
+exit 0
