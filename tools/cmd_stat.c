@@ -75,11 +75,12 @@ static void print_daemon_id(void *arg, const struct madcmd_stat_rep *r)
 				      r->remote_gid[i], r->remote_gid[i + 1]);
 	}
 	if (r->listen)
-		printf("%-8d %-6u %s/%-3d listen %-10u %-16s sid 0x%016llx\n", r->pid, r->uid, r->ca,
-		       r->port, r->id, "LISTEN", (unsigned long long)r->service_id);
+		printf("%-8d %-6u %s/%-3d listen %-10u %-16s sid 0x%016llx\n", r->pid, r->uid,
+		       r->ca, r->port, r->id, "LISTEN", (unsigned long long)r->service_id);
 	else
-		printf("%-8d %-6u %s/%-3d conn   0x%08x %-16s lid %u gid %s\n", r->pid, r->uid, r->ca,
-		       r->port, r->id, cm_state_name((enum cm_state)r->state), r->remote_lid, gid);
+		printf("%-8d %-6u %s/%-3d conn   0x%08x %-16s lid %u gid %s\n", r->pid, r->uid,
+		       r->ca, r->port, r->id, cm_state_name((enum cm_state)r->state), r->remote_lid,
+		       gid);
 }
 
 /* The ids madcmd holds; 0, 1 when it does not answer. */
@@ -184,12 +185,9 @@ static int print_snapshot(const char *path, int conns, int raw)
 int cmd_stat(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"conns", no_argument, NULL, 'c'},
-	    {"raw", no_argument, NULL, 'r'},
-	    {"watch", required_argument, NULL, 'w'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"daemon", no_argument, NULL, 'd'},
-	    {NULL, 0, NULL, 0},
+	    {"conns", no_argument, NULL, 'c'},	     {"raw", no_argument, NULL, 'r'},
+	    {"watch", required_argument, NULL, 'w'}, {"help", no_argument, NULL, 'h'},
+	    {"daemon", no_argument, NULL, 'd'},	     {NULL, 0, NULL, 0},
 	};
 	int conns = 0, raw = 0, watch = 0, daemon = 0, c, ret;
 	struct stat st;
