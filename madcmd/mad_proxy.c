@@ -19,6 +19,9 @@
  * is answered here (a GetResp echoing the record), one whose bits are
  * partly held goes out without them, and when a session ends, the bits
  * no other session holds are left with a Delete of the daemon's own.
+ * ServiceRecords (the library's address records) likewise: a Delete of a
+ * record another session also registered is answered here, and a session
+ * that ends deletes the records it alone held.
  */
 #include "config.h"
 
@@ -99,6 +102,64 @@ static uint8_t held_by_others(struct madcmd_session *s, const uint8_t *mgid,
 			bits |= m->join_state;
 	}
 	return bits;
+}
+
+/* ---- ServiceRecords ---- */
+
+static struct madcmd_service *service_find(struct madcmd_session *s, uint64_t id,
+					   const uint8_t *gid)
+{
+	for (struct madcmd_service *v = s->services; v; v = v->next)
+		if (v->id == id && !memcmp(v->gid, gid, 16))
+			return v;
+	return NULL;
+}
+
+static void service_add(struct madcmd_session *s, const uint8_t *mad, const struct mad_addr *sa)
+{
+	struct sa_service sv;
+	struct madcmd_service *v;
+
+	sa_service_decode(mad + SA_DATA_OFFSET, &sv);
+	v = service_find(s, sv.id, sv.gid);
+	if (!v) {
+		v = calloc(1, sizeof(*v));
+		if (!v)
+			return; /* forgotten: the record is left to its lease */
+		v->id = sv.id;
+		memcpy(v->gid, sv.gid, 16);
+		v->next = s->services;
+		s->services = v;
+	}
+	memcpy(v->rec, mad + SA_DATA_OFFSET, SA_SR_SIZE);
+	v->comp_mask = mad_get(mad + SA_HDR_OFFSET, sa_hdr_fields, SA_HDR_COMPONENT_MASK);
+	v->sa = *sa;
+}
+
+static void service_drop(struct madcmd_session *s, uint64_t id, const uint8_t *gid)
+{
+	for (struct madcmd_service **pp = &s->services; *pp; pp = &(*pp)->next)
+		if ((*pp)->id == id && !memcmp((*pp)->gid, gid, 16)) {
+			struct madcmd_service *v = *pp;
+
+			*pp = v->next;
+			free(v);
+			return;
+		}
+}
+
+static bool service_held_by_others(struct madcmd_session *s, uint64_t id, const uint8_t *gid)
+{
+	struct madcmd *d = s->d;
+
+	for (unsigned i = 1; i <= d->p.max_sessions; i++) {
+		struct madcmd_session *o = d->slots[i];
+
+		if (o && o != s && o->kind == MADCMD_SESSION_MAD && o->port == s->port &&
+		    service_find(o, id, gid))
+			return true;
+	}
+	return false;
 }
 
 /* ---- TIDs ---- */
@@ -368,6 +429,23 @@ void madcmd_mad_send(struct madcmd_session *s, const struct madcmd_mad *m)
 					rec.join_state & ~held);
 		}
 	}
+	if (!mad_get(mad, mad_hdr_fields, MAD_HDR_R) &&
+	    mad_get(mad, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) == SA_ATTR_SERVICE_RECORD &&
+	    m->len >= SA_DATA_OFFSET + SA_SR_SIZE) {
+		uint8_t method = (uint8_t)mad_get(mad, mad_hdr_fields, MAD_HDR_METHOD);
+		struct sa_service sv;
+
+		sa_service_decode(mad + SA_DATA_OFFSET, &sv);
+		if (method == MAD_METHOD_SET) {
+			service_add(s, mad, &m->addr);
+		} else if (method == MAD_METHOD_DELETE) {
+			service_drop(s, sv.id, sv.gid);
+			if (service_held_by_others(s, sv.id, sv.gid)) {
+				answer_locally(s, m);
+				return;
+			}
+		}
+	}
 	mad_set(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID, (tid & ~0xffffffffull) | e->dtid);
 	rc = d->ops->send(d->ops_ctx, p->proxy_portid, p->proxy_agent, mad, m->len, &m->addr,
 			  m->timeout_ms);
@@ -407,6 +485,24 @@ static void leave(struct madcmd_served *p, const struct madcmd_member *mb, uint8
 		p->c.leaves++;
 }
 
+/* Delete, for a closed session, a ServiceRecord nobody else holds. */
+static void service_delete(struct madcmd_served *p, const struct madcmd_service *v)
+{
+	struct madcmd *d = p->d;
+	uint8_t mad[MAD_SIZE];
+
+	d->internal_tid = (d->internal_tid + 1) & MADCMD_TID_COUNTER_MASK;
+	if (!d->internal_tid)
+		d->internal_tid = 1;
+	if (sa_mad_init(mad, MAD_METHOD_DELETE, SA_ATTR_SERVICE_RECORD, d->internal_tid,
+			v->comp_mask))
+		return;
+	memcpy(mad + SA_DATA_OFFSET, v->rec, SA_SR_SIZE);
+	if (d->ops->send(d->ops_ctx, p->proxy_portid, p->proxy_agent, mad, MAD_SIZE, &v->sa,
+			 LEAVE_TIMEOUT_MS) == 0)
+		p->c.leaves++;
+}
+
 void madcmd_mad_session_end(struct madcmd_session *s)
 {
 	while (s->members) {
@@ -417,6 +513,14 @@ void madcmd_mad_session_end(struct madcmd_session *s)
 		if (bits && s->port->proxy_ok)
 			leave(s->port, m, bits);
 		free(m);
+	}
+	while (s->services) {
+		struct madcmd_service *v = s->services;
+
+		s->services = v->next;
+		if (s->port->proxy_ok && !service_held_by_others(s, v->id, v->gid))
+			service_delete(s->port, v);
+		free(v);
 	}
 	memset(s->tids, 0, sizeof(s->tids));
 }

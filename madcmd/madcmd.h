@@ -73,6 +73,7 @@ struct madcmd_tables {
 	uint32_t ids;	      /* connections and listeners owned by sessions */
 	uint32_t bindings;    /* port-space reservations */
 	uint32_t memberships; /* multicast (MGID, port GID) entries */
+	uint32_t services;    /* ServiceRecords registered by sessions */
 	uint32_t tids;	      /* proxied TIDs remembered */
 	uint32_t queued;      /* messages waiting for slow sessions */
 };

@@ -14,6 +14,7 @@
 #include "cm/rt_proto.h"
 #include "cm/runtime.h"
 #include "madcmd/madcmd.h"
+#include "sa/sa_wire.h"
 
 struct madcmd_session;
 
@@ -84,6 +85,22 @@ struct madcmd_member {
 	struct mad_addr sa; /* where the join went: the Delete goes there too */
 };
 
+/*
+ * A ServiceRecord a session registered (SubnAdmSet): the library's
+ * address records (lib/addr_sa.c), which programs serving the same
+ * address register alike, so a Delete while another session holds the
+ * same record is answered here, and a session that ends deletes only
+ * what nobody else holds.
+ */
+struct madcmd_service {
+	struct madcmd_service *next;
+	uint64_t id;
+	uint8_t gid[16];
+	uint8_t rec[SA_SR_SIZE]; /* as the Set carried it */
+	uint64_t comp_mask;
+	struct mad_addr sa;
+};
+
 /* A port-space reservation (HOST sessions). */
 struct madcmd_bind {
 	struct madcmd_bind *hnext; /* daemon bucket of (ps, port) */
@@ -120,6 +137,7 @@ struct madcmd_session {
 	uint64_t tid_clock;
 	struct madcmd_tid tids[MADCMD_TID_SLOTS];
 	struct madcmd_member *members;
+	struct madcmd_service *services;
 	/* HOST */
 	struct madcmd_bind *binds;
 	uint32_t nbinds;

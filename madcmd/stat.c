@@ -74,6 +74,8 @@ void madcmd_tables_get(const struct madcmd *d, struct madcmd_tables *out)
 		out->queued += s->qlen;
 		for (const struct madcmd_member *m = s->members; m; m = m->next)
 			out->memberships++;
+		for (const struct madcmd_service *v = s->services; v; v = v->next)
+			out->services++;
 		for (unsigned t = 0; t < MADCMD_TID_SLOTS; t++)
 			out->tids += s->tids[t].used;
 	}

@@ -39,6 +39,9 @@ static struct env {
 	unsigned mc_sets, mc_deletes;
 	uint8_t mc_last_delete_js;
 	uint64_t mc_last_delete_tid;
+	/* Its ServiceRecord answers: Sets and Deletes seen. */
+	unsigned sr_sets, sr_deletes;
+	uint64_t sr_last_delete_tid;
 } E;
 
 static bool priv_cb(void *ctx, pid_t pid, uid_t uid)
@@ -85,12 +88,21 @@ static int mc_send(void *ctx, int portid, int agent, const void *mad, size_t len
 	uint8_t resp[MAD_SIZE];
 	unsigned method;
 
-	if (rc || len != MAD_SIZE || m[1] != MAD_CLASS_SUBN_ADM ||
-	    mad_get(m, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) != SA_ATTR_MC_MEMBER_RECORD)
+	if (rc || len != MAD_SIZE || m[1] != MAD_CLASS_SUBN_ADM)
 		return rc;
 	method = (unsigned)mad_get(m, mad_hdr_fields, MAD_HDR_METHOD);
 	memcpy(resp, mad, MAD_SIZE);
-	if (method == MAD_METHOD_SET) {
+	if (mad_get(m, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) == SA_ATTR_SERVICE_RECORD) {
+		if (method == MAD_METHOD_SET)
+			E.sr_sets++;
+		else if (method == MAD_METHOD_DELETE) {
+			E.sr_deletes++;
+			E.sr_last_delete_tid = mad_get(m, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
+		} else
+			return rc;
+	} else if (mad_get(m, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) != SA_ATTR_MC_MEMBER_RECORD) {
+		return rc;
+	} else if (method == MAD_METHOD_SET) {
 		E.mc_sets++;
 	} else if (method == MAD_METHOD_DELETE) {
 		E.mc_deletes++;
@@ -1109,6 +1121,58 @@ static void test_mcast_memberships(void **state)
 	env_down();
 }
 
+static void sr_msg(uint8_t *mad, uint8_t method, uint64_t tid, const uint8_t *gid)
+{
+	struct sa_service sv = {.id = 0x100000000000a001ull, .pkey = 0xffff, .lease = 0xffffffff};
+
+	memcpy(sv.gid, gid, 16);
+	snprintf(sv.name, sizeof(sv.name), "madcm:ip:198.18.0.1");
+	assert_int_equal(sa_mad_init(mad, method, SA_ATTR_SERVICE_RECORD, tid,
+				     SA_SR_COMP_SERVICE_ID | SA_SR_COMP_SERVICE_GID),
+			 0);
+	assert_int_equal(sa_service_encode(&sv, mad + SA_DATA_OFFSET), 0);
+}
+
+/*
+ * Two programs serving one address register the same ServiceRecord: the
+ * first one's Delete is answered by the daemon (the record stays for the
+ * other), and when the last exits without deleting, the daemon deletes it.
+ */
+static void test_service_records(void **state)
+{
+	uint8_t mad[MAD_SIZE];
+	int m1, m2, ag1, ag2;
+
+	(void)state;
+	env_up(0, 0);
+	m1 = mad_client("fake0", &ag1);
+	m2 = mad_client("fake0", &ag2);
+	sr_msg(mad, MAD_METHOD_SET, 0xc1, E.fb.ca[0].port.gid);
+	client_mad_send(m1, ag1, mad);
+	client_mad_recv(m1, ag1, mad);
+	sr_msg(mad, MAD_METHOD_SET, 0xd1, E.fb.ca[0].port.gid);
+	client_mad_send(m2, ag2, mad);
+	client_mad_recv(m2, ag2, mad);
+	assert_int_equal(E.sr_sets, 2);
+	assert_int_equal(tables().services, 2);
+	sr_msg(mad, MAD_METHOD_DELETE, 0xc2, E.fb.ca[0].port.gid);
+	client_mad_send(m1, ag1, mad);
+	client_mad_recv(m1, ag1, mad);
+	assert_int_equal(mad_get(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID), 0xc2);
+	assert_int_equal(mad_get(mad, mad_hdr_fields, MAD_HDR_METHOD), MAD_METHOD_GET_RESP & 0x7f);
+	assert_int_equal(E.sr_deletes, 0);
+	assert_int_equal(tables().services, 1);
+	close(m1);
+	pump();
+	assert_int_equal(E.sr_deletes, 0);
+	close(m2);
+	pump();
+	assert_int_equal(tables().services, 0);
+	assert_int_equal(E.sr_deletes, 1);
+	assert_int_equal((uint32_t)E.sr_last_delete_tid >> 20, 0); /* the daemon's own TID */
+	env_down();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1118,6 +1182,7 @@ int main(void)
 	    cmocka_unit_test(test_cm_limits),	  cmocka_unit_test(test_slow_client),
 	    cmocka_unit_test(test_portspace),	  cmocka_unit_test(test_ps_rule),
 	    cmocka_unit_test(test_mad_proxy),	  cmocka_unit_test(test_mcast_memberships),
+	    cmocka_unit_test(test_service_records),
 	};
 
 	madcmd_log_setup(getenv("MADCMD_TEST_LOG") ? MADCMD_LOG_STDERR : MADCMD_LOG_NONE,
