@@ -224,8 +224,8 @@ static void framed(int fd, const uint8_t *chunk, size_t n)
 				  : size - sizeof(struct madcmd_hdr);
 
 		memcpy(buf + sizeof(struct madcmd_hdr), body, take);
-		if (type == MADCMD_CMD)
-			tame_cmd(&((struct madcmd_cmd *)buf)->cmd, chunk[0]);
+		if (type == MADCMD_CMD) /* an empty chunk has no selector byte */
+			tame_cmd(&((struct madcmd_cmd *)buf)->cmd, n ? chunk[0] : 0);
 	}
 	madcmd_hdr_init((struct madcmd_hdr *)buf, type, len, 1);
 	put(fd, buf, len);
