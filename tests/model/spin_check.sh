@@ -39,8 +39,11 @@ run() {
 		$CC -O1 $ccflags -o pan pan.c >cc.log 2>&1 || { cat cc.log; exit 1; }
 		./pan $panflags >pan.log 2>&1 || true
 		stored=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' pan.log)
+		depth=$(sed -n 's/.*depth reached \([0-9]*\),.*/\1/p' pan.log)
+		mem=$(sed -n 's/^ *\([0-9.]*\)[[:space:]]*total actual memory usage.*/\1/p' pan.log)
+		secs=$(sed -n 's/^pan: elapsed time \([0-9.e+]*\) seconds.*/\1/p' pan.log)
 		if grep -q 'errors: 0' pan.log && ! grep -q 'max search depth too small' pan.log; then
-			echo "ok   $kind $bounds ($stored states)"
+			echo "ok   $kind $bounds ($stored states, depth $depth, ${mem} MB, ${secs} s)"
 		else
 			echo "FAIL $kind $bounds"
 			cat pan.log
