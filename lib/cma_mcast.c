@@ -191,6 +191,24 @@ made:
 	m->refs = 1;
 	m->rec = got;
 	pthread_mutex_lock(&cma.lock);
+	{
+		/*
+		 * Another thread joined the same group meanwhile: the SA holds
+		 * one membership for both joins (a join is idempotent), so
+		 * share that one rather than keep two that each would leave.
+		 */
+		struct cma_membership *o = find_membership(p, m->mgid, state);
+
+		if (o && memcmp(mgid, (uint8_t[16]){0}, 16)) {
+			o->refs++;
+			pthread_mutex_unlock(&cma.lock);
+			if (m->igmp_fd >= 0)
+				close(m->igmp_fd);
+			free(m);
+			*out = o;
+			return 0;
+		}
+	}
 	m->next = memberships;
 	memberships = m;
 	pthread_mutex_unlock(&cma.lock);

@@ -357,6 +357,179 @@ static int fb_ca_by_gid(struct fake_fabric *fb, const uint8_t gid[16])
 	return -1;
 }
 
+/* ---- the SA's multicast groups (sa_mcast) ---- */
+
+/* MCMemberRecords take 7 words of 8 bytes in a table (52 bytes, padded). */
+#define FB_MCMR_WORDS ((SA_MCMR_SIZE + 7) / 8)
+
+static struct fake_mcgroup *fb_group(struct fake_fabric *fb, const uint8_t mgid[16])
+{
+	for (int g = 0; g < FAKE_FABRIC_MAX_GROUPS; g++)
+		if (fb->groups[g].used && !memcmp(fb->groups[g].rec.mgid, mgid, 16))
+			return &fb->groups[g];
+	return NULL;
+}
+
+/* Under fb->lock (or before lib/ runs). */
+static struct fake_mcgroup *fb_group_new(struct fake_fabric *fb, const struct sa_mcmember *rec,
+					 bool permanent)
+{
+	for (int g = 0; g < FAKE_FABRIC_MAX_GROUPS; g++) {
+		struct fake_mcgroup *mg = &fb->groups[g];
+
+		if (mg->used)
+			continue;
+		memset(mg, 0, sizeof(*mg));
+		mg->used = true;
+		mg->permanent = permanent;
+		mg->rec = *rec;
+		memset(mg->rec.port_gid, 0, 16);
+		mg->rec.join_state = 0;
+		if (!mg->rec.mlid)
+			mg->rec.mlid = fb->next_mlid++;
+		if (!mg->rec.mgid[0]) {
+			/* SA-assigned (ff12:a01b:P_Key::n), as OpenSM makes them. */
+			static const uint8_t a[6] = {0xff, 0x12, 0xa0, 0x1b, 0xff, 0xff};
+
+			memcpy(mg->rec.mgid, a, sizeof(a));
+			mg->rec.mgid[15] = (uint8_t)(g + 1);
+		}
+		mg->rec.scope = mg->rec.mgid[1] & 0x0f;
+		return mg;
+	}
+	return NULL;
+}
+
+int fake_fabric_add_group(struct fake_fabric *fb, const struct sa_mcmember *rec, bool permanent)
+{
+	int rc;
+
+	pthread_mutex_lock(&fb->lock);
+	rc = fb_group_new(fb, rec, permanent) ? 0 : -ENOSPC;
+	pthread_mutex_unlock(&fb->lock);
+	return rc;
+}
+
+bool fake_fabric_group(struct fake_fabric *fb, const uint8_t mgid[16], struct fake_mcgroup *out)
+{
+	struct fake_mcgroup *mg;
+
+	pthread_mutex_lock(&fb->lock);
+	mg = fb_group(fb, mgid);
+	if (mg)
+		*out = *mg;
+	pthread_mutex_unlock(&fb->lock);
+	return mg != NULL;
+}
+
+/* Answer request `req` on its agent: method, status, n records (GetTable: one RMPP segment). */
+static void fb_sa_answer(struct fake_fabric *fb, int agent, const uint8_t *req, uint8_t method,
+			 uint16_t status, const struct sa_mcmember *recs, unsigned n)
+{
+	struct mad_addr src = {.lid = 1, .qpn = 1, .qkey = MAD_QP1_QKEY};
+	uint8_t mad[MAD_SIZE];
+
+	memcpy(mad, req, MAD_SIZE);
+	memset(mad + SA_DATA_OFFSET, 0, MAD_SIZE - SA_DATA_OFFSET);
+	mad_set(mad, mad_hdr_fields, MAD_HDR_R, 1);
+	mad_set(mad, mad_hdr_fields, MAD_HDR_METHOD, method & 0x7f);
+	mad_set(mad, mad_hdr_fields, MAD_HDR_STATUS, status);
+	mad_set(mad + SA_HDR_OFFSET, sa_hdr_fields, SA_HDR_ATTRIBUTE_OFFSET, FB_MCMR_WORDS);
+	for (unsigned i = 0; i < n && (i + 1) * FB_MCMR_WORDS * 8 <= SA_DATA_SIZE; i++)
+		sa_mcmember_encode(&recs[i], mad + SA_DATA_OFFSET + i * FB_MCMR_WORDS * 8);
+	if (method == MAD_METHOD_GET_TABLE_RESP) {
+		uint8_t *rh = mad + MAD_RMPP_HDR_OFFSET;
+
+		mad_set(rh, mad_rmpp_fields, MAD_RMPP_RMPP_VERSION, MAD_RMPP_VERSION);
+		mad_set(rh, mad_rmpp_fields, MAD_RMPP_RMPP_TYPE, MAD_RMPP_TYPE_DATA);
+		mad_set(rh, mad_rmpp_fields, MAD_RMPP_RMPP_FLAGS,
+			MAD_RMPP_FLAG_ACTIVE | MAD_RMPP_FLAG_FIRST | MAD_RMPP_FLAG_LAST);
+		mad_set(rh, mad_rmpp_fields, MAD_RMPP_SEGMENT_NUMBER, 1);
+		/* The SA header and the records (IBA 13.6.2.3). */
+		mad_set(rh, mad_rmpp_fields, MAD_RMPP_PAYLOAD_LENGTH,
+			SA_HDR_SIZE + n * FB_MCMR_WORDS * 8);
+	}
+	fb_deliver(fb, fb->agents[agent].open, agent, mad, MAD_SIZE, &src);
+}
+
+/* An MCMemberRecord Set, Delete or GetTable from CA `from`. */
+static void fb_sa_mcmember(struct fake_fabric *fb, int from, int agent, const uint8_t *req)
+{
+	uint64_t mask = mad_get(req + SA_HDR_OFFSET, sa_hdr_fields, SA_HDR_COMPONENT_MASK);
+	struct sa_mcmember q, out[3];
+	struct fake_mcgroup *mg;
+	unsigned n = 0;
+
+	sa_mcmember_decode(req + SA_DATA_OFFSET, &q);
+	mg = fb_group(fb, q.mgid);
+	switch (req[3]) {
+	case MAD_METHOD_SET:
+		fb->sa_mc_sets++;
+		fb->sa_mc_last_set_state = q.join_state;
+		if (fb->sa_mc_set_status) {
+			fb_sa_answer(fb, agent, req, MAD_METHOD_GET_RESP, fb->sa_mc_set_status, &q,
+				     1);
+			return;
+		}
+		if (memcmp(q.port_gid, fb->ca[from].port.gid, 16) || !q.join_state ||
+		    (mg && (mask & SA_MCMR_COMP_Q_KEY) && q.qkey != mg->rec.qkey)) {
+			fb_sa_answer(fb, agent, req, MAD_METHOD_GET_RESP, SA_STATUS_REQ_INVALID, &q,
+				     1);
+			return;
+		}
+		if (!mg) {
+			if (!(mask & SA_MCMR_COMP_MTU))
+				q.mtu_selector = 2, q.mtu = 4; /* 2048 */
+			if (!(mask & SA_MCMR_COMP_RATE))
+				q.rate_selector = 2, q.rate = 3; /* 10 Gb/s */
+			q.mlid = 0;
+			mg = fb_group_new(fb, &q, false);
+			if (!mg) {
+				fb_sa_answer(fb, agent, req, MAD_METHOD_GET_RESP,
+					     SA_STATUS_NO_RESOURCES, &q, 1);
+				return;
+			}
+		}
+		mg->member_state[from] |= q.join_state;
+		out[0] = mg->rec;
+		memcpy(out[0].port_gid, q.port_gid, 16);
+		out[0].join_state = mg->member_state[from];
+		fb_sa_answer(fb, agent, req, MAD_METHOD_GET_RESP, 0, out, 1);
+		return;
+	case MAD_METHOD_DELETE:
+		fb->sa_mc_deletes++;
+		if (!mg || !(mg->member_state[from] & q.join_state)) {
+			fb_sa_answer(fb, agent, req, MAD_METHOD_DELETE_RESP, SA_STATUS_REQ_INVALID,
+				     &q, 1);
+			return;
+		}
+		mg->member_state[from] &= (uint8_t)~q.join_state;
+		out[0] = mg->rec;
+		memcpy(out[0].port_gid, q.port_gid, 16);
+		out[0].join_state = q.join_state;
+		if (!mg->permanent) {
+			bool empty = true;
+
+			for (int i = 0; i < FAKE_FABRIC_MAX_CAS; i++)
+				empty = empty && !mg->member_state[i];
+			if (empty)
+				mg->used = false;
+		}
+		fb_sa_answer(fb, agent, req, MAD_METHOD_DELETE_RESP, 0, out, 1);
+		return;
+	case MAD_METHOD_GET_TABLE:
+		fb->sa_mc_gets++;
+		for (int g = 0; g < FAKE_FABRIC_MAX_GROUPS && n < 3; g++)
+			if (fb->groups[g].used && (!(mask & SA_MCMR_COMP_MGID) ||
+						   !memcmp(fb->groups[g].rec.mgid, q.mgid, 16)))
+				out[n++] = fb->groups[g].rec;
+		fb_sa_answer(fb, agent, req, MAD_METHOD_GET_TABLE_RESP, 0, out, n);
+		return;
+	default:
+		return;
+	}
+}
+
 /* The SA: a PathRecord Get from CA `from` is answered on its own agent. */
 static void fb_sa(struct fake_fabric *fb, int from, int agent, const uint8_t *req, size_t len)
 {
@@ -366,7 +539,30 @@ static void fb_sa(struct fake_fabric *fb, int from, int agent, const uint8_t *re
 	struct mad_addr src = {.lid = 1, .qpn = 1, .qkey = MAD_QP1_QKEY};
 	int to;
 
-	if (len < MAD_SIZE || req[3] != MAD_METHOD_GET ||
+	if (len < MAD_SIZE)
+		return;
+	if (mad_get(req, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) == SA_ATTR_MC_MEMBER_RECORD) {
+		/* Requests only: not our own answers, nor the client's RMPP ACKs. */
+		if (fb->sa_mcast && !mad_get(req, mad_hdr_fields, MAD_HDR_R) &&
+		    !(mad_get(req + MAD_RMPP_HDR_OFFSET, mad_rmpp_fields, MAD_RMPP_RMPP_FLAGS) &
+		      MAD_RMPP_FLAG_ACTIVE))
+			fb_sa_mcmember(fb, from, agent, req);
+		return;
+	}
+	if (mad_get(req, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) == SA_ATTR_SERVICE_RECORD) {
+		if (fb->sa_services && (req[3] == MAD_METHOD_SET || req[3] == MAD_METHOD_DELETE)) {
+			memcpy(mad, req, MAD_SIZE);
+			mad_set(mad, mad_hdr_fields, MAD_HDR_R, 1);
+			mad_set(mad, mad_hdr_fields, MAD_HDR_STATUS, 0);
+			if (req[3] == MAD_METHOD_SET)
+				fb->sa_sr_sets++;
+			else
+				fb->sa_sr_deletes++;
+			fb_deliver(fb, fb->agents[agent].open, agent, mad, MAD_SIZE, &src);
+		}
+		return;
+	}
+	if (req[3] != MAD_METHOD_GET ||
 	    mad_get(req, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) != SA_ATTR_PATH_RECORD)
 		return;
 	fb->sa_path_queries++;
@@ -503,6 +699,7 @@ void fake_fabric_init(struct fake_fabric *fb, int ncas)
 		ncas = FAKE_FABRIC_MAX_CAS;
 	fb->ncas = ncas;
 	fb->packet_life_time = 8;
+	fb->next_mlid = 0xc000;
 	for (int i = 0; i < ncas; i++) {
 		struct fake_umad *f = &fb->ca[i];
 

@@ -12,6 +12,7 @@
 #include <pthread.h>
 
 #include "mad/umad_ops.h"
+#include "sa/client.h"
 
 #define FAKE_MAX_MADS 4096
 #define FAKE_MAD_CAP 512
@@ -59,12 +60,14 @@ void fake_umad_respond(struct fake_umad *f, unsigned i, uint8_t method, uint16_t
  * delivered by DLID to the CM agent of the port with that LID, and an SA
  * that answers every PathRecord Get with a path from the asker to the
  * port of the DGID asked for (no answer when sa_silent, or for a DGID no
- * port has).  What each CA sends is also recorded in ca[i].sent.  All ops
+ * port has), and, when asked to (sa_mcast, sa_services), MCMemberRecords
+ * and ServiceRecords.  What each CA sends is also recorded in ca[i].sent.  All ops
  * run under the fabric's lock; one fabric per process (ops ctx = it).
  */
 #define FAKE_FABRIC_MAX_CAS 4
 #define FAKE_FABRIC_MAX_OPENS 16
 #define FAKE_FABRIC_MAX_AGENTS 64
+#define FAKE_FABRIC_MAX_GROUPS 16
 
 struct fake_fabric_open {
 	bool used;
@@ -72,6 +75,14 @@ struct fake_fabric_open {
 	int evfd;
 	struct fake_mad *rx;
 	unsigned rx_head, rx_tail;
+};
+
+/* A multicast group of the fake SA (sa_mcast). */
+struct fake_mcgroup {
+	bool used;
+	bool permanent;		/* kept without members (the IPoIB broadcast group) */
+	struct sa_mcmember rec; /* the group's record (port_gid, join_state unused) */
+	uint8_t member_state[FAKE_FABRIC_MAX_CAS]; /* JoinState of each CA's port */
 };
 
 struct fake_fabric {
@@ -91,6 +102,28 @@ struct fake_fabric {
 	bool (*cm_filter)(struct fake_fabric *fb, int from, const uint8_t *mad, size_t len,
 			  void *arg);
 	void *cm_filter_arg;
+	/*
+	 * With sa_mcast the SA also answers MCMemberRecords: Set joins the
+	 * asking port (creating the group from the request, an MLID from
+	 * 0xc000 and for a zero MGID an SA-assigned one; a Q_Key in the mask
+	 * that differs from an existing group's is refused), Delete leaves
+	 * (the group goes with its last member unless permanent), GetTable
+	 * lists the groups (those of the MGID when the mask has it).  Off by
+	 * default: other tests answer MCMemberRecords themselves.
+	 */
+	bool sa_mcast;
+	uint16_t sa_mc_set_status; /* non-zero: every Set is refused with this MAD status */
+	unsigned sa_mc_sets, sa_mc_deletes, sa_mc_gets; /* MCMemberRecord requests seen */
+	uint8_t sa_mc_last_set_state;			/* JoinState of the last Set */
+	struct fake_mcgroup groups[FAKE_FABRIC_MAX_GROUPS];
+	uint16_t next_mlid;
+	/*
+	 * With sa_services the SA grants every ServiceRecord Set and Delete
+	 * (the addresses listeners publish), which otherwise wait out the SA
+	 * client's timeouts.
+	 */
+	bool sa_services;
+	unsigned sa_sr_sets, sa_sr_deletes;
 };
 
 extern const struct mad_umad_ops fake_fabric_ops;
@@ -99,5 +132,9 @@ void fake_fabric_init(struct fake_fabric *fb, int ncas);
 void fake_fabric_destroy(struct fake_fabric *fb);
 /* How many CM MADs of this attribute ID (e.g. 0x0012 REJ) CA `ca` sent. */
 unsigned fake_fabric_count_cm(struct fake_fabric *fb, int ca, uint16_t attr_id);
+/* A group the SA knows from the start (rec.mlid 0: one is given): 0, or -ENOSPC. */
+int fake_fabric_add_group(struct fake_fabric *fb, const struct sa_mcmember *rec, bool permanent);
+/* A copy of the group of this MGID: true, or false when the SA has none. */
+bool fake_fabric_group(struct fake_fabric *fb, const uint8_t mgid[16], struct fake_mcgroup *out);
 
 #endif

@@ -394,6 +394,57 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	return rc;
 }
 
+/* Attach: a group at most once (EINVAL again); detach: only one attached. */
+int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	struct fake_qp *f = fake_qp_of(qp);
+	int rc = 0;
+
+	called();
+	pthread_mutex_lock(&fake_verbs.lock);
+	for (unsigned i = 0; i < f->nmcast; i++)
+		if (!memcmp(&f->mcast[i].gid, gid, sizeof(*gid)) && f->mcast[i].lid == lid)
+			rc = EINVAL;
+	if (!rc && f->nmcast == FAKE_QP_MAX_MCAST)
+		rc = ENOMEM;
+	if (!rc) {
+		f->mcast[f->nmcast].gid = *gid;
+		f->mcast[f->nmcast].lid = lid;
+		f->nmcast++;
+	}
+	pthread_mutex_unlock(&fake_verbs.lock);
+	return rc;
+}
+
+int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	struct fake_qp *f = fake_qp_of(qp);
+	int rc = EINVAL;
+
+	called();
+	pthread_mutex_lock(&fake_verbs.lock);
+	for (unsigned i = 0; i < f->nmcast; i++)
+		if (!memcmp(&f->mcast[i].gid, gid, sizeof(*gid)) && f->mcast[i].lid == lid) {
+			memmove(&f->mcast[i], &f->mcast[i + 1],
+				(f->nmcast - i - 1) * sizeof(f->mcast[0]));
+			f->nmcast--;
+			rc = 0;
+			break;
+		}
+	pthread_mutex_unlock(&fake_verbs.lock);
+	return rc;
+}
+
+unsigned fake_qp_nmcast(struct ibv_qp *qp)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&fake_verbs.lock);
+	n = fake_qp_of(qp)->nmcast;
+	pthread_mutex_unlock(&fake_verbs.lock);
+	return n;
+}
+
 /* ---- the lib/ test environment ---- */
 
 struct fake_fabric fake_cma_fabric;

@@ -28,6 +28,7 @@
 
 #define FAKE_VERBS_MAX_DEVS 4
 #define FAKE_QP_MAX_MODS 16
+#define FAKE_QP_MAX_MCAST 8
 #define FAKE_MAX_RD_ATOM 16 /* max_qp_rd_atom and max_qp_init_rd_atom */
 
 struct fake_qp_mod {
@@ -42,6 +43,12 @@ struct fake_qp {
 	struct fake_qp_mod mods[FAKE_QP_MAX_MODS];
 	unsigned nmods;
 	unsigned bad_transitions; /* modifies outside RESET->INIT->RTR->RTS, ->ERR, ->RESET */
+	/* Multicast groups attached (ibv_attach_mcast), in order. */
+	struct {
+		union ibv_gid gid;
+		uint16_t lid;
+	} mcast[FAKE_QP_MAX_MCAST];
+	unsigned nmcast;
 };
 
 struct fake_verbs_state {
@@ -68,6 +75,8 @@ static inline struct fake_qp *fake_qp_of(struct ibv_qp *qp)
 }
 /* A copy of a QP's recorded modifies (taken under the fake's lock). */
 unsigned fake_qp_mods(struct ibv_qp *qp, struct fake_qp_mod *out, unsigned max);
+/* How many groups the QP has attached (taken under the fake's lock). */
+unsigned fake_qp_nmcast(struct ibv_qp *qp);
 void fake_verbs_fail_modify(struct ibv_qp *qp, enum ibv_qp_state state, int err, unsigned count);
 
 /* The fabric lib/ runs on, set up by fake_cma_setup(). */
