@@ -1176,12 +1176,12 @@ static void test_service_records(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_check_accepts), cmocka_unit_test(test_check_rejects),
-	    cmocka_unit_test(test_hello_errors),  cmocka_unit_test(test_hello_port),
-	    cmocka_unit_test(test_cm_ownership),  cmocka_unit_test(test_cm_close_rejects),
-	    cmocka_unit_test(test_cm_limits),	  cmocka_unit_test(test_slow_client),
-	    cmocka_unit_test(test_portspace),	  cmocka_unit_test(test_ps_rule),
-	    cmocka_unit_test(test_mad_proxy),	  cmocka_unit_test(test_mcast_memberships),
+	    cmocka_unit_test(test_check_accepts),   cmocka_unit_test(test_check_rejects),
+	    cmocka_unit_test(test_hello_errors),    cmocka_unit_test(test_hello_port),
+	    cmocka_unit_test(test_cm_ownership),    cmocka_unit_test(test_cm_close_rejects),
+	    cmocka_unit_test(test_cm_limits),	    cmocka_unit_test(test_slow_client),
+	    cmocka_unit_test(test_portspace),	    cmocka_unit_test(test_ps_rule),
+	    cmocka_unit_test(test_mad_proxy),	    cmocka_unit_test(test_mcast_memberships),
 	    cmocka_unit_test(test_service_records),
 	};
 
