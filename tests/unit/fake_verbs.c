@@ -465,6 +465,12 @@ int fake_cma_setup(void)
 	int fd;
 
 	fake_fabric_init(&fake_cma_fabric, 2);
+	/*
+	 * Listeners publish their addresses as ServiceRecords and wait for the
+	 * SA (8 s a call unanswered): the fake SA grants them, so every test
+	 * with a listener does not spend its time there.
+	 */
+	fake_cma_fabric.sa_services = true;
 	fake_verbs_init(&fake_cma_fabric);
 	snprintf(addr_file, sizeof(addr_file), "/tmp/madcm-cma-hosts.XXXXXX");
 	fd = mkstemp(addr_file);
