@@ -17,8 +17,7 @@
 
 #include "cm/rt_client.h"
 
-/* One whole packet out; waits while the socket is full. */
-static int send_msg(int fd, const void *m, size_t len)
+int madcmd_client_send(int fd, const void *m, size_t len)
 {
 	for (;;) {
 		ssize_t n = send(fd, m, len, MSG_NOSIGNAL);
@@ -38,11 +37,7 @@ static int send_msg(int fd, const void *m, size_t len)
 	}
 }
 
-/*
- * One packet in, checked: its type, -EAGAIN (nothing, when not waiting),
- * -ENOTCONN (the daemon closed or failed), -EPROTO (malformed, dropped).
- */
-static int recv_msg(int fd, void *buf, size_t cap, bool wait)
+int madcmd_client_recv(int fd, void *buf, size_t cap, bool wait)
 {
 	for (;;) {
 		ssize_t n = recv(fd, buf, cap, MSG_TRUNC | MSG_DONTWAIT);
@@ -104,9 +99,9 @@ connected:
 	if (ca)
 		strncpy(h.ca, ca, sizeof(h.ca) - 1);
 	h.port = port;
-	rc = send_msg(fd, &h, sizeof(h));
+	rc = madcmd_client_send(fd, &h, sizeof(h));
 	if (!rc)
-		rc = recv_msg(fd, &in, sizeof(in), true);
+		rc = madcmd_client_recv(fd, &in, sizeof(in), true);
 	if (rc == MADCMD_HELLO_REP)
 		rc = in.r.layout != madcmd_layout() ? -EPROTO : in.r.rc;
 	else if (rc >= 0)
@@ -219,7 +214,7 @@ static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t
 		struct madcmd_event e;
 		uint8_t b[MADCMD_MSG_MAX];
 	} in;
-	int t = recv_msg(r->fd, &in, sizeof(in), wait);
+	int t = madcmd_client_recv(r->fd, &in, sizeof(in), wait);
 
 	if (t == -ENOTCONN || (t < 0 && t != -EAGAIN && t != -EPROTO)) {
 		lose(r);
@@ -248,22 +243,31 @@ static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t
 	return 0;
 }
 
-int rt_remote_call(struct rt_remote *r, struct cm_rt_cmd *c)
+/* Send one CMD (flags MADCMD_F_*; auto_qp never travels): 0 or -ENOTCONN. */
+static int send_cmd(struct rt_remote *r, const struct cm_rt_cmd *c, uint32_t flags)
 {
 	struct madcmd_cmd m;
-	int rc;
 
 	if (r->lost)
 		return -ENOTCONN;
 	memset(&m, 0, sizeof(m));
 	madcmd_hdr_init(&m.h, MADCMD_CMD, sizeof(m), ++r->seq);
+	m.h.flags = flags;
 	m.cmd = *c;
 	memset(&m.cmd.auto_qp, 0, sizeof(m.cmd.auto_qp));
-	rc = send_msg(r->fd, &m, sizeof(m));
-	if (rc) {
+	if (madcmd_client_send(r->fd, &m, sizeof(m))) {
 		lose(r);
 		return -ENOTCONN;
 	}
+	return 0;
+}
+
+int rt_remote_call(struct rt_remote *r, struct cm_rt_cmd *c)
+{
+	int rc = send_cmd(r, c, 0);
+
+	if (rc)
+		return rc;
 	while ((rc = take(r, true, c, r->seq)) == 0)
 		;
 	return rc == 1 ? 0 : rc;
@@ -271,20 +275,7 @@ int rt_remote_call(struct rt_remote *r, struct cm_rt_cmd *c)
 
 int rt_remote_post(struct rt_remote *r, const struct cm_rt_cmd *c)
 {
-	struct madcmd_cmd m;
-
-	if (r->lost)
-		return -ENOTCONN;
-	memset(&m, 0, sizeof(m));
-	madcmd_hdr_init(&m.h, MADCMD_CMD, sizeof(m), ++r->seq);
-	m.h.flags = MADCMD_F_NOREPLY;
-	m.cmd = *c;
-	memset(&m.cmd.auto_qp, 0, sizeof(m.cmd.auto_qp));
-	if (send_msg(r->fd, &m, sizeof(m))) {
-		lose(r);
-		return -ENOTCONN;
-	}
-	return 0;
+	return send_cmd(r, c, MADCMD_F_NOREPLY);
 }
 
 int rt_remote_poll(struct rt_remote *r)
@@ -351,9 +342,9 @@ int madcmd_host_port(struct madcmd_host *h, enum madcmd_type op, struct madcmd_p
 		goto out;
 	}
 	madcmd_hdr_init(&req->h, op, sizeof(*req), ++h->seq);
-	rc = send_msg(h->fd, req, sizeof(*req));
+	rc = madcmd_client_send(h->fd, req, sizeof(*req));
 	while (!rc) {
-		int t = recv_msg(h->fd, &in, sizeof(in), true);
+		int t = madcmd_client_recv(h->fd, &in, sizeof(in), true);
 
 		if (t == MADCMD_PORT_REP && in.h.seq == h->seq) {
 			rc = in.r.rc;
@@ -383,9 +374,9 @@ int madcmd_host_stat(struct madcmd_host *h, void (*fn)(void *arg, const struct m
 	pthread_mutex_lock(&h->lock);
 	memset(&req, 0, sizeof(req));
 	madcmd_hdr_init(&req.h, MADCMD_STAT, sizeof(req), ++h->seq);
-	rc = h->fd < 0 ? -ENOTCONN : send_msg(h->fd, &req, sizeof(req));
+	rc = h->fd < 0 ? -ENOTCONN : madcmd_client_send(h->fd, &req, sizeof(req));
 	while (!rc) {
-		int t = recv_msg(h->fd, &in, sizeof(in), true);
+		int t = madcmd_client_recv(h->fd, &in, sizeof(in), true);
 
 		if (t == MADCMD_STAT_REP && in.h.seq == h->seq) {
 			if (in.r.last)

@@ -17,6 +17,15 @@
 #include "cm/rt_proto.h"
 #include "mad/umad_ops.h"
 
+/* One whole packet out on a session; waits while the socket is full. */
+int madcmd_client_send(int fd, const void *m, size_t len);
+/*
+ * One packet in, checked (madcmd_check): its type, -EAGAIN (nothing, when
+ * not waiting), -ENOTCONN (the daemon closed or failed), -EPROTO
+ * (malformed, dropped).
+ */
+int madcmd_client_recv(int fd, void *buf, size_t cap, bool wait);
+
 /*
  * Open a session: connect to the daemon's socket, HELLO, wait for its
  * HELLO_REP (filled in *rep).  Returns the socket (non-blocking,

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cm/rt_proto.h"
@@ -40,6 +41,13 @@ uint32_t madcmd_layout(void)
 	return h;
 }
 
+const char *madcmd_socket_path(void)
+{
+	const char *p = getenv(MADCMD_SOCKET_ENV);
+
+	return p && *p ? p : MADCMD_SOCKET_DEFAULT;
+}
+
 void madcmd_hdr_init(struct madcmd_hdr *h, enum madcmd_type type, size_t len, uint32_t seq)
 {
 	memset(h, 0, sizeof(*h));
@@ -49,8 +57,7 @@ void madcmd_hdr_init(struct madcmd_hdr *h, enum madcmd_type type, size_t len, ui
 	h->seq = seq;
 }
 
-/* The fixed size of each type; MAD_* are a minimum (the MAD follows). */
-static size_t size_of(int type)
+size_t madcmd_msg_size(int type)
 {
 	switch (type) {
 	case MADCMD_HELLO:
@@ -157,7 +164,7 @@ int madcmd_check(const void *buf, size_t len)
 	if (!buf || len < sizeof(h))
 		return -EPROTO;
 	memcpy(&h, buf, sizeof(h));
-	need = size_of(h.type);
+	need = madcmd_msg_size(h.type);
 	if (!need || h.version != MADCMD_PROTO_VERSION || h.len != len || len < need)
 		return -EPROTO;
 	if (h.type == MADCMD_MAD_SEND || h.type == MADCMD_MAD_RECV) {

@@ -180,8 +180,14 @@ struct madcmd_stat_rep {
 	uint8_t remote_gid[16];
 };
 
+/* The daemon's socket: $MADCM_DAEMON when set and not empty, else the default. */
+const char *madcmd_socket_path(void);
+
 /* A fingerprint of the layouts this build sends as raw structs. */
 uint32_t madcmd_layout(void);
+
+/* The size of a message of `type` (MAD_*: without the MAD); 0 for no type. */
+size_t madcmd_msg_size(int type);
 
 /* Fill a header. */
 void madcmd_hdr_init(struct madcmd_hdr *h, enum madcmd_type type, size_t len, uint32_t seq);

@@ -332,35 +332,6 @@ static int e_reject(struct cm_runtime *rt, uint32_t id, const struct cm_reject_c
 	return remote_exec(rt, &c);
 }
 
-static int e_conn_state(struct cm_runtime *rt, uint32_t id, enum cm_state *st)
-{
-	struct cm_rt_cmd c;
-	int rc;
-
-	if (!rt->remote)
-		return cm_engine_conn_state(rt->engine, id, st);
-	memset(&c, 0, sizeof(c));
-	c.op = CM_RT_CONN_STATE;
-	c.id = id;
-	rc = remote_exec(rt, &c);
-	if (!rc)
-		*st = c.state;
-	return rc;
-}
-
-static int e_qpn_busy(struct cm_runtime *rt, uint32_t id, uint32_t qpn)
-{
-	struct cm_rt_cmd c;
-
-	if (!rt->remote)
-		return cm_engine_qpn_in_timewait(rt->engine, qpn) ? 1 : 0;
-	memset(&c, 0, sizeof(c));
-	c.op = CM_RT_QPN_BUSY;
-	c.id = id;
-	c.accept.qpn = qpn;
-	return remote_exec(rt, &c);
-}
-
 /* CONNECT and ACCEPT themselves, without their QP (c->auto_qp is kept). */
 static int e_connect(struct cm_runtime *rt, struct cm_rt_cmd *c)
 {
@@ -450,20 +421,19 @@ static int auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
 		a->qpn = qp->qp_num;
 	if (a->qpn != qp->qp_num || a->starting_psn >= (1u << 24))
 		return -EINVAL;
-	/* What fails without touching the QP or the peer. */
 	/*
+	 * In this process: what fails without touching the QP or the peer.
 	 * Served by madcmd, as librdmacm over the kernel: the QP moves first
 	 * and the accept itself says what is wrong (no round trips ahead).
 	 */
 	if (!rt->remote) {
-		rc = e_conn_state(rt, c->id, &st);
+		rc = cm_engine_conn_state(rt->engine, c->id, &st);
 		if (rc)
 			return rc;
 		if (st != CM_ST_REQ_RCVD && st != CM_ST_MRA_REQ_SENT)
 			return -EINVAL;
-		rc = e_qpn_busy(rt, c->id, a->qpn);
-		if (rc)
-			return rc > 0 ? -EBUSY : rc;
+		if (cm_engine_qpn_in_timewait(rt->engine, a->qpn))
+			return -EBUSY;
 	}
 	rc = 0;
 	if (c->auto_qp.flags & CM_RT_QP_INIT)
@@ -833,8 +803,6 @@ static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
 		return cm_engine_init_qp_attr(e, c->id, c->qp.state, &c->qp.attr, &c->qp.mask);
 	case CM_RT_CONN_STATE:
 		return cm_engine_conn_state(e, c->id, &c->state);
-	case CM_RT_QPN_BUSY:
-		return cm_engine_qpn_in_timewait(e, c->accept.qpn) ? 1 : 0;
 	case CM_RT_STATS: {
 		int rc = cm_stat_get(e, &c->stats.cm);
 

@@ -143,7 +143,6 @@ enum cm_rt_op {
 	CM_RT_INIT_QP_ATTR, /* .id, .qp.state -> .qp.attr, .qp.mask */
 	CM_RT_CONN_STATE,   /* .id -> .state */
 	CM_RT_STATS,	    /* -> .stats */
-	CM_RT_QPN_BUSY,	    /* .accept.qpn -> result 1 when in TimeWait, else 0 */
 	CM_RT__COUNT
 };
 

@@ -9,7 +9,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
@@ -100,6 +99,7 @@ static int r_register_agent(void *ctx, int portid, uint8_t mgmt_class, uint8_t c
 		struct madcmd_mad_reg_rep r;
 		uint8_t b[MADCMD_MSG_MAX];
 	} in;
+	int rc;
 
 	(void)ctx;
 	if (!s)
@@ -110,26 +110,12 @@ static int r_register_agent(void *ctx, int portid, uint8_t mgmt_class, uint8_t c
 	m.class_version = class_version;
 	m.rmpp_version = rmpp_version;
 	memcpy(m.method_mask, method_mask, sizeof(m.method_mask));
-	if (send(s->fd, &m, sizeof(m), MSG_NOSIGNAL) != sizeof(m))
-		return -ENOTCONN;
-	for (;;) {
-		ssize_t n = recv(s->fd, &in, sizeof(in), 0);
-
-		if (n < 0 && errno == EAGAIN) {
-			struct pollfd p = {.fd = s->fd, .events = POLLIN};
-
-			if (poll(&p, 1, -1) < 0 && errno != EINTR)
-				return -errno;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -ENOTCONN;
-		if (madcmd_check(&in, (size_t)n) == MADCMD_MAD_REG_REP)
-			return in.r.rc;
-		return -EPROTO;
-	}
+	rc = madcmd_client_send(s->fd, &m, sizeof(m));
+	if (!rc)
+		rc = madcmd_client_recv(s->fd, &in, sizeof(in), true);
+	if (rc == MADCMD_MAD_REG_REP)
+		return in.r.rc;
+	return rc < 0 ? rc : -EPROTO;
 }
 
 static int r_unregister_agent(void *ctx, int portid, int agent)

@@ -29,14 +29,12 @@ static struct madcmd_host host = {.fd = -1};
 
 void cma_daemon_choose(void)
 {
-	const char *path = getenv(MADCMD_SOCKET_ENV);
+	const char *path = madcmd_socket_path();
 	struct stat st;
 	int rc;
 
 	if (cma.umad_ops)
 		return; /* unit tests run on fake ports */
-	if (!path || !*path)
-		path = MADCMD_SOCKET_DEFAULT;
 	if (stat(path, &st) || !S_ISSOCK(st.st_mode))
 		return;
 	rc = madcmd_host_open(&host, path);

@@ -301,7 +301,6 @@ void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *in)
 		}
 		break;
 	case CM_RT_STATS:
-	case CM_RT_QPN_BUSY:
 		break;
 	case CM_RT_UNLISTEN:
 		x = id_find(p, true, c->id);

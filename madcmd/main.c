@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *path = getenv(MADCMD_SOCKET_ENV);
+	const char *path = madcmd_socket_path();
 	enum madcmd_log_to log_to = MADCMD_LOG_STDERR;
 	struct madcmd_params p = {0};
 	struct mad_loop *loop = NULL;
@@ -156,8 +156,6 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int verbose = 0, c, lfd, rc, status = 1;
 
-	if (!path || !*path)
-		path = MADCMD_SOCKET_DEFAULT;
 	while ((c = getopt_long(argc, argv, "s:fl:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':

@@ -105,13 +105,6 @@ static int print_daemon(const char *path)
 	return 0;
 }
 
-static const char *daemon_path(void)
-{
-	const char *p = getenv(MADCMD_SOCKET_ENV);
-
-	return p && *p ? p : MADCMD_SOCKET_DEFAULT;
-}
-
 static int print_snapshot(const char *path, int conns, int raw)
 {
 	struct state_count sc[STAT_MAX_STATES];
@@ -226,10 +219,10 @@ int cmd_stat(int argc, char **argv)
 		return 2;
 	}
 	if (daemon)
-		return print_daemon(optind < argc ? argv[optind] : daemon_path());
+		return print_daemon(optind < argc ? argv[optind] : madcmd_socket_path());
 	path = optind < argc ? argv[optind] : getenv("MADCM_STAT_FILE");
-	if ((!path || !*path) && !stat(daemon_path(), &st) && S_ISSOCK(st.st_mode))
-		return print_daemon(daemon_path());
+	if ((!path || !*path) && !stat(madcmd_socket_path(), &st) && S_ISSOCK(st.st_mode))
+		return print_daemon(madcmd_socket_path());
 	if (!path || !*path) {
 		fprintf(stderr, "madcm stat: no snapshot file: give FILE or set MADCM_STAT_FILE\n");
 		return 2;

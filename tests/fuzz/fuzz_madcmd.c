@@ -154,25 +154,12 @@ static void put(int fd, const void *m, size_t len)
 	}
 }
 
+/* A packet of `type` as long as the type says (the header alone for none). */
 static size_t type_size(int type)
 {
-	switch (type) {
-	case MADCMD_HELLO:
-		return sizeof(struct madcmd_hello);
-	case MADCMD_CMD:
-		return sizeof(struct madcmd_cmd);
-	case MADCMD_MAD_REG:
-		return sizeof(struct madcmd_mad_reg);
-	case MADCMD_MAD_SEND:
-		return sizeof(struct madcmd_mad);
-	case MADCMD_PORT_BIND:
-	case MADCMD_PORT_LISTEN:
-	case MADCMD_PORT_UNBIND:
-	case MADCMD_STAT:
-		return sizeof(struct madcmd_port);
-	default:
-		return sizeof(struct madcmd_hdr);
-	}
+	size_t n = madcmd_msg_size(type);
+
+	return n ? n : sizeof(struct madcmd_hdr);
 }
 
 static void hello(int fd, uint32_t kind, uint8_t which)
