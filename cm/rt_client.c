@@ -76,6 +76,7 @@ int madcmd_session_open(const char *path, enum madcmd_kind kind, const char *ca,
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
+	madcmd_socket_bufs(fd);
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
 		rc = -errno;
 		if (rc == -EAGAIN || rc == -EINPROGRESS) {

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "cm/rt_proto.h"
 
@@ -46,6 +47,13 @@ const char *madcmd_socket_path(void)
 	const char *p = getenv(MADCMD_SOCKET_ENV);
 
 	return p && *p ? p : MADCMD_SOCKET_DEFAULT;
+}
+
+void madcmd_socket_bufs(int fd)
+{
+	int size = 1 << 20;
+
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
 }
 
 void madcmd_hdr_init(struct madcmd_hdr *h, enum madcmd_type type, size_t len, uint32_t seq)

@@ -183,6 +183,13 @@ struct madcmd_stat_rep {
 /* The daemon's socket: $MADCM_DAEMON when set and not empty, else the default. */
 const char *madcmd_socket_path(void);
 
+/*
+ * Give a session socket (either end) send room for a burst: a SEQPACKET
+ * socket's default takes ~170 messages, fewer than the queries and
+ * commands of 1,000 ids made at once.  Best effort (capped by wmem_max).
+ */
+void madcmd_socket_bufs(int fd);
+
 /* A fingerprint of the layouts this build sends as raw structs. */
 uint32_t madcmd_layout(void);
 

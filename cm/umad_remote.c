@@ -135,7 +135,6 @@ static int r_send(void *ctx, int portid, int agent, const void *mad, size_t len,
 		uint8_t b[MADCMD_MSG_MAX];
 	} out;
 	size_t total = sizeof(out.m) + len;
-	ssize_t n;
 
 	(void)ctx;
 	if (!s || !mad || !dst || len > MADCMD_MAD_MAX || total > sizeof(out))
@@ -147,11 +146,12 @@ static int r_send(void *ctx, int portid, int agent, const void *mad, size_t len,
 	out.m.addr = *dst;
 	out.m.len = (uint32_t)len;
 	memcpy(out.m.mad, mad, len);
-	/* Never waits: a full socket is a lost MAD, as a full send queue is. */
-	n = send(s->fd, &out, total, MSG_NOSIGNAL | MSG_DONTWAIT);
-	if (n == (ssize_t)total)
-		return 0;
-	return n < 0 && errno == EAGAIN ? -EAGAIN : -ENOTCONN;
+	/*
+	 * A full socket waits for the daemon to read (it never waits on a
+	 * client, so this cannot deadlock): dropping here would cost the
+	 * query a whole retry timeout, as a burst of path queries showed.
+	 */
+	return madcmd_client_send(s->fd, &out, total);
 }
 
 static int r_recv(void *ctx, int portid, void *buf, size_t cap, size_t *len, int *agent,

@@ -162,46 +162,6 @@ static bool service_held_by_others(struct madcmd_session *s, uint64_t id, const 
 	return false;
 }
 
-/* ---- TIDs ---- */
-
-static struct madcmd_tid *tid_find_client(struct madcmd_session *s, uint64_t tid)
-{
-	for (unsigned i = 0; i < MADCMD_TID_SLOTS; i++)
-		if (s->tids[i].used && s->tids[i].client_tid == tid)
-			return &s->tids[i];
-	return NULL;
-}
-
-static struct madcmd_tid *tid_find_daemon(struct madcmd_session *s, uint32_t dtid)
-{
-	for (unsigned i = 0; i < MADCMD_TID_SLOTS; i++)
-		if (s->tids[i].used && s->tids[i].dtid == dtid)
-			return &s->tids[i];
-	return NULL;
-}
-
-static struct madcmd_tid *tid_entry(struct madcmd_session *s, uint64_t tid)
-{
-	struct madcmd_tid *e = tid_find_client(s, tid);
-
-	if (!e) {
-		/* A free entry, else the least recently used one. */
-		e = &s->tids[0];
-		for (unsigned i = 0; i < MADCMD_TID_SLOTS && e->used; i++)
-			if (!s->tids[i].used || s->tids[i].last_use < e->last_use)
-				e = &s->tids[i];
-		memset(e, 0, sizeof(*e));
-		e->used = true;
-		e->client_tid = tid;
-		s->tid_counter = (s->tid_counter + 1) & MADCMD_TID_COUNTER_MASK;
-		if (!s->tid_counter)
-			s->tid_counter = 1;
-		e->dtid = (s->slot << MADCMD_TID_SLOT_SHIFT) | s->tid_counter;
-	}
-	e->last_use = ++s->tid_clock;
-	return e;
-}
-
 /* ---- the proxy port ---- */
 
 static void to_session(struct madcmd_session *s, int32_t agent, const void *mad, size_t len,
@@ -241,7 +201,7 @@ static void deliver(struct madcmd_served *p, uint8_t *mad, size_t len, const str
 	if (slot <= d->p.max_sessions)
 		s = d->slots[slot];
 	if (s && !s->closing && s->kind == MADCMD_SESSION_MAD && s->port == p)
-		e = tid_find_daemon(s, low);
+		e = madcmd_tid_find_daemon(&s->tids, low);
 	if (!e) {
 		p->c.mads_dropped++;
 		return;
@@ -402,7 +362,11 @@ void madcmd_mad_send(struct madcmd_session *s, const struct madcmd_mad *m)
 	}
 	memcpy(mad, m->mad, m->len);
 	tid = mad_get(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
-	e = tid_entry(s, tid);
+	e = madcmd_tid_entry(&s->tids, s->slot, tid);
+	if (!e) {
+		p->c.mads_dropped++; /* out of memory: the client's timeout covers it */
+		return;
+	}
 	e->agent = m->agent;
 	if (!mad_get(mad, mad_hdr_fields, MAD_HDR_R) &&
 	    mad_get(mad, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) == SA_ATTR_MC_MEMBER_RECORD &&
@@ -522,5 +486,5 @@ void madcmd_mad_session_end(struct madcmd_session *s)
 			service_delete(s->port, v);
 		free(v);
 	}
-	memset(s->tids, 0, sizeof(s->tids));
+	madcmd_tid_map_clear(&s->tids);
 }

@@ -58,23 +58,37 @@ struct madcmd_msg {
 /*
  * A proxied TID: the client's, and the daemon's low 32 bits that replace
  * it on the wire ((slot << 20) | counter).  A send with a TID already
- * here (retry, RMPP ACK) reuses its daemon TID.
+ * here (retry, RMPP ACK) reuses its daemon TID.  madcmd/tid_map.c.
  */
-#define MADCMD_TID_SLOTS 64
+#define MADCMD_TID_SLOTS 4096 /* in flight per session; a power of two */
+#define MADCMD_TID_HASH 4096  /* client-TID chains; a power of two */
 #define MADCMD_TID_SLOT_SHIFT 20
 #define MADCMD_TID_COUNTER_MASK ((1u << MADCMD_TID_SLOT_SHIFT) - 1)
 
 struct madcmd_tid {
 	bool used;
+	uint16_t next; /* the next entry (index + 1) of its client-TID chain */
 	uint64_t client_tid;
 	uint32_t dtid;
 	int32_t agent;
-	uint64_t last_use; /* the session's send clock: oldest is reused */
 	/* A join (MCMemberRecord Set) waiting for the SA's answer. */
 	bool join;
 	uint8_t join_state;
 	struct mad_addr to;
 };
+
+struct madcmd_tid_map {
+	struct madcmd_tid *e; /* [MADCMD_TID_SLOTS], made at the first send */
+	uint16_t head[MADCMD_TID_HASH];
+	uint32_t counter;
+	uint32_t used;
+};
+
+/* The entry of a client TID, made (taking the next entry in turn) if new; NULL: no memory. */
+struct madcmd_tid *madcmd_tid_entry(struct madcmd_tid_map *m, unsigned slot, uint64_t tid);
+struct madcmd_tid *madcmd_tid_find_client(struct madcmd_tid_map *m, uint64_t tid);
+struct madcmd_tid *madcmd_tid_find_daemon(struct madcmd_tid_map *m, uint32_t dtid);
+void madcmd_tid_map_clear(struct madcmd_tid_map *m);
 
 /* A multicast membership a session holds (the SA answered its join OK). */
 struct madcmd_member {
@@ -133,9 +147,7 @@ struct madcmd_session {
 	bool pollout;
 	/* MAD */
 	uint32_t agents; /* registered agent ids, bit i = id i (1..31) */
-	uint32_t tid_counter;
-	uint64_t tid_clock;
-	struct madcmd_tid tids[MADCMD_TID_SLOTS];
+	struct madcmd_tid_map tids;
 	struct madcmd_member *members;
 	struct madcmd_service *services;
 	/* HOST */

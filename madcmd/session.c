@@ -340,6 +340,7 @@ int madcmd_session_add(struct madcmd *d, int fd)
 	s->pid = cred.pid;
 	s->uid = cred.uid;
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	madcmd_socket_bufs(fd);
 	ev.data.u64 = slot;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		int rc = -errno;

@@ -76,8 +76,7 @@ void madcmd_tables_get(const struct madcmd *d, struct madcmd_tables *out)
 			out->memberships++;
 		for (const struct madcmd_service *v = s->services; v; v = v->next)
 			out->services++;
-		for (unsigned t = 0; t < MADCMD_TID_SLOTS; t++)
-			out->tids += s->tids[t].used;
+		out->tids += s->tids.used;
 	}
 }
 

@@ -790,7 +790,8 @@ static void test_slow_client(void **state)
 	memset(&m, 0, sizeof(m));
 	madcmd_hdr_init(&m.h, MADCMD_CMD, sizeof(m), 1);
 	m.cmd.op = CM_RT_STATS;
-	for (int i = 0; i < 200 && tables().sessions; i++)
+	/* Enough to fill the daemon's send room (madcmd_socket_bufs) and then its queue. */
+	for (int i = 0; i < 100000 && tables().sessions; i++)
 		if (send(a, &m, sizeof(m), MSG_DONTWAIT) < 0)
 			assert_true(errno == EAGAIN || errno == EPIPE || errno == ECONNRESET);
 	assert_int_equal(madcmd_counters_get(E.d, -1, &c), 0);
@@ -1052,6 +1053,50 @@ static void test_mad_proxy(void **state)
 	env_down();
 }
 
+/*
+ * A burst of queries (1,000 ids resolving their routes at once) is all in
+ * flight at the daemon: every answer finds its session and its client
+ * TID, none is dropped for want of a TID entry.
+ */
+static void test_mad_proxy_burst(void **state)
+{
+	enum { N = 1000 };
+	uint8_t mad[MAD_SIZE], rec[SA_PR_SIZE];
+	static bool seen[N];
+	struct madcmd_counters c;
+	struct sa_path q = {0};
+	int m1, ag1;
+
+	(void)state;
+	env_up(0, 0);
+	m1 = mad_client("fake0", &ag1);
+	memcpy(q.dgid, E.fb.ca[1].port.gid, 16);
+	memcpy(q.sgid, E.fb.ca[0].port.gid, 16);
+	assert_int_equal(sa_path_encode(&q, rec), 0);
+	memset(seen, 0, sizeof(seen));
+	for (int i = 0; i < N; i++) {
+		sa_mad_init(mad, MAD_METHOD_GET, SA_ATTR_PATH_RECORD, 0x7700000000ull + i,
+			    SA_PR_COMP_DGID | SA_PR_COMP_SGID);
+		memcpy(mad + SA_DATA_OFFSET, rec, sizeof(rec));
+		client_mad_send(m1, ag1, mad);
+	}
+	for (int i = 0; i < N; i++) {
+		uint64_t tid;
+
+		client_mad_recv(m1, ag1, mad);
+		tid = mad_get(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
+		assert_true(tid >= 0x7700000000ull && tid < 0x7700000000ull + N);
+		assert_false(seen[tid - 0x7700000000ull]);
+		seen[tid - 0x7700000000ull] = true;
+	}
+	assert_int_equal(madcmd_counters_get(E.d, 0, &c), 0);
+	assert_int_equal(c.mads_dropped, 0);
+	assert_int_equal(tables().tids, N);
+	close(m1);
+	assert_int_equal(tables().tids, 0);
+	env_down();
+}
+
 static void mc_msg(uint8_t *mad, uint8_t method, uint64_t tid, const uint8_t *mgid,
 		   const uint8_t *port_gid, uint8_t js)
 {
@@ -1176,13 +1221,13 @@ static void test_service_records(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_check_accepts),   cmocka_unit_test(test_check_rejects),
-	    cmocka_unit_test(test_hello_errors),    cmocka_unit_test(test_hello_port),
-	    cmocka_unit_test(test_cm_ownership),    cmocka_unit_test(test_cm_close_rejects),
-	    cmocka_unit_test(test_cm_limits),	    cmocka_unit_test(test_slow_client),
-	    cmocka_unit_test(test_portspace),	    cmocka_unit_test(test_ps_rule),
-	    cmocka_unit_test(test_mad_proxy),	    cmocka_unit_test(test_mcast_memberships),
-	    cmocka_unit_test(test_service_records),
+	    cmocka_unit_test(test_check_accepts),     cmocka_unit_test(test_check_rejects),
+	    cmocka_unit_test(test_hello_errors),      cmocka_unit_test(test_hello_port),
+	    cmocka_unit_test(test_cm_ownership),      cmocka_unit_test(test_cm_close_rejects),
+	    cmocka_unit_test(test_cm_limits),	      cmocka_unit_test(test_slow_client),
+	    cmocka_unit_test(test_portspace),	      cmocka_unit_test(test_ps_rule),
+	    cmocka_unit_test(test_mad_proxy),	      cmocka_unit_test(test_mad_proxy_burst),
+	    cmocka_unit_test(test_mcast_memberships), cmocka_unit_test(test_service_records),
 	};
 
 	madcmd_log_setup(getenv("MADCMD_TEST_LOG") ? MADCMD_LOG_STDERR : MADCMD_LOG_NONE,
