@@ -5,7 +5,8 @@
  * receive queue, credits granted), and its fds wake on events that are no
  * readiness of their own (a credit update, a send completion).  So rpoll
  * first asks every rsocket (rs_poll_check, which also makes progress) and
- * polls the plain fds with no wait; only when nothing is ready does it arm
+ * polls the plain fds with no wait, again and again for RPOLL_SPIN_NS (or
+ * until the timeout); only when nothing is ready does it arm
  * the rsockets' CQs, sleep in poll(2) on their completion and CM channel
  * fds plus the plain fds, and then look again.  Debian's rping and
  * ucmatose wait on their event channel fd with rpoll: a plain fd here.
@@ -23,12 +24,19 @@
 #include "lib/cma.h"
 #include "lib/rsocket.h"
 
-static int64_t mono_ms(void)
+/*
+ * How long rpoll keeps looking before it sleeps, as rdma-core's rpoll
+ * spins for its polling_time: an answer due within a few round trips is
+ * taken without the two wakeups a sleep costs (the HCA's, then ours).
+ */
+#define RPOLL_SPIN_NS 50000
+
+static int64_t mono_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* One pass without sleeping: the number of fds with revents. */
@@ -63,7 +71,12 @@ static int check_all(struct pollfd *fds, nfds_t nfds, struct pollfd *tmp)
 
 CMA_EXPORT int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 {
-	int64_t deadline = timeout > 0 ? mono_ms() + timeout : 0;
+	/*
+	 * In nanoseconds: a deadline in whole milliseconds (now truncated,
+	 * plus the timeout) ended anywhere in the first millisecond, so a 1 ms
+	 * rpoll, udpong's resend timer, often gave up after microseconds.
+	 */
+	int64_t deadline = timeout > 0 ? mono_ns() + (int64_t)timeout * 1000000 : 0;
 	struct pollfd *tmp, *wait;
 	int *owner, ret;
 
@@ -90,8 +103,13 @@ CMA_EXPORT int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 	for (;;) {
 		int n = 0, to;
 		bool ready = false;
+		int64_t spin_end = mono_ns() + RPOLL_SPIN_NS;
 
-		ret = check_all(fds, nfds, tmp);
+		if (deadline && spin_end > deadline)
+			spin_end = deadline;
+		do
+			ret = check_all(fds, nfds, tmp);
+		while (ret == 0 && timeout != 0 && mono_ns() < spin_end);
 		if (ret != 0 || timeout == 0)
 			break;
 		/* Arm, and collect the fds to sleep on. */
@@ -119,7 +137,7 @@ CMA_EXPORT int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 			continue;
 		to = -1;
 		if (timeout > 0) {
-			int64_t left = deadline - mono_ms();
+			int64_t left = deadline - mono_ns();
 
 			if (left <= 0) {
 				for (nfds_t i = 0; i < nfds; i++)
@@ -127,7 +145,8 @@ CMA_EXPORT int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 				ret = 0;
 				break;
 			}
-			to = (int)left;
+			/* Rounded up, as poll(2) waits at least its timeout. */
+			to = (int)((left + 999999) / 1000000);
 		}
 		ret = poll(wait, (nfds_t)n, to);
 		if (ret < 0)
@@ -175,7 +194,8 @@ CMA_EXPORT int rselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exce
 			n++;
 		}
 	}
-	to = timeout ? (int)(timeout->tv_sec * 1000 + timeout->tv_usec / 1000) : -1;
+	/* Rounded up: select(2) waits at least its timeout. */
+	to = timeout ? (int)(timeout->tv_sec * 1000 + (timeout->tv_usec + 999) / 1000) : -1;
 	ret = rpoll(fds, (nfds_t)n, to);
 	if (ret < 0) {
 		free(fds);

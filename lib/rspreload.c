@@ -17,9 +17,12 @@
  * An rsocket that cannot be made (no RDMA device) leaves the program with
  * its kernel socket, unchanged.  A child of fork() keeps the kernel
  * sockets only: the rsockets' queue pairs and registered memory belong to
- * the parent, so the child's copies of the descriptors are plain,
- * unconnected sockets (rdma-core's fork support, which hands a connection
- * over to the child, is not provided).
+ * the parent, so the child's copies of their descriptors are plain,
+ * unconnected sockets.  For programs that hand connections to children
+ * (accept, fork, serve) there is rdma-core's fork mode, RDMAV_FORK_SAFE:
+ * connections are made over TCP and each becomes an rsocket of the
+ * process that first uses it (rspreload_fork.c); the map then also holds
+ * the kernel TCP sockets waiting for that, in states other than RSFD_RS.
  *
  * No _GNU_SOURCE: with it glibc declares the socket calls with transparent
  * unions, which definitions of the same calls cannot match.
@@ -44,6 +47,8 @@
 
 #include <rdma/rsocket.h>
 
+#include "lib/rspreload.h"
+
 #ifndef RTLD_NEXT
 #define RTLD_NEXT ((void *)-1l)
 #endif
@@ -60,35 +65,7 @@ int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen);
 
 /* ---- libc's calls ---- */
 
-static struct {
-	int (*socket)(int, int, int);
-	int (*bind)(int, const struct sockaddr *, socklen_t);
-	int (*listen)(int, int);
-	int (*accept4)(int, struct sockaddr *, socklen_t *, int);
-	int (*connect)(int, const struct sockaddr *, socklen_t);
-	ssize_t (*read)(int, void *, size_t);
-	ssize_t (*readv)(int, const struct iovec *, int);
-	ssize_t (*write)(int, const void *, size_t);
-	ssize_t (*writev)(int, const struct iovec *, int);
-	ssize_t (*recv)(int, void *, size_t, int);
-	ssize_t (*recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
-	ssize_t (*recvmsg)(int, struct msghdr *, int);
-	ssize_t (*send)(int, const void *, size_t, int);
-	ssize_t (*sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
-	ssize_t (*sendmsg)(int, const struct msghdr *, int);
-	ssize_t (*sendfile)(int, int, off_t *, size_t);
-	int (*poll)(struct pollfd *, nfds_t, int);
-	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
-	int (*close)(int);
-	int (*shutdown)(int, int);
-	int (*fcntl)(int, int, ...);
-	int (*setsockopt)(int, int, int, const void *, socklen_t);
-	int (*getsockopt)(int, int, int, void *, socklen_t *);
-	int (*getpeername)(int, struct sockaddr *, socklen_t *);
-	int (*getsockname)(int, struct sockaddr *, socklen_t *);
-	int (*dup)(int);
-	int (*dup2)(int, int);
-} real;
+struct rsp_libc real;
 
 static pthread_once_t real_once = PTHREAD_ONCE_INIT;
 
@@ -125,6 +102,7 @@ static void load_real(void)
 	LOAD(getsockname);
 	LOAD(dup);
 	LOAD(dup2);
+	fork_mode_init();
 	pthread_atfork(NULL, NULL, atfork_child);
 }
 
@@ -135,19 +113,12 @@ static void init(void)
 
 /* ---- the map: program descriptor -> rsocket ---- */
 
-/* One rsocket, shared by the descriptors dup() made of it. */
-struct rsfd {
-	int rs;
-	int refs;
-};
-
 #define MAP_PAGE_BITS 10
 #define MAP_PAGES 1024
 static struct rsfd **map_pages[MAP_PAGES];
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Set while this thread runs an r* call: its own calls go to libc. */
-static __thread bool in_rs;
+__thread bool in_rs;
 
 static struct rsfd *map_get(int fd)
 {
@@ -179,7 +150,8 @@ static int map_put(int fd, struct rsfd *e)
 	return 0;
 }
 
-static int map_new(int fd, int rs)
+/* A new entry for fd: rsocket rs (RSFD_RS), or a fork-mode state and -1. */
+static int map_new(int fd, int rs, int state)
 {
 	struct rsfd *e = malloc(sizeof(*e));
 	int r;
@@ -188,12 +160,67 @@ static int map_new(int fd, int rs)
 		return -1;
 	e->rs = rs;
 	e->refs = 1;
+	e->state = state;
+	pthread_mutex_init(&e->conv, NULL);
 	pthread_mutex_lock(&map_lock);
 	r = map_put(fd, e);
 	pthread_mutex_unlock(&map_lock);
-	if (r)
+	if (r) {
+		pthread_mutex_destroy(&e->conv);
 		free(e);
+	}
 	return r;
+}
+
+/* fd's rsocket entry; NULL when fd is no rsocket (yet). */
+static struct rsfd *rs_get(int fd)
+{
+	struct rsfd *e = map_get(fd);
+
+	return e && rsfd_state(e) == RSFD_RS ? e : NULL;
+}
+
+/*
+ * The same for a call that moves data: in fork mode a connection becomes
+ * an rsocket here, on its first use (rdma-core's read, write, send and
+ * recv families).
+ */
+static struct rsfd *rs_get_io(int fd)
+{
+	struct rsfd *e = map_get(fd);
+	int st;
+
+	if (!e)
+		return NULL;
+	st = rsfd_state(e);
+	if (st == RSFD_ACTIVE || st == RSFD_PASSIVE) {
+		fork_convert(fd, e);
+		st = rsfd_state(e);
+	}
+	return st == RSFD_RS ? e : NULL;
+}
+
+/* fd's entry when it is in fork state st. */
+static struct rsfd *fork_get(int fd, int st)
+{
+	struct rsfd *e = map_get(fd);
+
+	return e && rsfd_state(e) == st ? e : NULL;
+}
+
+/*
+ * Before a poll: a fork-mode connection accepted here becomes an rsocket
+ * now.  rdma-core converts only on a read or write, so a server that polls
+ * first, for a client that writes first (which waits for the server's 0),
+ * never converts; converting here costs nothing on the wire: the client
+ * sees the 0 whichever call sent it.
+ */
+static void fork_poll_prepare(int fd)
+{
+	struct rsfd *e = fork_get(fd, RSFD_PASSIVE);
+
+	if (e)
+		fork_convert(fd, e);
 }
 
 /* Forget fd; the rsocket behind it when fd was its last descriptor, else -1. */
@@ -207,7 +234,9 @@ static int map_drop(int fd)
 	if (e) {
 		map_put(fd, NULL);
 		if (--e->refs == 0) {
-			rs = e->rs;
+			if (rsfd_state(e) == RSFD_RS)
+				rs = e->rs;
+			pthread_mutex_destroy(&e->conv);
 			free(e);
 		}
 	}
@@ -230,24 +259,30 @@ static int map_share(int fd, struct rsfd *e)
 
 /*
  * The child does not own the parent's rsockets: forget them (leaked on
- * purpose, the child must not tear down the parent's connections).
+ * purpose, the child must not tear down the parent's connections).  The
+ * fork-mode entries stay: their kernel sockets are the child's too, and a
+ * connection the child is the first to use becomes the child's rsocket.
+ * Only this thread runs in the child, so no lock is held (the entry
+ * locks are made anew: another thread of the parent may have held one).
  */
 static void atfork_child(void)
 {
-	for (int p = 0; p < MAP_PAGES; p++)
-		if (map_pages[p])
-			memset(map_pages[p], 0, sizeof(struct rsfd *) << MAP_PAGE_BITS);
-}
+	pthread_mutex_init(&map_lock, NULL);
+	for (int p = 0; p < MAP_PAGES; p++) {
+		if (!map_pages[p])
+			continue;
+		for (int i = 0; i < 1 << MAP_PAGE_BITS; i++) {
+			struct rsfd *e = map_pages[p][i];
 
-/* Run an r* call with this thread's libc calls passed through. */
-#define RS_CALL(expr)                                                                              \
-	({                                                                                         \
-		bool was_ = in_rs;                                                                 \
-		in_rs = true;                                                                      \
-		__typeof__(expr) r_ = (expr);                                                      \
-		in_rs = was_;                                                                      \
-		r_;                                                                                \
-	})
+			if (!e)
+				continue;
+			if (rsfd_state(e) == RSFD_RS)
+				map_pages[p][i] = NULL;
+			else
+				pthread_mutex_init(&e->conv, NULL);
+		}
+	}
+}
 
 #define BASE_TYPE(t) ((t) & ~(SOCK_NONBLOCK | SOCK_CLOEXEC))
 
@@ -262,6 +297,15 @@ EXPORT int socket(int domain, int type, int protocol)
 	if (fd < 0 || in_rs || (domain != AF_INET && domain != AF_INET6) ||
 	    BASE_TYPE(type) != SOCK_STREAM || (protocol && protocol != IPPROTO_TCP))
 		return fd;
+	if (fork_mode()) {
+		/* The kernel socket itself, until its connection is first used. */
+		if (map_new(fd, -1, RSFD_FORK)) {
+			real.close(fd);
+			errno = ENOMEM;
+			return -1;
+		}
+		return fd;
+	}
 	rs = RS_CALL(rsocket(domain, SOCK_STREAM, 0));
 	if (rs < 0)
 		return fd; /* no RDMA here: the program keeps its TCP socket */
@@ -269,7 +313,7 @@ EXPORT int socket(int domain, int type, int protocol)
 		RS_CALL(rclose(rs));
 		return fd;
 	}
-	if (map_new(fd, rs)) {
+	if (map_new(fd, rs, RSFD_RS)) {
 		RS_CALL(rclose(rs));
 		real.close(fd);
 		errno = ENOMEM;
@@ -283,17 +327,24 @@ EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	struct rsfd *e;
 
 	init();
-	e = map_get(fd);
+	e = rs_get(fd);
 	return e ? RS_CALL(rbind(e->rs, addr, len)) : real.bind(fd, addr, len);
 }
 
 EXPORT int listen(int fd, int backlog)
 {
 	struct rsfd *e;
+	int r;
 
 	init();
-	e = map_get(fd);
-	return e ? RS_CALL(rlisten(e->rs, backlog)) : real.listen(fd, backlog);
+	e = rs_get(fd);
+	if (e)
+		return RS_CALL(rlisten(e->rs, backlog));
+	r = real.listen(fd, backlog);
+	e = r ? NULL : fork_get(fd, RSFD_FORK);
+	if (e)
+		rsfd_set_state(e, RSFD_LISTEN);
+	return r;
 }
 
 EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
@@ -304,7 +355,17 @@ EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 	int rs, nfd;
 
 	init();
-	e = map_get(fd);
+	if (fork_get(fd, RSFD_LISTEN)) {
+		/* Fork mode: a TCP connection, an rsocket once it is first used. */
+		nfd = real.accept4(fd, addr, len, flags);
+		if (nfd >= 0 && map_new(nfd, -1, RSFD_PASSIVE)) {
+			real.close(nfd);
+			errno = ENOMEM;
+			return -1;
+		}
+		return nfd;
+	}
+	e = rs_get(fd);
 	if (!e)
 		return real.accept4(fd, addr, len, flags);
 	rs = RS_CALL(raccept(e->rs, addr, len));
@@ -315,7 +376,7 @@ EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 		ss.ss_family = AF_INET;
 	nfd = real.socket(ss.ss_family, SOCK_STREAM | (flags & SOCK_CLOEXEC), 0);
 	if (nfd < 0 || ((flags & SOCK_NONBLOCK) && RS_CALL(rfcntl(rs, F_SETFL, O_NONBLOCK))) ||
-	    map_new(nfd, rs)) {
+	    map_new(nfd, rs, RSFD_RS)) {
 		int err = nfd < 0 ? errno : ENOMEM;
 
 		RS_CALL(rclose(rs));
@@ -335,10 +396,17 @@ EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct rsfd *e;
+	int r;
 
 	init();
-	e = map_get(fd);
-	return e ? RS_CALL(rconnect(e->rs, addr, len)) : real.connect(fd, addr, len);
+	e = rs_get(fd);
+	if (e)
+		return RS_CALL(rconnect(e->rs, addr, len));
+	e = fork_get(fd, RSFD_FORK);
+	r = real.connect(fd, addr, len);
+	if (e && (!r || errno == EINPROGRESS))
+		rsfd_set_state(e, RSFD_ACTIVE);
+	return r;
 }
 
 EXPORT int shutdown(int fd, int how)
@@ -346,7 +414,7 @@ EXPORT int shutdown(int fd, int how)
 	struct rsfd *e;
 
 	init();
-	e = map_get(fd);
+	e = rs_get(fd);
 	return e ? RS_CALL(rshutdown(e->rs, how)) : real.shutdown(fd, how);
 }
 
@@ -368,7 +436,7 @@ EXPORT ssize_t read(int fd, void *buf, size_t count)
 	struct rsfd *e;
 
 	init();
-	e = map_get(fd);
+	e = rs_get_io(fd);
 	return e ? RS_CALL(rread(e->rs, buf, count)) : real.read(fd, buf, count);
 }
 
@@ -377,7 +445,7 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 	struct rsfd *e;
 
 	init();
-	e = map_get(fd);
+	e = rs_get_io(fd);
 	return e ? RS_CALL(rreadv(e->rs, iov, iovcnt)) : real.readv(fd, iov, iovcnt);
 }
 
@@ -386,7 +454,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t count)
 	struct rsfd *e;
 
 	init();
-	e = map_get(fd);
+	e = rs_get_io(fd);
 	return e ? RS_CALL(rwrite(e->rs, buf, count)) : real.write(fd, buf, count);
 }
 
@@ -395,7 +463,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 	struct rsfd *e;
 
 	init();
-	e = map_get(fd);
+	e = rs_get_io(fd);
 	return e ? RS_CALL(rwritev(e->rs, iov, iovcnt)) : real.writev(fd, iov, iovcnt);
 }
 
@@ -404,7 +472,7 @@ EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
 	struct rsfd *e;
 
 	init();
-	e = map_get(fd);
+	e = rs_get_io(fd);
 	return e ? RS_CALL(rrecv(e->rs, buf, len, flags)) : real.recv(fd, buf, len, flags);
 }
 
@@ -414,7 +482,7 @@ EXPORT ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockadd
 	struct rsfd *e;
 
 	init();
-	e = map_get(fd);
+	e = rs_get_io(fd);
 	return e ? RS_CALL(rrecvfrom(e->rs, buf, len, flags, from, fromlen))
 		 : real.recvfrom(fd, buf, len, flags, from, fromlen);
 }
@@ -424,7 +492,7 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	struct rsfd *e;
 
 	init();
-	e = map_get(fd);
+	e = rs_get_io(fd);
 	return e ? RS_CALL(rrecvmsg(e->rs, msg, flags)) : real.recvmsg(fd, msg, flags);
 }
 
@@ -433,7 +501,7 @@ EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
 	struct rsfd *e;
 
 	init();
-	e = map_get(fd);
+	e = rs_get_io(fd);
 	return e ? RS_CALL(rsend(e->rs, buf, len, flags)) : real.send(fd, buf, len, flags);
 }
 
@@ -443,7 +511,7 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags, const stru
 	struct rsfd *e;
 
 	init();
-	e = map_get(fd);
+	e = rs_get_io(fd);
 	return e ? RS_CALL(rsendto(e->rs, buf, len, flags, to, tolen))
 		 : real.sendto(fd, buf, len, flags, to, tolen);
 }
@@ -453,7 +521,7 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	struct rsfd *e;
 
 	init();
-	e = map_get(fd);
+	e = rs_get_io(fd);
 	return e ? RS_CALL(rsendmsg(e->rs, msg, flags)) : real.sendmsg(fd, msg, flags);
 }
 
@@ -465,7 +533,7 @@ EXPORT ssize_t sendfile(int out, int in, off_t *offset, size_t count)
 	size_t done = 0;
 
 	init();
-	e = map_get(out);
+	e = rs_get_io(out);
 	if (!e)
 		return real.sendfile(out, in, offset, count);
 	while (done < count) {
@@ -504,8 +572,10 @@ EXPORT int poll(struct pollfd *fds, nfds_t nfds, int timeout)
 	int r;
 
 	init();
+	for (nfds_t i = 0; i < nfds; i++)
+		fork_poll_prepare(fds[i].fd);
 	for (nfds_t i = 0; i < nfds && !any; i++)
-		any = map_get(fds[i].fd) != NULL;
+		any = rs_get(fds[i].fd) != NULL;
 	if (!any)
 		return real.poll(fds, nfds, timeout);
 	t = malloc(nfds * sizeof(*t));
@@ -514,7 +584,7 @@ EXPORT int poll(struct pollfd *fds, nfds_t nfds, int timeout)
 		return -1;
 	}
 	for (nfds_t i = 0; i < nfds; i++) {
-		struct rsfd *e = map_get(fds[i].fd);
+		struct rsfd *e = rs_get(fds[i].fd);
 
 		t[i] = fds[i];
 		if (e)
@@ -534,10 +604,12 @@ EXPORT int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *
 	int n = 0, r, to;
 
 	init();
-	for (int fd = 0; fd < nfds && !any; fd++)
+	for (int fd = 0; fd < nfds; fd++)
 		if ((rd && FD_ISSET(fd, rd)) || (wr && FD_ISSET(fd, wr)) ||
-		    (ex && FD_ISSET(fd, ex)))
-			any = map_get(fd) != NULL;
+		    (ex && FD_ISSET(fd, ex))) {
+			fork_poll_prepare(fd);
+			any = any || rs_get(fd) != NULL;
+		}
 	if (!any)
 		return real.select(nfds, rd, wr, ex, tv);
 	/* With an rsocket in a set: the same question as a poll. */
@@ -605,6 +677,8 @@ EXPORT int fcntl(int fd, int cmd, ...)
 	e = map_get(fd);
 	if (!e)
 		return real.fcntl(fd, cmd, arg);
+	if (rsfd_state(e) != RSFD_RS && cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC)
+		return real.fcntl(fd, cmd, arg); /* fork mode: still the TCP socket */
 	switch (cmd) {
 	case F_GETFL:
 		return RS_CALL(rfcntl(e->rs, F_GETFL));
@@ -633,7 +707,7 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t le
 	int r;
 
 	init();
-	e = map_get(fd);
+	e = rs_get(fd);
 	if (!e)
 		return real.setsockopt(fd, level, name, val, len);
 	r = RS_CALL(rsetsockopt(e->rs, level, name, val, len));
@@ -652,7 +726,7 @@ EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	int r;
 
 	init();
-	e = map_get(fd);
+	e = rs_get(fd);
 	if (!e)
 		return real.getsockopt(fd, level, name, val, len);
 	r = RS_CALL(rgetsockopt(e->rs, level, name, val, len));
@@ -666,7 +740,7 @@ EXPORT int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 	struct rsfd *e;
 
 	init();
-	e = map_get(fd);
+	e = rs_get(fd);
 	return e ? RS_CALL(rgetpeername(e->rs, addr, len)) : real.getpeername(fd, addr, len);
 }
 
@@ -675,7 +749,7 @@ EXPORT int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 	struct rsfd *e;
 
 	init();
-	e = map_get(fd);
+	e = rs_get(fd);
 	return e ? RS_CALL(rgetsockname(e->rs, addr, len)) : real.getsockname(fd, addr, len);
 }
 

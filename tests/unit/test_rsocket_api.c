@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <arpa/inet.h>
@@ -237,6 +238,46 @@ static void test_rpoll_mixed(void **state)
 	close(fds[1]);
 }
 
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/*
+ * A timeout is never cut short (a lower bound, as poll(2) and select(2)
+ * promise): udpong resends after an rpoll of 1 ms, which used to end at
+ * the next millisecond tick, and rselect turned 500 us into no wait.
+ */
+static void test_rpoll_timeout(void **state)
+{
+	struct timeval tv;
+	struct pollfd p;
+	fd_set rd;
+	uint64_t t0;
+	int s;
+
+	(void)state;
+	s = rsocket(AF_INET, SOCK_DGRAM, IPPROTO_UDP);
+	assert_true(s >= 0);
+	for (int i = 0; i < 20; i++) {
+		p = (struct pollfd){.fd = s, .events = POLLIN};
+		t0 = mono_us();
+		assert_int_equal(rpoll(&p, 1, 1), 0);
+		assert_true(mono_us() - t0 >= 1000);
+		assert_int_equal(p.revents, 0);
+	}
+	FD_ZERO(&rd);
+	FD_SET(s, &rd);
+	tv = (struct timeval){0, 500};
+	t0 = mono_us();
+	assert_int_equal(rselect(s + 1, &rd, NULL, NULL, &tv), 0);
+	assert_true(mono_us() - t0 >= 500);
+	assert_int_equal(rclose(s), 0);
+}
+
 /* Datagram rsockets: their calls' errors and states, with no peer. */
 static void test_dgram_calls(void **state)
 {
@@ -306,7 +347,8 @@ int main(void)
 	    cmocka_unit_test(test_bad_fd),	cmocka_unit_test(test_socket_args),
 	    cmocka_unit_test(test_wrong_state), cmocka_unit_test(test_listen_state),
 	    cmocka_unit_test(test_options),	cmocka_unit_test(test_fcntl),
-	    cmocka_unit_test(test_rpoll_mixed), cmocka_unit_test(test_dgram_calls),
+	    cmocka_unit_test(test_rpoll_mixed), cmocka_unit_test(test_rpoll_timeout),
+	    cmocka_unit_test(test_dgram_calls),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
