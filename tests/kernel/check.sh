@@ -85,10 +85,32 @@ pair() {
         "boot to ready: A $(ready "$R/A.log" "$s") s, B $(ready "$R/B.log" "$s") s"
     grep -a -h '\] step ' "$R/A.log" "$R/B.log" | cut -d' ' -f2- | sed 's/^/   /'
     cat "$R/A/results" "$R/B/results" 2> /dev/null | sort -s -k1,1 | sed 's/^/   /'
+    captures "$R" || return 1
     [ "$(cat "$R/A/matrix.rc" 2> /dev/null)" = 0 ] && [ "$(cat "$R/B/matrix.rc" 2> /dev/null)" = 0 ] || {
         echo "   FAILED (logs: $R/A.log $R/B.log)"
         return 1
     }
+}
+
+# captures DIR: tshark over the madcm side's MADCM_TRACE captures of a pair
+# (one per step): each must hold MADs, none malformed or flagged by tshark's
+# expert info.  Skipped without tshark.
+captures() {
+    local f n bad rc=0 line=
+    command -v tshark > /dev/null || { echo "   captures: tshark not installed, not checked"; return 0; }
+    for f in "$1"/A/*.pcap "$1"/B/*.pcap; do
+        [ -f "$f" ] || continue
+        n=$(tshark -n -r "$f" 2> /dev/null | wc -l)
+        bad=$(tshark -n -r "$f" -Y '_ws.malformed || _ws.expert' 2> /dev/null | wc -l)
+        line+=" $(basename "$f" .pcap) $n"
+        if [ "$n" = 0 ] || [ "$bad" != 0 ]; then
+            echo "   capture $f: $n MADs, $bad malformed or flagged by tshark"
+            tshark -n -r "$f" -Y '_ws.malformed || _ws.expert' 2> /dev/null | head -n 5 | sed 's/^/     /'
+            rc=1
+        fi
+    done
+    [ -n "$line" ] && echo "   captures (MADs, tshark:$([ $rc = 0 ] && echo ' nothing malformed' || echo ' FAILED')):$line"
+    return $rc
 }
 
 # torture_table DIR: one line per case (A's /out/torture), what the target

@@ -11,7 +11,8 @@
 #   RXEVM_loss   percent of packets dropped on eth0 (tc netem), default none
 # Each step: the server side starts its program, then `nc -l` on 7100+step;
 # the client side waits for that port, runs its program; both record their
-# exit status.  Results: /out/results ("ROW CLIENTCM->SERVERCM ROLE ok|FAIL secs").
+# exit status.  Results: /out/results ("ROW CLIENTCM->SERVERCM ROLE ok|FAIL secs");
+# on the madcm side each step's MAD capture, /out/ROW.CLIENTSERVER.pcap.
 . "$(dirname "$0")/lib.sh"
 T0=$(now)
 SIDE=$RXEVM_side CM=$RXEVM_cm PEERCM=${RXEVM_peercm:-kernel}
@@ -26,7 +27,9 @@ result() { # ROW DIR ROLE STATUS SECS
 }
 if [ "$CM" = madcm ]; then
     rxe_up rdma_rxe ib_umad ib_uverbs
-    RUN=("$RXEVM_madcm" run)
+    # Every exchange captured on the madcm side (MADCM_TRACE, one pcap per
+    # step; trace FILE below sets it); the host runs tshark over them.
+    RUN=(env "MADCM_TRACE=/tmp/trace.pcap" "$RXEVM_madcm" run)
 else
     rxe_up rdma_rxe ib_umad ib_uverbs rdma_ucm
     RUN=()
@@ -118,6 +121,7 @@ for row in ${RXEVM_rows//,/ }; do
         server=B; [ $client = B ] && server=A
         if [ "$SIDE" = "$client" ]; then dir="$CM->$PEERCM"; else dir="$PEERCM->$CM"; fi
         L=/tmp/$row.$client$server.log
+        [ "$CM" = madcm ] && RUN[1]=MADCM_TRACE=/tmp/$row.$client$server.pcap
         if [ "$SIDE" = "$server" ]; then
             cmd "$row" server
             s0=$(now)
@@ -141,6 +145,7 @@ for row in ${RXEVM_rows//,/ }; do
             [ $st = ok ] || tail -n 5 "$L.err" "$L"
         fi
         cp "$L" "$L.err" /out/ 2> /dev/null
+        [ -f "/tmp/$row.$client$server.pcap" ] && cp "/tmp/$row.$client$server.pcap" /out/
     done
 done
 log "matrix done in $(elapsed "$T2" "$(now)") s (rc $rc)"
