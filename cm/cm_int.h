@@ -150,6 +150,12 @@ struct cm_engine {
 	struct cm_listen *listens;
 	int nlistens;
 	uint32_t tid_seq;
+	/*
+	 * Comm IDs reserved for a later cm_engine_connect_as (madcmd grants
+	 * them to its clients ahead): open addressing, 0 empty, ~0u deleted.
+	 */
+	uint32_t *reserved;
+	uint32_t reserved_cap, reserved_n, reserved_used;
 	struct mad_timer stat_timer;
 	char *stat_file;
 };
@@ -168,7 +174,11 @@ int cm_ids_init(struct cm_engine *e);
 void cm_ids_destroy(struct cm_engine *e);
 /* Grow the tables when the connection count reached the bucket count. */
 void cm_ids_maybe_grow(struct cm_engine *e);
-int cm_ids_new_local(struct cm_engine *e, struct cm_conn *c);
+/* A fresh local comm ID for c (want: a reserved one, which it consumes). */
+int cm_ids_new_local(struct cm_engine *e, struct cm_conn *c, uint32_t want);
+int cm_ids_reserve(struct cm_engine *e, uint32_t *id);
+/* Drop a reservation: true if id was reserved. */
+bool cm_ids_unreserve(struct cm_engine *e, uint32_t id);
 void cm_ids_link_remote_id(struct cm_engine *e, struct cm_conn *c);
 void cm_ids_link_remote_qpn(struct cm_engine *e, struct cm_conn *c);
 void cm_ids_link_local_qpn(struct cm_engine *e, struct cm_conn *c);
@@ -180,8 +190,12 @@ struct cm_conn *cm_ids_by_local_qpn(const struct cm_engine *e, uint32_t qpn);
 
 /* engine.c: connection life and sending. */
 struct cm_conn *cm_conn_new(struct cm_engine *e);
+/* The same with a reserved comm ID (0: a fresh one); NULL if want is not reserved. */
+struct cm_conn *cm_conn_new_as(struct cm_engine *e, uint32_t want);
 /* A connection we open (REQ or SIDR_REQ sent), for `user` and `service_id`. */
 struct cm_conn *cm_conn_new_active(struct cm_engine *e, uint64_t user, uint64_t service_id);
+struct cm_conn *cm_conn_new_active_as(struct cm_engine *e, uint64_t user, uint64_t service_id,
+				      uint32_t want);
 void cm_conn_free(struct cm_engine *e, struct cm_conn *c);
 /* Start a message of `layout` in c->msg (header + our comm IDs). */
 uint8_t *cm_msg_start(struct cm_engine *e, struct cm_conn *c, const struct mad_layout *layout);

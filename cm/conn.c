@@ -100,6 +100,29 @@ static bool path_ok(const struct cm_path *p)
 
 int cm_engine_connect(struct cm_engine *e, const struct cm_connect_cmd *cmd, uint32_t *id)
 {
+	if (id)
+		*id = 0;
+	return cm_engine_connect_as(e, cmd, id);
+}
+
+int cm_engine_reserve_id(struct cm_engine *e, uint32_t *id)
+{
+	if (!e || !id)
+		return -EINVAL;
+	if (e->nconns + e->reserved_n >= e->max_conns) {
+		e->st.table_full++;
+		return -ENOMEM;
+	}
+	return cm_ids_reserve(e, id);
+}
+
+int cm_engine_unreserve_id(struct cm_engine *e, uint32_t id)
+{
+	return e && cm_ids_unreserve(e, id) ? 0 : -EINVAL;
+}
+
+int cm_engine_connect_as(struct cm_engine *e, const struct cm_connect_cmd *cmd, uint32_t *id)
+{
 	struct cm_conn *c;
 	uint8_t *msg;
 	int err = 0;
@@ -115,9 +138,9 @@ int cm_engine_connect(struct cm_engine *e, const struct cm_connect_cmd *cmd, uin
 		return -EINVAL;
 	if (qpn_busy(e, cmd->qpn))
 		return -EBUSY;
-	c = cm_conn_new_active(e, cmd->user, cmd->service_id);
+	c = cm_conn_new_active_as(e, cmd->user, cmd->service_id, *id);
 	if (!c)
-		return -ENOMEM;
+		return *id ? -EINVAL : -ENOMEM; /* not reserved, or the table is full */
 	c->local_qpn = cmd->qpn;
 	c->rq_psn = cmd->starting_psn;
 	c->qp_type = cmd->qp_type;

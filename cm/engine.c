@@ -100,6 +100,7 @@ void cm_engine_destroy(struct cm_engine *e)
 		}
 	}
 	cm_ids_destroy(e);
+	free(e->reserved); /* not with the tables: cm_ids_maybe_grow replaces those */
 	free(e->listens);
 	free(e);
 }
@@ -118,9 +119,15 @@ uint32_t cm_engine_conn_count(const struct cm_engine *e)
 
 struct cm_conn *cm_conn_new(struct cm_engine *e)
 {
+	return cm_conn_new_as(e, 0);
+}
+
+struct cm_conn *cm_conn_new_as(struct cm_engine *e, uint32_t want)
+{
 	struct cm_conn *c;
 
-	if (e->nconns >= e->max_conns) {
+	/* A reserved ID holds its place in the table already. */
+	if (!want && e->nconns + e->reserved_n >= e->max_conns) {
 		e->st.table_full++;
 		return NULL;
 	}
@@ -130,7 +137,10 @@ struct cm_conn *cm_conn_new(struct cm_engine *e)
 		return NULL;
 	c->eng = e;
 	c->listen_id = -1;
-	cm_ids_new_local(e, c);
+	if (cm_ids_new_local(e, c, want)) {
+		free(c);
+		return NULL;
+	}
 	e->nconns++;
 	e->st.conns_created++;
 	e->st.conns_live = e->nconns;
@@ -139,7 +149,13 @@ struct cm_conn *cm_conn_new(struct cm_engine *e)
 
 struct cm_conn *cm_conn_new_active(struct cm_engine *e, uint64_t user, uint64_t service_id)
 {
-	struct cm_conn *c = cm_conn_new(e);
+	return cm_conn_new_active_as(e, user, service_id, 0);
+}
+
+struct cm_conn *cm_conn_new_active_as(struct cm_engine *e, uint64_t user, uint64_t service_id,
+				      uint32_t want)
+{
+	struct cm_conn *c = cm_conn_new_as(e, want);
 
 	if (!c)
 		return NULL;

@@ -196,10 +196,12 @@ enum cm_event_type {
 	CM_EV_ESTABLISHED,   /* active: QP at RTS, RTU sent; .rep */
 	CM_EV_CONNECT_ERROR, /* active: QP transition failed, REJ sent; .status */
 	/*
-	 * Made by a runtime served by madcmd (cm/runtime.h), once, when the
-	 * daemon went away: every connection and listener of the runtime
-	 * is gone with it (.id 0, .status -ENOTCONN); later commands fail
-	 * with -ENOTCONN.
+	 * Made by a runtime (cm/runtime.h), once: served by madcmd, when the
+	 * daemon went away (.status -ENOTCONN: every connection and listener
+	 * of the runtime is gone with it, later commands fail with
+	 * -ENOTCONN); in this process, when the port's umad fd hung up, the
+	 * device being gone (.status -ENODEV: no MAD comes or goes any more).
+	 * .id 0.
 	 */
 	CM_EV_RUNTIME_LOST,
 	CM_EV__COUNT
@@ -335,6 +337,18 @@ int cm_engine_unlisten(struct cm_engine *e, int listen_id);
 /* Active side.  On success *id is the new connection's local comm ID.
  * -EBUSY when cmd->qpn is in TimeWait, -ENOMEM when the table is full. */
 int cm_engine_connect(struct cm_engine *e, const struct cm_connect_cmd *cmd, uint32_t *id);
+/*
+ * Reserve a fresh local comm ID for a later cm_engine_connect_as (it
+ * counts against max_conns meanwhile: -ENOMEM when full); unreserve one
+ * that will not be used (-EINVAL if it is not reserved).
+ */
+int cm_engine_reserve_id(struct cm_engine *e, uint32_t *id);
+int cm_engine_unreserve_id(struct cm_engine *e, uint32_t id);
+/*
+ * cm_engine_connect with *id a reserved ID (consumed; the connection has
+ * it), or 0 for a fresh one.  -EINVAL when *id is not reserved.
+ */
+int cm_engine_connect_as(struct cm_engine *e, const struct cm_connect_cmd *cmd, uint32_t *id);
 /* Passive: after CM_EV_REQ_RCVD.  `user` becomes the connection's cookie. */
 int cm_engine_accept(struct cm_engine *e, uint32_t id, uint64_t user,
 		     const struct cm_accept_cmd *cmd);

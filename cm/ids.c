@@ -9,7 +9,10 @@
  *   by_remote_qpn  (remote QPN, CA GUID)         stale connections (12.9.8.3.2)
  *   by_local_qpn   local QPN                     QPNs in TimeWait not reused
  * Local IDs are random (getrandom) so a restarted peer does not meet its
- * old IDs, and unique (checked against by_local), never 0.
+ * old IDs, and unique (checked against by_local and the reserved set),
+ * never 0.  An ID can be reserved ahead (cm_engine_reserve_id) and used
+ * later by cm_engine_connect_as: madcmd hands reserved IDs to a program
+ * so that its connect needs no answer from the daemon to know its ID.
  */
 #include "config.h"
 
@@ -154,9 +157,60 @@ struct cm_conn *cm_ids_by_local(const struct cm_engine *e, uint32_t id)
 	return c;
 }
 
-int cm_ids_new_local(struct cm_engine *e, struct cm_conn *c)
+/* ---- reserved IDs (open addressing; 0 empty, RES_DELETED a hole) ---- */
+
+#define RES_DELETED 0xffffffffu
+
+static uint32_t *res_slot(const struct cm_engine *e, uint32_t id, bool for_insert)
 {
-	struct cm_conn **b;
+	uint32_t *hole = NULL;
+
+	if (!e->reserved_cap)
+		return NULL;
+	for (uint32_t i = mix(id), n = 0; n < e->reserved_cap; i++, n++) {
+		uint32_t *s = &e->reserved[i & (e->reserved_cap - 1)];
+
+		if (*s == id)
+			return s;
+		if (*s == RES_DELETED && !hole)
+			hole = s;
+		if (!*s)
+			return for_insert ? (hole ? hole : s) : NULL;
+	}
+	return for_insert ? hole : NULL;
+}
+
+static bool is_reserved(const struct cm_engine *e, uint32_t id)
+{
+	return e->reserved_n && res_slot(e, id, false);
+}
+
+/* Room for one more, the table at most half used (holes included). */
+static int res_grow(struct cm_engine *e)
+{
+	uint32_t ncap = e->reserved_cap ? e->reserved_cap : 64, *old = e->reserved;
+	uint32_t ocap = e->reserved_cap;
+
+	if ((e->reserved_used + 1) * 2 <= e->reserved_cap)
+		return 0;
+	while ((e->reserved_n + 1) * 2 > ncap)
+		ncap *= 2;
+	e->reserved = calloc(ncap, sizeof(*e->reserved));
+	if (!e->reserved) {
+		e->reserved = old;
+		return -ENOMEM;
+	}
+	e->reserved_cap = ncap;
+	e->reserved_used = e->reserved_n;
+	for (uint32_t i = 0; i < ocap; i++)
+		if (old[i] && old[i] != RES_DELETED)
+			*res_slot(e, old[i], true) = old[i];
+	free(old);
+	return 0;
+}
+
+static uint32_t fresh_id(struct cm_engine *e)
+{
 	uint32_t id;
 	int tries = 0;
 
@@ -165,7 +219,48 @@ int cm_ids_new_local(struct cm_engine *e, struct cm_conn *c)
 		/* a broken random source must not loop forever */
 		if (++tries > 64)
 			id = mix(id + (uint32_t)tries);
-	} while (id == 0 || cm_ids_by_local(e, id));
+	} while (id == 0 || id == RES_DELETED || cm_ids_by_local(e, id) || is_reserved(e, id));
+	return id;
+}
+
+int cm_ids_reserve(struct cm_engine *e, uint32_t *id)
+{
+	uint32_t *s;
+
+	if (res_grow(e))
+		return -ENOMEM;
+	*id = fresh_id(e);
+	s = res_slot(e, *id, true);
+	if (!*s)
+		e->reserved_used++;
+	*s = *id;
+	e->reserved_n++;
+	return 0;
+}
+
+bool cm_ids_unreserve(struct cm_engine *e, uint32_t id)
+{
+	uint32_t *s = id && id != RES_DELETED && e->reserved_n ? res_slot(e, id, false) : NULL;
+
+	if (!s)
+		return false;
+	*s = RES_DELETED;
+	e->reserved_n--;
+	return true;
+}
+
+int cm_ids_new_local(struct cm_engine *e, struct cm_conn *c, uint32_t want)
+{
+	struct cm_conn **b;
+	uint32_t id;
+
+	if (want) {
+		if (!cm_ids_unreserve(e, want))
+			return -EINVAL;
+		id = want;
+	} else {
+		id = fresh_id(e);
+	}
 	c->local_id = id;
 	b = &e->by_local[mix(id) & e->hash_mask];
 	c->next_local = *b;

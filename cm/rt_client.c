@@ -118,6 +118,8 @@ connected:
 
 /* ---- the remote CM of a port ---- */
 
+static void ahead_unlink(struct rt_remote *r, struct rt_qp_ahead **pp);
+
 int rt_remote_open(struct rt_remote *r, const char *path, const char *ca, int port,
 		   struct madcmd_hello_rep *rep)
 {
@@ -142,25 +144,52 @@ void rt_remote_close(struct rt_remote *r)
 	free(r->pend);
 	r->pend = NULL;
 	r->pcount = r->pcap = r->phead = 0;
+	for (unsigned i = 0; r->ahead && i < RT_QP_AHEAD; i++)
+		while (r->ahead[i])
+			ahead_unlink(r, &r->ahead[i]);
 	free(r->ahead);
 	r->ahead = NULL;
 }
 
-static struct rt_qp_ahead *ahead_slot(struct rt_remote *r, uint32_t id)
+static struct rt_qp_ahead **ahead_bucket(struct rt_remote *r, uint32_t id)
 {
-	return &r->ahead[(id * 2654435761u) >> 22 & (RT_QP_AHEAD - 1)];
+	return &r->ahead[(id * 2654435761u) >> 20 & (RT_QP_AHEAD - 1)];
 }
 
-/* Keep what came ahead (a later connection in the slot replaces it). */
+static struct rt_qp_ahead **ahead_find(struct rt_remote *r, uint32_t id)
+{
+	struct rt_qp_ahead **pp = ahead_bucket(r, id);
+
+	while (*pp && (*pp)->id != id)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static void ahead_unlink(struct rt_remote *r, struct rt_qp_ahead **pp)
+{
+	struct rt_qp_ahead *a = *pp;
+
+	*pp = a->next;
+	free(a);
+	r->nahead--;
+}
+
+/* Keep what came ahead (a later message for the connection adds to it). */
 static void ahead_put(struct rt_remote *r, uint32_t id, uint32_t n, const struct madcmd_qp_attr *qp)
 {
-	struct rt_qp_ahead *a = ahead_slot(r, id);
+	struct rt_qp_ahead **pp, *a;
 
-	if (!n)
+	if (!n || !r->ahead)
 		return;
-	if (a->id != id)
-		a->valid = 0;
-	a->id = id;
+	pp = ahead_find(r, id);
+	a = *pp;
+	if (!a) {
+		if (r->nahead >= RT_QP_AHEAD_MAX || !(a = calloc(1, sizeof(*a))))
+			return; /* the program asks instead */
+		a->id = id;
+		*pp = a;
+		r->nahead++;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		unsigned k = qp[i].state - IBV_QPS_INIT;
 
@@ -169,18 +198,38 @@ static void ahead_put(struct rt_remote *r, uint32_t id, uint32_t n, const struct
 	}
 }
 
+/* The connection ended (or was released): what it did not use goes. */
+static void ahead_drop(struct rt_remote *r, uint32_t id)
+{
+	struct rt_qp_ahead **pp = r->ahead ? ahead_find(r, id) : NULL;
+
+	if (pp && *pp)
+		ahead_unlink(r, pp);
+}
+
 bool rt_remote_qp_ahead(struct rt_remote *r, uint32_t id, enum ibv_qp_state state,
 			struct ibv_qp_attr *attr, int *mask)
 {
-	struct rt_qp_ahead *a = ahead_slot(r, id);
+	struct rt_qp_ahead **pp, *a;
 	unsigned k = (unsigned)state - IBV_QPS_INIT;
 
-	if (state < IBV_QPS_INIT || state > IBV_QPS_RTS || a->id != id || !(a->valid & (1u << k)))
+	if (state < IBV_QPS_INIT || state > IBV_QPS_RTS || !r->ahead)
+		return false;
+	pp = ahead_find(r, id);
+	a = *pp;
+	if (!a || !(a->valid & (1u << k)))
 		return false;
 	*attr = a->a[k].attr;
 	*mask = a->a[k].mask;
 	a->valid &= (uint8_t) ~(1u << k);
+	if (!a->valid)
+		ahead_unlink(r, pp);
 	return true;
+}
+
+void rt_remote_forget(struct rt_remote *r, uint32_t id)
+{
+	ahead_drop(r, id);
 }
 
 static void keep(struct rt_remote *r, const struct cm_event *ev)
@@ -206,6 +255,40 @@ static void lose(struct rt_remote *r)
 	r->lost = true;
 }
 
+static void grants_put(struct rt_remote *r, const struct madcmd_grant *g)
+{
+	for (uint32_t i = 0; i < g->n && r->gcount < RT_GRANTS; i++)
+		r->grant[(r->ghead + r->gcount++) % RT_GRANTS] = g->ids[i];
+}
+
+bool rt_remote_grant(struct rt_remote *r, uint32_t *id)
+{
+	if (r->lost || !r->gcount)
+		return false;
+	*id = r->grant[r->ghead];
+	r->ghead = (r->ghead + 1) % RT_GRANTS;
+	r->gcount--;
+	return true;
+}
+
+/* The REPLY of an async command that failed, as the event that says so. */
+static void async_failed(struct rt_remote *r, const struct cm_rt_cmd *c)
+{
+	struct cm_event ev;
+
+	if (c->op != CM_RT_CONNECT_AS && c->op != CM_RT_ACCEPT) {
+		r->malformed++;
+		return;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.type = c->op == CM_RT_CONNECT_AS ? CM_EV_REQ_ERROR : CM_EV_CONNECT_ERROR;
+	ev.id = c->id;
+	ev.user = c->user;
+	ev.listen_id = -1;
+	ev.status = c->result < 0 ? c->result : -EPROTO;
+	keep(r, &ev);
+}
+
 /* Take one packet: EVENT kept, REPLY copied when it is `want`'s. */
 static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t seq)
 {
@@ -213,6 +296,7 @@ static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t
 		struct madcmd_hdr h;
 		struct madcmd_cmd c;
 		struct madcmd_event e;
+		struct madcmd_grant g;
 		uint8_t b[MADCMD_MSG_MAX];
 	} in;
 	int t = madcmd_client_recv(r->fd, &in, sizeof(in), wait);
@@ -228,8 +312,21 @@ static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t
 	if (t < 0)
 		return t;
 	if (t == MADCMD_EVENT) {
-		ahead_put(r, in.e.ev.id, in.e.nqp, in.e.qp);
+		switch (in.e.ev.type) {
+		case CM_EV_REJ_RCVD:
+		case CM_EV_REQ_ERROR:
+		case CM_EV_REP_ERROR:
+		case CM_EV_TIMEWAIT_EXIT:
+			ahead_drop(r, in.e.ev.id); /* ended before its QP moved */
+			break;
+		default:
+			ahead_put(r, in.e.ev.id, in.e.nqp, in.e.qp);
+		}
 		keep(r, &in.e.ev);
+	} else if (t == MADCMD_GRANT) {
+		grants_put(r, &in.g);
+	} else if (t == MADCMD_REPLY && (in.h.flags & MADCMD_F_ASYNC)) {
+		async_failed(r, &in.c.cmd);
 	} else if (t == MADCMD_REPLY && want && in.h.seq == seq) {
 		struct cm_rt_auto_qp aq = want->auto_qp;
 
@@ -277,6 +374,11 @@ int rt_remote_call(struct rt_remote *r, struct cm_rt_cmd *c)
 int rt_remote_post(struct rt_remote *r, const struct cm_rt_cmd *c)
 {
 	return send_cmd(r, c, MADCMD_F_NOREPLY);
+}
+
+int rt_remote_post_async(struct rt_remote *r, const struct cm_rt_cmd *c)
+{
+	return send_cmd(r, c, MADCMD_F_ASYNC);
 }
 
 int rt_remote_poll(struct rt_remote *r)

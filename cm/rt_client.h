@@ -35,20 +35,33 @@ int madcmd_client_recv(int fd, void *buf, size_t cap, bool wait);
 int madcmd_session_open(const char *path, enum madcmd_kind kind, const char *ca, int port,
 			struct madcmd_hello_rep *rep);
 
-/* QP attributes the daemon sent ahead, per connection (direct-mapped). */
+/*
+ * QP attributes the daemon sent ahead, per connection: a chained hash,
+ * an entry freed once its states are used or its connection ended, so a
+ * burst of 1,000 connections finds every one (a direct-mapped table lost
+ * a third of them to collisions, each a round trip per QP state).
+ */
 struct rt_qp_ahead {
+	struct rt_qp_ahead *next;
 	uint32_t id;
 	uint8_t valid; /* bit (state - IBV_QPS_INIT): INIT, RTR, RTS */
 	struct madcmd_qp_attr a[MADCMD_QP_ATTRS];
 };
-#define RT_QP_AHEAD 1024
+#define RT_QP_AHEAD 4096	   /* buckets */
+#define RT_QP_AHEAD_MAX (1u << 16) /* entries; past it, the program asks */
+
+#define RT_GRANTS 256 /* >= the daemon's MADCMD_GRANT_TARGET */
 
 /* The CM of a port served by madcmd, as cm/runtime.c uses it. */
 struct rt_remote {
 	int fd;
 	uint32_t seq;
-	struct rt_qp_ahead *ahead; /* [RT_QP_AHEAD] */
-	bool lost;		   /* the daemon is gone: every call fails with -ENOTCONN */
+	/* Comm IDs the daemon granted (MADCMD_GRANT), for CONNECT_AS. */
+	uint32_t grant[RT_GRANTS];
+	unsigned ghead, gcount;
+	struct rt_qp_ahead **ahead; /* [RT_QP_AHEAD] buckets */
+	unsigned nahead;
+	bool lost; /* the daemon is gone: every call fails with -ENOTCONN */
 	bool lost_reported;
 	/* Events read while a command waited for its REPLY, in order. */
 	struct cm_event *pend;
@@ -69,11 +82,22 @@ int rt_remote_call(struct rt_remote *r, struct cm_rt_cmd *c);
 /* Send a command whose result nobody reads (MRA): no REPLY comes. */
 int rt_remote_post(struct rt_remote *r, const struct cm_rt_cmd *c);
 /*
+ * Send a command without waiting (MADCMD_F_ASYNC): 0 or -ENOTCONN.  Its
+ * failure comes later as an event kept for rt_remote_pop: a CONNECT_AS as
+ * CM_EV_REQ_ERROR, an ACCEPT as CM_EV_CONNECT_ERROR, each with .id,
+ * .user and .status (the -errno).
+ */
+int rt_remote_post_async(struct rt_remote *r, const struct cm_rt_cmd *c);
+/* A comm ID the daemon granted, for a CONNECT_AS: false when none is left. */
+bool rt_remote_grant(struct rt_remote *r, uint32_t *id);
+/*
  * The attributes of connection `id` in `state` that the daemon sent with
  * the REPLY or EVENT that made them known: true (once) with *attr, *mask.
  */
 bool rt_remote_qp_ahead(struct rt_remote *r, uint32_t id, enum ibv_qp_state state,
 			struct ibv_qp_attr *attr, int *mask);
+/* Forget what came ahead for connection `id` (it was released). */
+void rt_remote_forget(struct rt_remote *r, uint32_t id);
 /* Read what the socket holds without waiting: messages read, or -ENOTCONN. */
 int rt_remote_poll(struct rt_remote *r);
 /*

@@ -93,6 +93,8 @@ size_t madcmd_msg_size(int type)
 		return sizeof(struct madcmd_port_rep);
 	case MADCMD_STAT_REP:
 		return sizeof(struct madcmd_stat_rep);
+	case MADCMD_GRANT:
+		return sizeof(struct madcmd_grant);
 	default:
 		return 0;
 	}
@@ -127,6 +129,7 @@ static bool cmd_ok(const struct cm_rt_cmd *c)
 		return false;
 	switch (c->op) {
 	case CM_RT_CONNECT:
+	case CM_RT_CONNECT_AS:
 		return c->connect.private_data_len <= sizeof(c->connect.private_data) &&
 		       bool_ok(c, offsetof(struct cm_rt_cmd, connect.has_alternate));
 	case CM_RT_ACCEPT:
@@ -209,7 +212,9 @@ int madcmd_check(const void *buf, size_t len)
 		struct madcmd_cmd m;
 
 		memcpy(&m, buf, sizeof(m));
-		if (!cmd_ok(&m.cmd) || !qp_attrs_ok(m.nqp, m.qp) || (m.h.flags & ~MADCMD_F_NOREPLY))
+		if (!cmd_ok(&m.cmd) || !qp_attrs_ok(m.nqp, m.qp) ||
+		    (m.h.flags & ~(MADCMD_F_NOREPLY | MADCMD_F_ASYNC)) ||
+		    m.h.flags == (MADCMD_F_NOREPLY | MADCMD_F_ASYNC))
 			return -EPROTO;
 		break;
 	}
@@ -230,6 +235,17 @@ int madcmd_check(const void *buf, size_t len)
 		memcpy(&m, buf, sizeof(m));
 		if (m.ps > 0xffff || m.any > 1 || m.reuseaddr > 1 || m.afonly > 1)
 			return -EPROTO;
+		break;
+	}
+	case MADCMD_GRANT: {
+		struct madcmd_grant m;
+
+		memcpy(&m, buf, sizeof(m));
+		if (!m.n || m.n > MADCMD_GRANT_MAX)
+			return -EPROTO;
+		for (uint32_t i = 0; i < m.n; i++)
+			if (!m.ids[i])
+				return -EPROTO;
 		break;
 	}
 	case MADCMD_STAT_REP: {

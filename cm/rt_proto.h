@@ -36,7 +36,7 @@
 #include "mad/addr.h"
 #include "mad/umad_ops.h"
 
-#define MADCMD_PROTO_VERSION 2
+#define MADCMD_PROTO_VERSION 3
 /* Where madcmd listens unless told (madcmd -s, MADCM_DAEMON). */
 #define MADCMD_SOCKET_DEFAULT "/run/madcm/madcmd.sock"
 #define MADCMD_SOCKET_ENV "MADCM_DAEMON"
@@ -61,6 +61,7 @@ enum madcmd_type {
 	MADCMD_PORT_REP,    /* d->c (HOST): result of the three above */
 	MADCMD_STAT,	    /* c->d (HOST): every session's ids */
 	MADCMD_STAT_REP,    /* d->c: one per id, then one with .last */
+	MADCMD_GRANT,	    /* d->c (CM): comm IDs reserved for the session's CONNECT_AS */
 	MADCMD__TYPES
 };
 
@@ -76,6 +77,12 @@ struct madcmd_hdr {
 
 /* CMD: run it, send no REPLY (the program ignores the result: MRA). */
 #define MADCMD_F_NOREPLY 0x1u
+/*
+ * CMD: run it, send a REPLY only when it fails (that REPLY has the flag
+ * too): a CONNECT_AS or ACCEPT the program does not wait for; it learns
+ * of a failure as an event would tell it.
+ */
+#define MADCMD_F_ASYNC 0x2u
 
 struct madcmd_hello {
 	struct madcmd_hdr h;
@@ -97,7 +104,7 @@ struct madcmd_hello_rep {
  * QP attributes of a connection as CM_RT_INIT_QP_ATTR gives them, sent
  * with the message that makes them known so that the program moves its
  * QP without a round trip per state (the REPLY of a CONNECT: INIT; the
- * EVENT REQ_RCVD: INIT, RTR, RTS; REP_RCVD: RTR, RTS).
+ * EVENTs REQ_RCVD and REP_RCVD: INIT, RTR, RTS).
  */
 struct madcmd_qp_attr {
 	uint32_t state; /* enum ibv_qp_state: INIT, RTR or RTS */
@@ -120,6 +127,21 @@ struct madcmd_event {
 	uint32_t nqp; /* entries of qp[] used */
 	uint32_t reserved;
 	struct madcmd_qp_attr qp[MADCMD_QP_ATTRS];
+};
+
+/*
+ * GRANT: comm IDs the daemon reserved for this session (CM_RT_RESERVE_ID),
+ * sent after HELLO_REP and again whenever the session used half; a
+ * CONNECT_AS names one of them, so that the program knows its connection's
+ * ID without waiting for a REPLY.  Reserved IDs count against the
+ * session's id limit: what the daemon would refuse is never granted.
+ */
+#define MADCMD_GRANT_MAX 64
+struct madcmd_grant {
+	struct madcmd_hdr h;
+	uint32_t n; /* entries of ids[] used, 1..MADCMD_GRANT_MAX */
+	uint32_t reserved;
+	uint32_t ids[MADCMD_GRANT_MAX];
 };
 
 struct madcmd_mad_reg {

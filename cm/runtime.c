@@ -423,8 +423,9 @@ static int auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
 		return -EINVAL;
 	/*
 	 * In this process: what fails without touching the QP or the peer.
-	 * Served by madcmd, as librdmacm over the kernel: the QP moves first
-	 * and the accept itself says what is wrong (no round trips ahead).
+	 * Served by madcmd: the QP moves first and the accept is sent without
+	 * waiting; what the daemon refuses comes back as CM_EV_CONNECT_ERROR
+	 * (the QP then fails and a REJ goes out), no round trip ahead.
 	 */
 	if (!rt->remote) {
 		rc = cm_engine_conn_state(rt->engine, c->id, &st);
@@ -442,8 +443,19 @@ static int auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
 		rc = qp_step(rt, c->id, qp, IBV_QPS_RTR, a);
 	if (!rc)
 		rc = qp_step(rt, c->id, qp, IBV_QPS_RTS, a);
-	if (!rc)
+	if (!rc && rt->remote) {
+		/*
+		 * Served by madcmd: the REP leaves from the daemon; not waiting
+		 * for its answer keeps a round trip out of every accept.  The
+		 * QP is kept until the connection is established or ends, so
+		 * that a refusal (CM_EV_CONNECT_ERROR, eng_event) can fail it.
+		 */
+		rc = qp_map_put(&rt->qps, c->id, qp);
+		if (!rc && (rc = rt_remote_post_async(rt->remote, c)))
+			qp_map_take(&rt->qps, c->id);
+	} else if (!rc) {
 		rc = e_accept(rt, c);
+	}
 	if (rc) {
 		qp_to_error(rt, qp);
 		reject_consumer(rt, c->id);
@@ -495,10 +507,24 @@ static void eng_event(void *ctx, const struct cm_event *ev)
 			return;
 		}
 		break;
+	case CM_EV_CONNECT_ERROR:
+		/* Remote: an accept madcmd refused after it was sent (rt_remote). */
+		qp = qp_map_take(&rt->qps, ev->id);
+		if (qp) {
+			qp_to_error(rt, qp);
+			reject_consumer(rt, ev->id);
+		}
+		break;
 	case CM_EV_REJ_RCVD:
 	case CM_EV_REQ_ERROR:
+	case CM_EV_REP_ERROR:
+	case CM_EV_RTU_RCVD:
+	case CM_EV_USER_ESTABLISHED:
 	case CM_EV_TIMEWAIT_EXIT:
-		/* The connect ended before its REP: forget its QP. */
+		/*
+		 * The connect ended before its REP, or (remote, passive) the
+		 * accept's outcome is known: forget its QP.
+		 */
 		qp_map_take(&rt->qps, ev->id);
 		break;
 	default:
@@ -546,13 +572,39 @@ static void on_remote_readable(struct mad_loop *l, int fd, void *arg)
 	remote_input(arg);
 }
 
+/*
+ * The port's umad fd hung up (the device went away): stop watching it,
+ * or the loop would spin on it, and say so once, as a lost daemon is.
+ */
+static void port_gone(struct cm_runtime *rt)
+{
+	struct cm_event ev;
+
+	if (rt->tfd < 0)
+		return;
+	mad_loop_unwatch_fd(rt->loop, rt->tfd);
+	rt->tfd = -1;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = CM_EV_RUNTIME_LOST;
+	ev.listen_id = -1;
+	ev.status = -ENODEV;
+	deliver(rt, &ev);
+}
+
+static int transport_input(struct cm_runtime *rt)
+{
+	int n = rt->t && rt->tfd >= 0 ? mad_transport_poll(rt->t, 0) : -ENODEV;
+
+	if (n == -ENODEV)
+		port_gone(rt);
+	return n;
+}
+
 static void on_readable(struct mad_loop *l, int fd, void *arg)
 {
-	struct cm_runtime *rt = arg;
-
 	(void)l;
 	(void)fd;
-	mad_transport_poll(rt->t, 0);
+	transport_input(arg);
 }
 
 struct open_args {
@@ -754,15 +806,45 @@ static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
 	struct cm_engine *e = rt->engine;
 
 	if (rt->remote) {
+		uint32_t granted;
+
 		if (c->op == CM_RT_CONNECT && c->auto_qp.qp)
 			return auto_connect(rt, c);
+		/* Grants the daemon sent since (a burst of connects uses them up). */
+		if (c->op == CM_RT_CONNECT && rt->remote->gcount < RT_GRANTS / 4)
+			rt_remote_poll(rt->remote);
+		if (c->op == CM_RT_CONNECT && rt_remote_grant(rt->remote, &granted)) {
+			/*
+			 * An ID the daemon granted: the connect is sent and not
+			 * waited for (a refusal comes as CM_EV_REQ_ERROR).
+			 */
+			struct cm_rt_cmd as = *c;
+			int rc;
+
+			as.op = CM_RT_CONNECT_AS;
+			as.id = granted;
+			rc = rt_remote_post_async(rt->remote, &as);
+			if (!rc)
+				c->id = granted;
+			return rc;
+		}
 		if (c->op == CM_RT_ACCEPT && c->auto_qp.qp)
 			return auto_accept(rt, c);
-		if (c->op == CM_RT_RELEASE)
+		if (c->op == CM_RT_RELEASE || c->op == CM_RT_DROP) {
 			qp_map_take(&rt->qps, c->id);
-		/* An MRA's result is never read (lib/ arms them on events). */
-		if (c->op == CM_RT_MRA)
+			rt_remote_forget(rt->remote, c->id);
+		}
+		/*
+		 * An MRA's result is never read (lib/ arms them on events); an
+		 * RTU can only fail once the connection ended, which its own
+		 * event reports (as e_rtu): neither waits for a REPLY.
+		 */
+		if (c->op == CM_RT_MRA || c->op == CM_RT_RTU)
 			return rt_remote_post(rt->remote, c);
+		/* lib/ moves its QPs itself: with what came ahead, no round trip. */
+		if (c->op == CM_RT_INIT_QP_ATTR &&
+		    rt_remote_qp_ahead(rt->remote, c->id, c->qp.state, &c->qp.attr, &c->qp.mask))
+			return 0;
 		return remote_exec(rt, c);
 	}
 	switch (c->op) {
@@ -803,6 +885,12 @@ static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
 		return cm_engine_init_qp_attr(e, c->id, c->qp.state, &c->qp.attr, &c->qp.mask);
 	case CM_RT_CONN_STATE:
 		return cm_engine_conn_state(e, c->id, &c->state);
+	case CM_RT_RESERVE_ID:
+		return cm_engine_reserve_id(e, &c->id);
+	case CM_RT_UNRESERVE_ID:
+		return cm_engine_unreserve_id(e, c->id);
+	case CM_RT_CONNECT_AS:
+		return c->id ? cm_engine_connect_as(e, &c->connect, &c->id) : -EINVAL;
 	case CM_RT_STATS: {
 		int rc = cm_stat_get(e, &c->stats.cm);
 
@@ -907,7 +995,7 @@ static void drain_here(void *arg)
 	if (d->rt->remote)
 		d->n = d->rt->tfd >= 0 ? remote_input(d->rt) : -ENOTCONN;
 	else
-		d->n = d->rt->t ? mad_transport_poll(d->rt->t, 0) : -ENODEV;
+		d->n = transport_input(d->rt);
 }
 
 struct tfd_wait_args {

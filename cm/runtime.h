@@ -143,6 +143,9 @@ enum cm_rt_op {
 	CM_RT_INIT_QP_ATTR, /* .id, .qp.state -> .qp.attr, .qp.mask */
 	CM_RT_CONN_STATE,   /* .id -> .state */
 	CM_RT_STATS,	    /* -> .stats */
+	CM_RT_RESERVE_ID,   /* -> .id: a comm ID kept for a later CONNECT_AS */
+	CM_RT_UNRESERVE_ID, /* .id */
+	CM_RT_CONNECT_AS,   /* .id (reserved), .connect: CONNECT with that ID */
 	CM_RT__COUNT
 };
 

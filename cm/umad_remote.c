@@ -170,7 +170,7 @@ static int r_recv(void *ctx, int portid, void *buf, size_t cap, size_t *len, int
 		if (n < 0 && errno == EAGAIN)
 			return -EAGAIN;
 		if (n <= 0)
-			return -ENOTCONN;
+			return -ENODEV; /* the daemon is gone: so is this port (stop polling it) */
 		if ((size_t)n <= sizeof(s->in) &&
 		    madcmd_check(&s->in, (size_t)n) == MADCMD_MAD_RECV) {
 			s->held = true;

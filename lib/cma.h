@@ -86,6 +86,13 @@ struct cma_port {
 	/* Connections of this port by local comm ID (cma_init.c). */
 	struct cma_conn_link **conns;
 	uint32_t nconns, nbuckets;
+	/*
+	 * In service as ADDR_CHANGE last said (1 in, -1 out, 0 not yet
+	 * known: p->active then): the verbs events and the SA's notices
+	 * both move it, and only a move makes events (cma_async.c).
+	 */
+	int8_t service;
+	bool notices; /* its SA client takes the SA's GID notices (cma_notice.c) */
 };
 
 struct cma_device {
@@ -279,13 +286,40 @@ void cma_id_free_locked(struct cma_id *id);
 /* Every live id, under cma.lock. */
 void cma_ids_foreach(void (*fn)(struct cma_id *id, void *arg), void *arg);
 
+/* Port events (cma_async.c, cma_notice.c). */
+/*
+ * The port is now in (up) or out of service: ADDR_CHANGE to its ids when
+ * that differs from what they were last told.  Under cma.lock; true when
+ * events were queued.
+ */
+bool cma_port_service(struct cma_port *p, bool up);
+/* ADDR_CHANGE to every id attached to the port (under cma.lock). */
+void cma_port_addr_change(struct cma_port *p);
+/*
+ * The port's CM (and SA client) is open: subscribe to the SA's GID in
+ * and out of service traps (64, 65) there, once; again after a rejoin
+ * cause (again true).  Never under cma.lock; does not wait.
+ */
+void cma_notice_port(struct cma_port *p, bool again);
+/* Counters of the notices the process got (tests, madcm stat). */
+struct cma_notice_stats {
+	unsigned long subscribed;  /* ports whose subscription the SA took */
+	unsigned long sub_errors;  /* subscriptions refused, timed out, no Report agent */
+	unsigned long own;	   /* notices naming a port of this process */
+	unsigned long own_changes; /* ... that changed its service state (ADDR_CHANGE) */
+	unsigned long other;	   /* notices naming other GIDs: counted only */
+	unsigned long ignored;	   /* other traps */
+};
+void cma_notice_stats(struct cma_notice_stats *out);
+
 /* madcmd (cma_daemon.c): chosen at init; the host-wide port space. */
 void cma_daemon_choose(void);
 int cma_daemon_bind(struct cma_id *id, uint16_t *port);
 int cma_daemon_listen_check(struct cma_id *id);
 void cma_daemon_unbind(struct cma_id *id);
 /* The daemon of the port went away: DEVICE_REMOVAL to its ids (takes cma.lock). */
-void cma_daemon_lost(struct cma_port *p);
+/* The port's CM is gone (status -ENOTCONN: madcmd; -ENODEV: the device): DEVICE_REMOVAL. */
+void cma_daemon_lost(struct cma_port *p, int status);
 /* The live id with this cookie, or NULL (under cma.lock). */
 struct cma_id *cma_id_by_cookie(uint64_t cookie);
 /* The CM connection of an id goes away: release it in the runtime. */

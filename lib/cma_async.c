@@ -8,7 +8,14 @@
  *     reports the change of what an id's address resolved to);
  *   - a port that comes up, a new LID or SM, or the SM's request to
  *     register again: the process's multicast groups on that port are
- *     joined again (cma_mc_rejoin), since the SA may have lost them.
+ *     joined again (cma_mc_rejoin), since the SA may have lost them, and
+ *     its GID notice subscription is made again (cma_notice.c).
+ *
+ * Down and up are a service state per port (cma_port_service) that the
+ * SA's GID out-of-service and in-service notices move too: whichever of
+ * the two tells first makes the ADDR_CHANGE, the other finds the state
+ * already there and makes none, so one change is one event.  A new LID
+ * or GID is a change of address in itself: always an event.
  */
 #include "config.h"
 
@@ -34,6 +41,26 @@ static void addr_change(struct cma_id *id, void *arg)
 		cma_report(id, e);
 }
 
+void cma_port_addr_change(struct cma_port *p)
+{
+	struct port_arg a = {p};
+
+	cma_ids_foreach(addr_change, &a);
+}
+
+bool cma_port_service(struct cma_port *p, bool up)
+{
+	int8_t now = up ? 1 : -1;
+
+	if (!p->service)
+		p->service = p->active ? 1 : -1;
+	if (p->service == now)
+		return false;
+	p->service = now;
+	cma_port_addr_change(p);
+	return true;
+}
+
 static void refresh(struct cma_port *p)
 {
 	struct ibv_port_attr pa;
@@ -56,14 +83,21 @@ static void *async_thread(void *arg)
 		enum ibv_event_type t = ev.event_type;
 		int n = ev.element.port_num;
 		bool change = false, rejoin = false;
+		int service = 0; /* 1 up, -1 down: a service state change */
+		struct cma_port *p;
 
 		ibv_ack_async_event(&ev);
 		switch (t) {
 		case IBV_EVENT_PORT_ERR:
+			service = -1;
+			break;
 		case IBV_EVENT_GID_CHANGE:
 			change = true;
 			break;
 		case IBV_EVENT_PORT_ACTIVE:
+			service = 1;
+			rejoin = true;
+			break;
 		case IBV_EVENT_LID_CHANGE:
 			change = rejoin = true;
 			break;
@@ -76,16 +110,23 @@ static void *async_thread(void *arg)
 		}
 		if (n < 1 || n > d->nports)
 			continue;
+		p = &d->ports[n - 1];
 		pthread_mutex_lock(&cma.lock);
-		refresh(&d->ports[n - 1]);
+		if (!p->service)
+			p->service = p->active ? 1 : -1; /* what ids knew before this event */
+		refresh(p);
+		if (service)
+			cma_port_service(p, service > 0);
 		if (change) {
-			struct port_arg a = {&d->ports[n - 1]};
-
-			cma_ids_foreach(addr_change, &a);
+			if (t == IBV_EVENT_LID_CHANGE)
+				p->service = 1; /* the SM configured it: in service */
+			cma_port_addr_change(p);
 		}
 		pthread_mutex_unlock(&cma.lock);
-		if (rejoin)
-			cma_mc_rejoin(&d->ports[n - 1]);
+		if (rejoin) {
+			cma_mc_rejoin(p);
+			cma_notice_port(p, true);
+		}
 	}
 	return NULL;
 }

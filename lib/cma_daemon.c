@@ -112,9 +112,10 @@ static void device_removal(struct cma_id *id, void *arg)
 		cma_report(id, e);
 }
 
-void cma_daemon_lost(struct cma_port *p)
+void cma_daemon_lost(struct cma_port *p, int status)
 {
-	fprintf(stderr, "librdmacm (madcm): madcmd went away: %s port %u is gone\n",
+	fprintf(stderr, "librdmacm (madcm): %s: %s port %u is gone\n",
+		status == -ENODEV ? "the device's MAD port hung up" : "madcmd went away",
 		ibv_get_device_name(p->dev->verbs->device), p->port_num);
 	pthread_mutex_lock(&cma.lock);
 	cma_ids_foreach(device_removal, p);

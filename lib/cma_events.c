@@ -337,7 +337,7 @@ bool cma_on_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev
 		return true;
 	}
 	if (ev->type == CM_EV_RUNTIME_LOST) {
-		cma_daemon_lost(p);
+		cma_daemon_lost(p, ev->status);
 		return true;
 	}
 	pthread_mutex_lock(&cma.lock);
@@ -380,7 +380,16 @@ bool cma_on_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev
 		break;
 	case CM_EV_REQ_ERROR:
 	case CM_EV_REP_ERROR:
-		e = new_ev(id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+		/* No answer; or (madcmd) a connect the daemon refused, with why. */
+		e = new_ev(id, RDMA_CM_EVENT_UNREACHABLE, ev->status < 0 ? ev->status : -ETIMEDOUT);
+		forget_conn(id);
+		break;
+	case CM_EV_CONNECT_ERROR:
+		/* Passive, madcmd: an accept the daemon refused (QP failed, REJ sent). */
+		if (!id->established) {
+			e = new_ev(id, RDMA_CM_EVENT_CONNECT_ERROR, ev->status);
+			id->connect_error = true;
+		}
 		forget_conn(id);
 		break;
 	case CM_EV_DREQ_RCVD:

@@ -185,6 +185,8 @@ int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 	}
 	*out = p->rt;
 	pthread_mutex_unlock(&cma.lock);
+	if (!rc)
+		cma_notice_port(p, false); /* the SA's GID notices (cma_notice.c) */
 	return rc;
 }
 

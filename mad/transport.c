@@ -500,6 +500,8 @@ int mad_transport_poll(struct mad_transport *t, unsigned budget)
 
 		if (rc == -EAGAIN)
 			break;
+		if (rc == -ENODEV)
+			return n ? (int)n : rc; /* the port is gone: the caller stops */
 		if (rc < 0) {
 			t->c.malformed++;
 			if (rc == -ENOSPC)

@@ -62,7 +62,9 @@ struct mad_umad_ops {
 	/*
 	 * Take one received MAD without waiting: 0 with *len, *agent, *src
 	 * filled; -EAGAIN when none is waiting; -ENOSPC when `cap` is too
-	 * small (*len says how much is needed; the MAD is not consumed).
+	 * small (*len says how much is needed; the MAD is not consumed);
+	 * -ENODEV when the port's fd hung up (the device is gone: stop
+	 * watching it).
 	 * Send completions the kernel reports (status ETIMEDOUT for a
 	 * request whose kernel timeout passed) are skipped, not returned.
 	 */

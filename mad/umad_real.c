@@ -361,8 +361,15 @@ static int real_recv(void *ctx, int portid, void *buf, size_t cap, size_t *len, 
 		errno = 0;
 		length = 65536;
 		rc = umad_recv(portid, ubuf, &length, 0);
+		if (rc < 0 && (rc == -ENOSPC || errno == ENOSPC))
+			return -EIO;
+		/*
+		 * Nothing to read from a hung-up or failed fd: the device is
+		 * gone (removed, or its driver died); say so, or a caller that
+		 * polls it again would spin on it for ever.
+		 */
 		if (rc < 0)
-			return (rc == -ENOSPC || errno == ENOSPC) ? -EIO : -EAGAIN;
+			return pfd.revents & (POLLHUP | POLLERR | POLLNVAL) ? -ENODEV : -EAGAIN;
 		/* A send completion (kernel timeout): our own timer handles it. */
 		if (umad_status(ubuf) == 0)
 			break;

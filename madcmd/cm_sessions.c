@@ -216,7 +216,7 @@ static void forward(struct madcmd_session *s, const struct cm_event *ev)
 	if (ev->type == CM_EV_REQ_RCVD)
 		m.nqp = qp_attrs(s->port, ev->id, req, 3, m.qp);
 	else if (ev->type == CM_EV_REP_RCVD)
-		m.nqp = qp_attrs(s->port, ev->id, req + 1, 2, m.qp);
+		m.nqp = qp_attrs(s->port, ev->id, req, 3, m.qp); /* lib/ moves INIT again */
 	madcmd_send(s, &m, sizeof(m));
 }
 
@@ -249,12 +249,33 @@ static struct madcmd_id *adopt(struct madcmd_served *p, const struct cm_event *e
 	return x;
 }
 
+/*
+ * The port's device went away (its umad fd hung up): every session of
+ * the port ends, so its programs see the daemon's port gone as they
+ * would see the daemon gone (DEVICE_REMOVAL); new sessions are refused.
+ */
+static void port_gone(struct madcmd_served *p)
+{
+	struct madcmd *d = p->d;
+
+	madcmd_log(LOG_ERR, "%s/%d: the port's MAD device hung up: no longer served",
+		   p->attr.ca_name, p->attr.portnum);
+	p->gone = true;
+	for (unsigned i = 1; i <= d->p.max_sessions; i++)
+		if (d->slots[i] && d->slots[i]->port == p)
+			madcmd_session_close(d->slots[i], "port gone");
+}
+
 bool madcmd_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev)
 {
 	struct madcmd_served *p = arg;
 	struct madcmd_id *x;
 
 	(void)rt;
+	if (ev->type == CM_EV_RUNTIME_LOST) {
+		port_gone(p);
+		return true;
+	}
 	if (ev->type == CM_EV_REQ_RCVD || ev->type == CM_EV_SIDR_REQ_RCVD)
 		x = adopt(p, ev);
 	else
@@ -274,6 +295,46 @@ bool madcmd_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev
 	else if (may_end(ev->type))
 		forget_if_gone(x);
 	return true; /* consumed: the runtime's own queue stays empty */
+}
+
+/* ---- granted comm IDs ---- */
+
+void madcmd_cm_grant(struct madcmd_session *s)
+{
+	struct madcmd_served *p = s->port;
+	struct madcmd_grant g;
+
+	if (s->closing || s->ngrants >= MADCMD_GRANT_TARGET / 2)
+		return;
+	do {
+		memset(&g, 0, sizeof(g));
+		while (s->ngrants < MADCMD_GRANT_TARGET && g.n < MADCMD_GRANT_MAX &&
+		       s->nids + s->ngrants < s->d->p.max_ids) {
+			struct cm_rt_cmd c;
+
+			memset(&c, 0, sizeof(c));
+			c.op = CM_RT_RESERVE_ID;
+			if (cm_runtime_exec(p->rt, &c))
+				break; /* the engine's table is full: no more for now */
+			s->grants[s->ngrants++] = c.id;
+			g.ids[g.n++] = c.id;
+		}
+		if (!g.n)
+			return;
+		madcmd_hdr_init(&g.h, MADCMD_GRANT, sizeof(g), 0);
+		madcmd_send(s, &g, sizeof(g));
+	} while (g.n == MADCMD_GRANT_MAX);
+}
+
+/* Take a granted ID (a CONNECT_AS names it): false if it is not the session's. */
+static bool grant_take(struct madcmd_session *s, uint32_t id)
+{
+	for (uint32_t i = 0; i < s->ngrants; i++)
+		if (s->grants[i] == id) {
+			s->grants[i] = s->grants[--s->ngrants];
+			return true;
+		}
+	return false;
 }
 
 /* ---- commands ---- */
@@ -300,6 +361,18 @@ void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *in)
 			goto reply;
 		}
 		break;
+	case CM_RT_CONNECT_AS:
+		if (!grant_take(s, c->id)) {
+			madcmd_log(LOG_WARNING, "session %u (pid %d): CONNECT_AS of ID 0x%x, not granted",
+				   s->slot, (int)s->pid, (unsigned)c->id);
+			c->result = -EINVAL; /* not an ID this session was given */
+			goto reply;
+		}
+		break;
+	case CM_RT_RESERVE_ID:
+	case CM_RT_UNRESERVE_ID:
+		c->result = -EINVAL; /* the daemon's own: grants come unasked */
+		goto reply;
 	case CM_RT_STATS:
 		break;
 	case CM_RT_UNLISTEN:
@@ -331,6 +404,13 @@ void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *in)
 			}
 		}
 		break;
+	case CM_RT_CONNECT_AS:
+		if (rc) {
+			madcmd_log(LOG_DEBUG, "session %u (pid %d): CONNECT_AS of ID 0x%x: %s",
+				   s->slot, (int)s->pid, (unsigned)c->id, strerror(-rc));
+			exec_simple(p, CM_RT_UNRESERVE_ID, c->id); /* refused before using it */
+		}
+		/* fall through */
 	case CM_RT_CONNECT:
 	case CM_RT_SIDR_REQ:
 		if (rc == 0) {
@@ -338,7 +418,7 @@ void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *in)
 			if (!x) {
 				exec_simple(p, CM_RT_RELEASE, c->id);
 				c->result = -ENOMEM;
-			} else if (c->op == CM_RT_CONNECT) {
+			} else if (c->op != CM_RT_SIDR_REQ) {
 				x->remote_lid = c->connect.primary.dlid;
 				memcpy(x->remote_gid, c->connect.primary.dgid, 16);
 			} else {
@@ -376,10 +456,13 @@ void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *in)
 		break;
 	}
 reply:
-	if (in->h.flags & MADCMD_F_NOREPLY)
+	if (c->op == CM_RT_CONNECT || c->op == CM_RT_CONNECT_AS)
+		madcmd_cm_grant(s);
+	if ((in->h.flags & MADCMD_F_NOREPLY) || ((in->h.flags & MADCMD_F_ASYNC) && !c->result))
 		return;
 	/* The whole struct goes back: result and every output field. */
 	madcmd_hdr_init(&out.h, MADCMD_REPLY, sizeof(out), in->h.seq);
+	out.h.flags = in->h.flags & MADCMD_F_ASYNC;
 	memset(&c->auto_qp, 0, sizeof(c->auto_qp));
 	out.nqp = 0;
 	if (c->op == CM_RT_CONNECT && c->result == 0) {
@@ -398,6 +481,9 @@ reply:
 void madcmd_cm_session_end(struct madcmd_session *s)
 {
 	struct madcmd_served *p = s->port;
+
+	while (s->ngrants)
+		exec_simple(p, CM_RT_UNRESERVE_ID, s->grants[--s->ngrants]);
 
 	while (s->ids) {
 		struct madcmd_id *x = s->ids;

@@ -22,6 +22,20 @@
  * ServiceRecords (the library's address records) likewise: a Delete of a
  * record another session also registered is answered here, and a session
  * that ends deletes the records it alone held.
+ *
+ * SA notices: the SA sends its Reports to the port that subscribed, the
+ * daemon's, so the daemon subscribes once per port and fans out.  An
+ * InformInfo Set (Subscribe 1) that another session of the port already
+ * holds is answered here; one that no other session holds goes to the
+ * SA, as does a session's renewal of what it holds (the SA may have lost
+ * it), and an unsubscribe once no other session holds it; a session that
+ * ends unsubscribes what it alone held.  The proxy port has
+ * a second agent for the Report method: each Report is answered there,
+ * once per copy received (a repeat means the SA missed our ReportResp),
+ * and passed once per TID to every session that registered a Report
+ * agent (MAD_REG with the Report method alone) and holds a subscription
+ * of that trap.  The sessions' own ReportResps are absorbed: the SA must
+ * see one answer.
  */
 #include "config.h"
 
@@ -162,6 +176,82 @@ static bool service_held_by_others(struct madcmd_session *s, uint64_t id, const 
 	return false;
 }
 
+/* ---- subscriptions to SA traps ---- */
+
+/* The InformInfo that identifies a subscription: no Subscribe, QPN, time. */
+static void inform_key(const uint8_t *rec, uint8_t *key)
+{
+	memcpy(key, rec, SA_II_SIZE);
+	mad_set(key, sa_ii_fields, SA_II_SUBSCRIBE, 0);
+	mad_set(key, sa_ii_fields, SA_II_QPN, 0);
+	mad_set(key, sa_ii_fields, SA_II_RESP_TIME_VALUE, 0);
+}
+
+static struct madcmd_inform *inform_find(const struct madcmd_session *s, const uint8_t *key)
+{
+	for (struct madcmd_inform *f = s->informs; f; f = f->next)
+		if (!memcmp(f->key, key, SA_II_SIZE))
+			return f;
+	return NULL;
+}
+
+static void inform_add(struct madcmd_session *s, const uint8_t *rec, const struct mad_addr *sa)
+{
+	uint8_t key[SA_II_SIZE];
+	struct madcmd_inform *f;
+
+	inform_key(rec, key);
+	f = inform_find(s, key);
+	if (!f) {
+		f = calloc(1, sizeof(*f));
+		if (!f)
+			return; /* forgotten: no Reports for it, and no unsubscribe */
+		memcpy(f->key, key, SA_II_SIZE);
+		f->next = s->informs;
+		s->informs = f;
+	}
+	memcpy(f->rec, rec, SA_II_SIZE);
+	f->sa = *sa;
+}
+
+static void inform_drop(struct madcmd_session *s, const uint8_t *key)
+{
+	for (struct madcmd_inform **pp = &s->informs; *pp; pp = &(*pp)->next)
+		if (!memcmp((*pp)->key, key, SA_II_SIZE)) {
+			struct madcmd_inform *f = *pp;
+
+			*pp = f->next;
+			free(f);
+			return;
+		}
+}
+
+static bool inform_held_by_others(struct madcmd_session *s, const uint8_t *key)
+{
+	struct madcmd *d = s->d;
+
+	for (unsigned i = 1; i <= d->p.max_sessions; i++) {
+		struct madcmd_session *o = d->slots[i];
+
+		if (o && o != s && o->kind == MADCMD_SESSION_MAD && o->port == s->port &&
+		    inform_find(o, key))
+			return true;
+	}
+	return false;
+}
+
+/* Does the session hold a subscription that takes this generic trap? */
+static bool inform_wants(const struct madcmd_session *s, uint16_t trap)
+{
+	for (const struct madcmd_inform *f = s->informs; f; f = f->next) {
+		uint64_t t = mad_get(f->key, sa_ii_fields, SA_II_TRAP_NUMBER);
+
+		if (t == trap || t == SA_II_TRAP_ALL)
+			return true;
+	}
+	return false;
+}
+
 /* ---- the proxy port ---- */
 
 static void to_session(struct madcmd_session *s, int32_t agent, const void *mad, size_t len,
@@ -179,7 +269,55 @@ static void to_session(struct madcmd_session *s, int32_t agent, const void *mad,
 	madcmd_send(s, m, sizeof(*m) + len);
 }
 
-static void deliver(struct madcmd_served *p, uint8_t *mad, size_t len, const struct mad_addr *src)
+static bool report_seen(struct madcmd_served *p, uint64_t tid, uint16_t lid)
+{
+	for (unsigned i = 0; i < p->seen_n; i++)
+		if (p->seen[i].tid == tid && p->seen[i].lid == lid)
+			return true;
+	p->seen[p->seen_next].tid = tid;
+	p->seen[p->seen_next].lid = lid;
+	p->seen_next = (p->seen_next + 1) % MADCMD_SEEN_REPORTS;
+	if (p->seen_n < MADCMD_SEEN_REPORTS)
+		p->seen_n++;
+	return false;
+}
+
+/* A Report from the SA: answer it here, pass it to who subscribed. */
+static void report(struct madcmd_served *p, int agent, const uint8_t *mad, size_t len,
+		   const struct mad_addr *src)
+{
+	struct madcmd *d = p->d;
+	uint8_t resp[MAD_SIZE];
+	struct mad_addr to = *src;
+	struct sa_notice n;
+
+	if (sa_report_parse(mad, len, &n)) {
+		p->nc.report_malformed++;
+		return;
+	}
+	sa_report_resp_build(mad, len, resp);
+	if (!to.qkey)
+		to.qkey = MAD_QP1_QKEY;
+	d->ops->send(d->ops_ctx, p->proxy_portid, agent, resp, MAD_SIZE, &to, 0);
+	p->nc.reports++;
+	if (report_seen(p, mad_get(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID), src->lid)) {
+		p->nc.report_dups++;
+		return;
+	}
+	for (unsigned i = 1; i <= d->p.max_sessions; i++) {
+		struct madcmd_session *s = d->slots[i];
+
+		if (!s || s->closing || s->kind != MADCMD_SESSION_MAD || s->port != p ||
+		    !s->notice_agents || !inform_wants(s, n.trap_number))
+			continue;
+		p->nc.forwarded++;
+		/* As umad would: on the agent registered for Reports, TID as sent. */
+		to_session(s, __builtin_ctz(s->notice_agents), mad, len, src);
+	}
+}
+
+static void deliver(struct madcmd_served *p, int agent, uint8_t *mad, size_t len,
+		    const struct mad_addr *src)
 {
 	struct madcmd *d = p->d;
 	struct madcmd_session *s = NULL;
@@ -189,6 +327,10 @@ static void deliver(struct madcmd_served *p, uint8_t *mad, size_t len, const str
 
 	if (len < MAD_HDR_SIZE || len > MADCMD_MAD_MAX) {
 		p->c.mads_dropped++;
+		return;
+	}
+	if (p->notice_agent >= 0 && agent == p->notice_agent) {
+		report(p, agent, mad, len, src);
 		return;
 	}
 	tid = mad_get(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
@@ -217,6 +359,12 @@ static void deliver(struct madcmd_served *p, uint8_t *mad, size_t len, const str
 		member_add(s, &rec, e->join_state, &e->to);
 		e->join = false;
 	}
+	if (e->inform && mad_get(mad, mad_hdr_fields, MAD_HDR_R) &&
+	    mad_get(mad, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) == SA_ATTR_INFORM_INFO &&
+	    mad_get(mad, mad_hdr_fields, MAD_HDR_STATUS) == 0) {
+		inform_add(s, e->inform_rec, &e->to);
+		e->inform = false;
+	}
 	mad_set(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID, e->client_tid);
 	p->c.mads_received++;
 	to_session(s, e->agent, mad, len, src);
@@ -243,8 +391,6 @@ static void proxy_readable(struct mad_loop *l, int fd, void *arg)
 	struct madcmd_served *p = arg;
 	struct madcmd *d = p->d;
 
-	(void)l;
-	(void)fd;
 	for (int i = 0; i < 64; i++) {
 		struct mad_addr src;
 		size_t len = 0;
@@ -256,9 +402,11 @@ static void proxy_readable(struct mad_loop *l, int fd, void *arg)
 			discard(p, len);
 			continue;
 		}
+		if (rc == -ENODEV)
+			mad_loop_unwatch_fd(l, fd); /* hung up: the CM port's end says so */
 		if (rc)
 			return;
-		deliver(p, buf, len, &src);
+		deliver(p, agent, buf, len, &src);
 	}
 }
 
@@ -266,8 +414,10 @@ int madcmd_proxy_open(struct madcmd_served *p)
 {
 	struct madcmd *d = p->d;
 	const uint32_t mask[4] = {0};
+	uint32_t rmask[4] = {0};
 	int rc;
 
+	p->notice_agent = -1;
 	p->proxy_portid = d->ops->open_port(d->ops_ctx, p->attr.ca_name, p->attr.portnum);
 	if (p->proxy_portid < 0)
 		return p->proxy_portid;
@@ -276,6 +426,18 @@ int madcmd_proxy_open(struct madcmd_served *p)
 	if (rc < 0)
 		goto fail;
 	p->proxy_agent = rc;
+	/*
+	 * The SA's Reports: an agent of their own, so that a port whose
+	 * Report method is taken (by another program) still proxies queries.
+	 */
+	mad_method_mask_set(rmask, MAD_METHOD_REPORT);
+	p->notice_agent = d->ops->register_agent(d->ops_ctx, p->proxy_portid, MAD_CLASS_SUBN_ADM,
+						 MAD_CLASS_VERSION_SA, 0, rmask);
+	if (p->notice_agent < 0) {
+		madcmd_log(LOG_INFO, "%s/%d: no SA notices (Report method: %s)", p->attr.ca_name,
+			   p->attr.portnum, strerror(-p->notice_agent));
+		p->notice_agent = -1;
+	}
 	p->proxy_fd = d->ops->get_fd(d->ops_ctx, p->proxy_portid);
 	if (p->proxy_fd < 0) {
 		rc = p->proxy_fd;
@@ -299,6 +461,8 @@ void madcmd_proxy_close(struct madcmd_served *p)
 	if (!p->proxy_ok)
 		return;
 	mad_loop_unwatch_fd(d->loop, p->proxy_fd);
+	if (p->notice_agent >= 0)
+		d->ops->unregister_agent(d->ops_ctx, p->proxy_portid, p->notice_agent);
 	d->ops->unregister_agent(d->ops_ctx, p->proxy_portid, p->proxy_agent);
 	d->ops->close_port(d->ops_ctx, p->proxy_portid);
 	p->proxy_ok = false;
@@ -309,27 +473,43 @@ void madcmd_proxy_close(struct madcmd_served *p)
 void madcmd_mad_reg(struct madcmd_session *s, const struct madcmd_mad_reg *m)
 {
 	struct madcmd_mad_reg_rep r;
+	uint32_t report[4] = {0};
+	bool notices;
 	int rc = -EINVAL;
 
 	memset(&r, 0, sizeof(r));
 	madcmd_hdr_init(&r.h, MADCMD_MAD_REG_REP, sizeof(r), m->h.seq);
-	/* Requesters of the SA only: nothing unsolicited is proxied. */
+	/*
+	 * Requesters of the SA, and receivers of its Reports (the Report
+	 * method alone): nothing else unsolicited is proxied.
+	 */
+	mad_method_mask_set(report, MAD_METHOD_REPORT);
+	notices = !memcmp(m->method_mask, report, sizeof(report));
 	if (m->mgmt_class == MAD_CLASS_SUBN_ADM && m->class_version == MAD_CLASS_VERSION_SA &&
 	    m->rmpp_version == 0 &&
-	    !(m->method_mask[0] | m->method_mask[1] | m->method_mask[2] | m->method_mask[3])) {
+	    (notices ||
+	     !(m->method_mask[0] | m->method_mask[1] | m->method_mask[2] | m->method_mask[3]))) {
 		rc = -ENOSPC;
-		for (int id = 1; id < 32; id++)
+		/* One Report agent a session, as umad gives one a port; none without ours. */
+		if (notices && (s->notice_agents || s->port->notice_agent < 0))
+			rc = -EBUSY;
+		for (int id = 1; id < 32 && rc == -ENOSPC; id++)
 			if (!(s->agents & (1u << id))) {
 				s->agents |= 1u << id;
+				if (notices)
+					s->notice_agents |= 1u << id;
 				rc = id;
-				break;
 			}
 	}
 	r.rc = rc;
 	madcmd_send(s, &r, sizeof(r));
 }
 
-/* A Delete all of whose bits others still hold: the SA must not see it. */
+/*
+ * A request the SA must not see (a Delete all of whose bits others still
+ * hold, a subscription the daemon's port already has): answered here
+ * with a GetResp echoing it.
+ */
 static void answer_locally(struct madcmd_session *s, const struct madcmd_mad *m)
 {
 	uint8_t resp[MADCMD_MAD_MAX];
@@ -360,6 +540,12 @@ void madcmd_mad_send(struct madcmd_session *s, const struct madcmd_mad *m)
 		p->c.mads_dropped++;
 		return;
 	}
+	if (mad_get(m->mad, mad_hdr_fields, MAD_HDR_R) &&
+	    mad_get(m->mad, mad_hdr_fields, MAD_HDR_METHOD) == MAD_METHOD_REPORT) {
+		/* A session's ReportResp: the daemon answered the SA already. */
+		p->nc.resps_absorbed++;
+		return;
+	}
 	memcpy(mad, m->mad, m->len);
 	tid = mad_get(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
 	e = madcmd_tid_entry(&s->tids, s->slot, tid);
@@ -368,6 +554,37 @@ void madcmd_mad_send(struct madcmd_session *s, const struct madcmd_mad *m)
 		return;
 	}
 	e->agent = m->agent;
+	e->inform = false;
+	if (!mad_get(mad, mad_hdr_fields, MAD_HDR_R) &&
+	    mad_get(mad, mad_hdr_fields, MAD_HDR_METHOD) == MAD_METHOD_SET &&
+	    mad_get(mad, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) == SA_ATTR_INFORM_INFO &&
+	    m->len >= SA_DATA_OFFSET + SA_II_SIZE) {
+		bool on = mad_get(mad + SA_DATA_OFFSET, sa_ii_fields, SA_II_SUBSCRIBE) != 0;
+		uint8_t key[SA_II_SIZE];
+
+		inform_key(mad + SA_DATA_OFFSET, key);
+		if (!on)
+			inform_drop(s, key);
+		/*
+		 * A session subscribing again what it holds renews it after
+		 * the port came back or the SM asked (the SA may have lost it):
+		 * that one goes to the SA, whoever else holds it.
+		 */
+		if (!(on && inform_find(s, key)) && inform_held_by_others(s, key)) {
+			/* The SA has it (or must keep it) for the daemon's port. */
+			if (on)
+				inform_add(s, mad + SA_DATA_OFFSET, &m->addr);
+			p->nc.subs_local++;
+			answer_locally(s, m);
+			return;
+		}
+		if (on) {
+			e->inform = true;
+			memcpy(e->inform_rec, mad + SA_DATA_OFFSET, SA_II_SIZE);
+			e->to = m->addr;
+		}
+		p->nc.subs_sent++;
+	}
 	if (!mad_get(mad, mad_hdr_fields, MAD_HDR_R) &&
 	    mad_get(mad, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) == SA_ATTR_MC_MEMBER_RECORD &&
 	    m->len >= SA_DATA_OFFSET + SA_MCMR_SIZE) {
@@ -467,6 +684,35 @@ static void service_delete(struct madcmd_served *p, const struct madcmd_service 
 		p->c.leaves++;
 }
 
+/* Unsubscribe, for a closed session, what nobody else holds. */
+static void unsubscribe(struct madcmd_served *p, const struct madcmd_inform *f)
+{
+	struct madcmd *d = p->d;
+	struct mad_port_attr a;
+	struct mad_addr to = f->sa;
+	uint8_t mad[MAD_SIZE];
+
+	/* The SA where it is now (the SM may have moved since). */
+	if (d->ops->query_port(d->ops_ctx, p->attr.ca_name, p->attr.portnum, &a) == 0 && a.sm_lid) {
+		to.lid = a.sm_lid;
+		to.sl = a.sm_sl;
+	}
+	d->internal_tid = (d->internal_tid + 1) & MADCMD_TID_COUNTER_MASK;
+	if (!d->internal_tid)
+		d->internal_tid = 1;
+	if (sa_mad_init(mad, MAD_METHOD_SET, SA_ATTR_INFORM_INFO, d->internal_tid, 0))
+		return;
+	/*
+	 * The subscription's own InformInfo with Subscribe 0: OpenSM finds
+	 * what to remove by comparing it, QPN and RespTimeValue included.
+	 */
+	memcpy(mad + SA_DATA_OFFSET, f->rec, SA_II_SIZE);
+	mad_set(mad + SA_DATA_OFFSET, sa_ii_fields, SA_II_SUBSCRIBE, 0);
+	if (d->ops->send(d->ops_ctx, p->proxy_portid, p->proxy_agent, mad, MAD_SIZE, &to,
+			 LEAVE_TIMEOUT_MS) == 0)
+		p->nc.unsubs++;
+}
+
 void madcmd_mad_session_end(struct madcmd_session *s)
 {
 	while (s->members) {
@@ -486,5 +732,14 @@ void madcmd_mad_session_end(struct madcmd_session *s)
 			service_delete(s->port, v);
 		free(v);
 	}
+	while (s->informs) {
+		struct madcmd_inform *f = s->informs;
+
+		s->informs = f->next;
+		if (s->port->proxy_ok && !inform_held_by_others(s, f->key))
+			unsubscribe(s->port, f);
+		free(f);
+	}
+	s->notice_agents = 0;
 	madcmd_tid_map_clear(&s->tids);
 }

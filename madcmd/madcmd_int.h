@@ -33,6 +33,20 @@ struct madcmd_id {
 	uint8_t remote_gid[16];
 };
 
+/* SA notices through the proxy (mad_proxy.c); read by tests and logs. */
+struct madcmd_notice_counters {
+	uint64_t reports;	   /* Reports received and answered (ReportResp sent) */
+	uint64_t report_dups;	   /* ... with a TID already forwarded: not forwarded again */
+	uint64_t report_malformed; /* not a Notice, too short ...: dropped unanswered */
+	uint64_t forwarded;	   /* Reports passed to sessions (one per session) */
+	uint64_t resps_absorbed;   /* sessions' ReportResps: the daemon answered already */
+	uint64_t subs_sent;	   /* InformInfo Sets passed to the SA */
+	uint64_t subs_local;	   /* ... answered here: another session holds the same */
+	uint64_t unsubs;	   /* unsubscribes sent for closed sessions */
+};
+
+#define MADCMD_SEEN_REPORTS 32
+
 struct madcmd_served {
 	struct madcmd *d;
 	unsigned index;
@@ -45,7 +59,21 @@ struct madcmd_served {
 	/* The SA proxy: a umad port of our own with one SA requester agent. */
 	int proxy_portid, proxy_agent, proxy_fd;
 	bool proxy_ok;
+	bool gone; /* its umad port hung up (the device went away): serves no one */
 	struct madcmd_counters c;
+	/*
+	 * The SA's Reports (mad_proxy.c): an agent of the proxy port for the
+	 * Report method (-1 when another agent of the port has it), the TIDs
+	 * of the last Reports forwarded (each forwarded once, answered each
+	 * time), and what came of them.
+	 */
+	int notice_agent;
+	struct {
+		uint64_t tid;
+		uint16_t lid;
+	} seen[MADCMD_SEEN_REPORTS];
+	unsigned seen_next, seen_n;
+	struct madcmd_notice_counters nc;
 };
 
 /* A message waiting for a session's socket to drain. */
@@ -60,6 +88,12 @@ struct madcmd_msg {
  * it on the wire ((slot << 20) | counter).  A send with a TID already
  * here (retry, RMPP ACK) reuses its daemon TID.  madcmd/tid_map.c.
  */
+/*
+ * Comm IDs a CM session holds granted ahead (madcmd_cm_grant): topped up
+ * to the target when fewer than half are left, within the id limit.
+ */
+#define MADCMD_GRANT_TARGET 128
+
 #define MADCMD_TID_SLOTS 4096 /* in flight per session; a power of two */
 #define MADCMD_TID_HASH 4096  /* client-TID chains; a power of two */
 #define MADCMD_TID_SLOT_SHIFT 20
@@ -75,6 +109,21 @@ struct madcmd_tid {
 	bool join;
 	uint8_t join_state;
 	struct mad_addr to;
+	/* A subscription (InformInfo Set, Subscribe 1) waiting for the SA's answer. */
+	bool inform;
+	uint8_t inform_rec[SA_II_SIZE]; /* as sent */
+};
+
+/*
+ * A subscription to SA traps a session holds (the SA took its InformInfo
+ * Set, or another session's like it): the InformInfo with Subscribe, QPN
+ * and RespTimeValue zeroed, which is what makes two alike.
+ */
+struct madcmd_inform {
+	struct madcmd_inform *next;
+	uint8_t key[SA_II_SIZE];
+	uint8_t rec[SA_II_SIZE]; /* the Set as sent: OpenSM matches the unsubscribe on it */
+	struct mad_addr sa;	 /* where the Set went: the unsubscribe goes there too */
 };
 
 struct madcmd_tid_map {
@@ -141,6 +190,9 @@ struct madcmd_session {
 	/* CM */
 	struct madcmd_id *ids;
 	uint32_t nids;
+	/* Comm IDs reserved for the session's CONNECT_AS (MADCMD_GRANT). */
+	uint32_t grants[MADCMD_GRANT_TARGET];
+	uint32_t ngrants;
 	/* Output waiting for the socket. */
 	struct madcmd_msg *qhead, *qtail;
 	uint32_t qlen;
@@ -150,6 +202,8 @@ struct madcmd_session {
 	struct madcmd_tid_map tids;
 	struct madcmd_member *members;
 	struct madcmd_service *services;
+	uint32_t notice_agents; /* agents registered for the SA's Reports (bit i = id i) */
+	struct madcmd_inform *informs;
 	/* HOST */
 	struct madcmd_bind *binds;
 	uint32_t nbinds;
@@ -187,6 +241,8 @@ void madcmd_epoll_ready(struct mad_loop *l, int fd, void *arg);
 /* cm_sessions.c */
 bool madcmd_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev);
 void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *m);
+/* Top the session's granted comm IDs up (after HELLO, and as they are used). */
+void madcmd_cm_grant(struct madcmd_session *s);
 void madcmd_cm_session_end(struct madcmd_session *s);
 void madcmd_ids_destroy(struct madcmd_served *p);
 int madcmd_conn_state(struct madcmd_served *p, uint32_t id, enum cm_state *st);

@@ -179,7 +179,8 @@ static struct madcmd_served *find_port(struct madcmd *d, const char *ca, int por
 	for (unsigned i = 0; i < d->nports; i++) {
 		struct madcmd_served *p = &d->ports[i];
 
-		if ((!ca[0] || !strcmp(ca, p->attr.ca_name)) && (!port || port == p->attr.portnum))
+		if (!p->gone && (!ca[0] || !strcmp(ca, p->attr.ca_name)) &&
+		    (!port || port == p->attr.portnum))
 			return p;
 	}
 	return NULL;
@@ -223,6 +224,8 @@ static void hello(struct madcmd_session *s, const struct madcmd_hello *h)
 	} else {
 		s->d->c.sessions++;
 	}
+	if (s->kind == MADCMD_SESSION_CM)
+		madcmd_cm_grant(s); /* so that its first connects need no REPLY */
 }
 
 void madcmd_session_input(struct madcmd_session *s, const void *buf, size_t len)

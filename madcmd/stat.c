@@ -80,6 +80,21 @@ void madcmd_tables_get(const struct madcmd *d, struct madcmd_tables *out)
 	}
 }
 
+/* The SA's notices through the proxy (mad_proxy.c). */
+static void madcmd_log_notices(const struct madcmd_served *p)
+{
+	const struct madcmd_notice_counters *n = &p->nc;
+
+	madcmd_log(LOG_NOTICE,
+		   "%s/%d: SA notices: subscriptions sent %" PRIu64 " answered here %" PRIu64
+		   ", unsubscribed %" PRIu64 ", Reports %" PRIu64 " (repeated %" PRIu64
+		   ", malformed %" PRIu64 "), passed to sessions %" PRIu64
+		   ", their ReportResps absorbed %" PRIu64,
+		   p->attr.ca_name, p->attr.portnum, n->subs_sent, n->subs_local, n->unsubs,
+		   n->reports, n->report_dups, n->report_malformed, n->forwarded,
+		   n->resps_absorbed);
+}
+
 void madcmd_log_counters(const struct madcmd *d)
 {
 	const struct madcmd_counters *c = &d->c;
@@ -99,5 +114,6 @@ void madcmd_log_counters(const struct madcmd *d)
 			   c->sessions_now, c->commands, c->events, c->dropped, c->malformed,
 			   c->mads_sent, c->mads_received, c->mads_dropped, c->mads_local,
 			   c->leaves);
+		madcmd_log_notices(&d->ports[i]);
 	}
 }

@@ -15,6 +15,8 @@
 #define MAX_REDIRECTS 2
 #define MAX_REC_LEN SA_SR_SIZE /* largest record we send */
 #define ASYNC_HIT_MAX 64       /* paths a cache hit hands to a callback */
+#define SEEN_REPORTS 32	       /* Report TIDs remembered to deliver each once */
+#define MAX_TRAP_SETS 256      /* InformInfo Sets one subscribe may make */
 
 struct sa_client {
 	struct mad_loop *loop;
@@ -29,6 +31,15 @@ struct sa_client {
 	uint64_t port_read_ns;
 	struct mad_timer port_timer; /* re-reads the port while a cache lives */
 	struct sa_client_stats st;
+	/* Notices: the Report agent (registered on first use) and the handler. */
+	struct mad_agent *notice_agent;
+	sa_notice_fn notice_fn;
+	void *notice_arg;
+	struct {
+		uint64_t tid;
+		uint16_t lid;
+	} seen[SEEN_REPORTS]; /* ring of the last Reports delivered */
+	unsigned seen_next, seen_n;
 };
 
 /*
@@ -215,8 +226,8 @@ static void on_response(void *arg, int status, const void *mad, size_t len,
 		 * Get/Set/Delete answer one record in one MAD, the rest of the
 		 * data area being padding; some SAs leave the offset 0.
 		 */
-		if (n == 0 && len >= SA_DATA_OFFSET + q->rec_len)
-			rec_size = q->rec_len;
+		if ((n == 0 || rec_size < q->rec_len) && len >= SA_DATA_OFFSET + q->rec_len)
+			rec_size = q->rec_len; /* also OpenSM's rounded-down offset */
 		n = rec_size ? 1 : 0;
 	}
 	if (n > 0 && rec_size < q->rec_len) {
@@ -344,9 +355,9 @@ static void on_readable(struct mad_loop *l, int fd, void *arg)
 {
 	struct sa_client *c = arg;
 
-	(void)l;
-	(void)fd;
-	mad_transport_poll(c->t, 0);
+	/* A port that is gone stays readable (hung up): stop watching it. */
+	if (mad_transport_poll(c->t, 0) == -ENODEV)
+		mad_loop_unwatch_fd(l, fd);
 }
 
 struct open_args {
@@ -451,6 +462,8 @@ static void close_on_loop(void *arg)
 	mad_timer_cancel(mad_loop_timers(c->loop), &c->port_timer);
 	if (!c->own_transport) {
 		mad_agent_unregister(c->agent); /* in-flight queries end with -ECANCELED */
+		if (c->notice_agent)
+			mad_agent_unregister(c->notice_agent);
 		return;
 	}
 	if (mad_transport_fd(c->t) >= 0)
@@ -811,5 +824,205 @@ int sa_class_port_info(struct sa_client *c, uint8_t *cpi, size_t len)
 			rc = -EPROTO;
 	}
 	free(s.recs);
+	return rc;
+}
+
+/* ---- Notices: InformInfo subscriptions and Reports ---- */
+
+static bool report_seen(struct sa_client *c, uint64_t tid, uint16_t lid)
+{
+	for (unsigned i = 0; i < c->seen_n; i++)
+		if (c->seen[i].tid == tid && c->seen[i].lid == lid)
+			return true;
+	c->seen[c->seen_next].tid = tid;
+	c->seen[c->seen_next].lid = lid;
+	c->seen_next = (c->seen_next + 1) % SEEN_REPORTS;
+	if (c->seen_n < SEEN_REPORTS)
+		c->seen_n++;
+	return false;
+}
+
+/*
+ * A Report (loop side).  Answered first, every time it comes: a repeat
+ * means the SA missed our ReportResp, and it resends until it sees one.
+ * Delivered once per (TID, SA LID).
+ */
+static void on_report(struct mad_agent *agent, const void *mad, size_t len,
+		      const struct mad_addr *src, void *arg)
+{
+	struct sa_client *c = arg;
+	uint8_t resp[MAD_SIZE];
+	struct sa_notice n;
+	struct mad_addr to = *src;
+	uint64_t tid;
+
+	if (sa_report_parse(mad, len, &n)) {
+		c->st.report_malformed++;
+		return;
+	}
+	sa_report_resp_build(mad, len, resp);
+	if (!to.qkey)
+		to.qkey = MAD_QP1_QKEY;
+	if (mad_send(agent, resp, MAD_SIZE, &to) == 0)
+		c->st.report_resps++;
+	tid = mad_get(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
+	if (report_seen(c, tid, src->lid)) {
+		c->st.report_dups++;
+		return;
+	}
+	c->st.reports++;
+	if (c->notice_fn)
+		c->notice_fn(c->notice_arg, &n);
+}
+
+struct handler_args {
+	struct sa_client *c;
+	sa_notice_fn fn;
+	void *arg;
+	int rc;
+};
+
+static void handler_on_loop(void *arg)
+{
+	struct handler_args *h = arg;
+	struct sa_client *c = h->c;
+
+	h->rc = 0;
+	if (!c->notice_agent) {
+		struct mad_agent_desc d = {0};
+
+		/*
+		 * An agent of its own, so that the queries' agent works even
+		 * where the port's Report method is taken (one agent a port
+		 * may receive a class's unsolicited method).
+		 */
+		d.mgmt_class = MAD_CLASS_SUBN_ADM;
+		d.class_version = MAD_CLASS_VERSION_SA;
+		mad_method_mask_set(d.method_mask, MAD_METHOD_REPORT);
+		d.unsolicited = on_report;
+		d.arg = c;
+		h->rc = mad_agent_register(c->t, &d, &c->notice_agent);
+		if (h->rc) {
+			c->notice_agent = NULL;
+			return;
+		}
+	}
+	c->notice_fn = h->fn;
+	c->notice_arg = h->arg;
+}
+
+int sa_notice_handler(struct sa_client *c, sa_notice_fn fn, void *arg)
+{
+	struct handler_args h = {.c = c, .fn = fn, .arg = arg};
+	int rc;
+
+	if (!c)
+		return -EINVAL;
+	rc = mad_loop_call(c->loop, handler_on_loop, &h);
+	return rc ? rc : h.rc;
+}
+
+static int trap_range(uint16_t first, uint16_t last, uint16_t *end)
+{
+	if (first == SA_II_TRAP_ALL) {
+		*end = first;
+		return 0;
+	}
+	if (last < first || last == SA_II_TRAP_ALL || last - first >= MAX_TRAP_SETS)
+		return -EINVAL;
+	*end = last;
+	return 0;
+}
+
+static void inform_rec(uint8_t *rec, uint16_t trap, bool on)
+{
+	struct sa_inform ii;
+
+	sa_inform_generic(&ii, trap, on);
+	sa_inform_encode(&ii, rec);
+}
+
+int sa_notice_subscribe(struct sa_client *c, uint16_t first, uint16_t last, bool on)
+{
+	uint8_t rec[SA_II_SIZE];
+	uint16_t end;
+	int rc;
+
+	if (!c || trap_range(first, last, &end))
+		return -EINVAL;
+	for (unsigned t = first; t <= end; t++) {
+		struct sync_cmd s;
+
+		inform_rec(rec, (uint16_t)t, on);
+		rc = query_sync(c, &s, MAD_METHOD_SET, SA_ATTR_INFORM_INFO, 0, rec, sizeof(rec));
+		free(s.recs);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+struct sub_cmd {
+	struct mad_loop_cmd cmd;
+	struct sa_query q;
+	uint16_t next, end;
+	bool on;
+	sa_done_cb cb;
+	void *arg;
+};
+
+static void sub_done(struct sa_query *q, int status, uint16_t mad_status, const uint8_t *recs,
+		     unsigned n, size_t rec_size)
+{
+	struct sub_cmd *a = (struct sub_cmd *)((char *)q - offsetof(struct sub_cmd, q));
+
+	(void)mad_status;
+	(void)recs;
+	(void)n;
+	(void)rec_size;
+	if (status == 0 && a->next != SA_II_TRAP_ALL && a->next < a->end) {
+		a->next++;
+		inform_rec(a->q.rec, a->next, a->on);
+		a->q.redirects = 0;
+		query_start(&a->q);
+		return;
+	}
+	a->cb(a->arg, status);
+	free(a);
+}
+
+static void sub_run(struct mad_loop *l, struct mad_loop_cmd *cmd)
+{
+	(void)l;
+	query_start(&((struct sub_cmd *)cmd)->q);
+}
+
+int sa_notice_subscribe_async(struct sa_client *c, uint16_t first, uint16_t last, bool on,
+			      sa_done_cb cb, void *arg)
+{
+	struct sub_cmd *a;
+	uint16_t end;
+	int rc;
+
+	if (!c || !cb || trap_range(first, last, &end))
+		return -EINVAL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->cmd.run = sub_run;
+	a->next = first;
+	a->end = end;
+	a->on = on;
+	a->cb = cb;
+	a->arg = arg;
+	a->q.c = c;
+	a->q.method = MAD_METHOD_SET;
+	a->q.attr = SA_ATTR_INFORM_INFO;
+	a->q.rec_len = SA_II_SIZE;
+	a->q.done = sub_done;
+	inform_rec(a->q.rec, first, on);
+	rc = mad_loop_post(c->loop, &a->cmd);
+	if (rc)
+		free(a);
 	return rc;
 }

@@ -1,6 +1,7 @@
 /*
  * SA client: PathRecord, MCMemberRecord, ServiceRecord and ClassPortInfo
- * queries to the subnet administrator, over the MAD transport.
+ * queries to the subnet administrator, over the MAD transport; InformInfo
+ * subscriptions to its traps and the Reports (notices) it then sends.
  *
  * A client owns one SA agent on one port; its transport and queries live
  * on a progress loop (mad/loop.h), by default the process-wide one with
@@ -30,6 +31,7 @@
 #include "mad/loop.h"
 #include "mad/transport.h"
 #include "mad/umad_ops.h"
+#include "sa/sa_wire.h"
 
 struct sa_client;
 
@@ -129,6 +131,11 @@ struct sa_client_stats {
 	uint64_t cache_misses;
 	uint64_t cache_flushes;
 	uint64_t port_changes;
+	/* Notices (sa_notice_handler): Reports taken, answered, ... */
+	uint64_t reports;	   /* Reports delivered to the handler */
+	uint64_t report_resps;	   /* ReportResps sent (duplicates answered too) */
+	uint64_t report_dups;	   /* Reports with a TID already delivered */
+	uint64_t report_malformed; /* dropped unanswered: not a Notice, too short ... */
 	struct mad_transport_counters mad;
 };
 
@@ -184,6 +191,82 @@ int sa_service_query(struct sa_client *c, const struct sa_service *s, uint64_t c
 
 /* The SA's ClassPortInfo (MAD_CPI_SIZE bytes, wire order, see mad_cpi_fields). */
 int sa_class_port_info(struct sa_client *c, uint8_t *cpi, size_t len);
+
+/* ---- Notices: InformInfo subscriptions and Reports ---- */
+
+/* InformInfo fields (IBA 13.4.8.3). */
+struct sa_inform {
+	uint8_t gid[16];
+	uint16_t lid_range_begin; /* SA_II_LID_ALL: every issuer */
+	uint16_t lid_range_end;
+	bool is_generic;
+	bool subscribe;
+	uint16_t type;	      /* SA_II_TYPE_ALL */
+	uint16_t trap_number; /* DeviceID when not generic; SA_II_TRAP_ALL */
+	uint32_t qpn;
+	uint8_t resp_time_value;
+	uint32_t producer_type; /* VendorID when not generic; SA_II_PRODUCER_ALL */
+};
+
+/* Notice fields (IBA 13.4.8.2); gid is the GID of traps 64..67. */
+struct sa_notice {
+	bool is_generic;
+	uint8_t type;
+	uint32_t producer_type;
+	uint16_t trap_number;
+	uint16_t issuer_lid;
+	bool toggle;
+	uint16_t count;
+	uint8_t data_details[SA_NOTICE_DATA_DETAILS_SIZE];
+	uint8_t issuer_gid[16];
+	bool has_gid; /* generic trap 64..67 */
+	uint8_t gid[16];
+};
+
+/*
+ * Called on the loop thread for each Report the SA sends this client,
+ * once per TID (a repeated Report, the SA not having seen our ReportResp,
+ * is answered again but not delivered again).  The notice is valid during
+ * the call only.
+ */
+typedef void (*sa_notice_fn)(void *arg, const struct sa_notice *n);
+
+/*
+ * Where Reports go (fn NULL: nowhere; they are still answered).  The
+ * first call registers the client's Report agent on its port: -EINVAL
+ * or -EBUSY when another agent of the port (another process) already
+ * takes the SA's Reports (OpenSM does not: it runs beside one).  Every Report is answered
+ * with a ReportResp echoing it; malformed ones are counted and dropped.
+ */
+int sa_notice_handler(struct sa_client *c, sa_notice_fn fn, void *arg);
+
+/*
+ * SubnAdmSet of InformInfo for generic traps first..last, one Set per
+ * trap number (first == SA_II_TRAP_ALL: every trap, one Set), Subscribe
+ * 1 (on) or 0 (off), from every issuer, type and producer.  Reports
+ * come to sa_notice_handler's fn, which should be set first.  Returns 0
+ * when the SA took every Set, else the first error.
+ */
+int sa_notice_subscribe(struct sa_client *c, uint16_t first, uint16_t last, bool on);
+/* The same without waiting: cb(arg, status) runs once, on the loop. */
+typedef void (*sa_done_cb)(void *arg, int status);
+int sa_notice_subscribe_async(struct sa_client *c, uint16_t first, uint16_t last, bool on,
+			      sa_done_cb cb, void *arg);
+
+/* InformInfo for generic trap `trap` from anyone, QPN 1. */
+void sa_inform_generic(struct sa_inform *ii, uint16_t trap, bool subscribe);
+int sa_inform_encode(const struct sa_inform *ii, void *rec); /* SA_II_SIZE */
+void sa_inform_decode(const void *rec, struct sa_inform *ii);
+int sa_notice_encode(const struct sa_notice *n, void *rec); /* SA_NOTICE_SIZE */
+void sa_notice_decode(const void *rec, struct sa_notice *n);
+/*
+ * Check an SA Report of `len` bytes (a SubnAdmReport carrying a Notice,
+ * one MAD) and decode its Notice: 0, -EINVAL (NULL), -EPROTO (bad SA MAD,
+ * not a Report of a Notice, shorter than the Notice, RMPP active).
+ */
+int sa_report_parse(const void *mad, size_t len, struct sa_notice *n);
+/* The ReportResp (MAD_SIZE bytes) answering a Report of `len` bytes. */
+int sa_report_resp_build(const void *report, size_t len, void *resp);
 
 /* ---- record codecs (used by the above and by tools) ---- */
 

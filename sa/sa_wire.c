@@ -304,8 +304,16 @@ int sa_mad_check(const void *mad, size_t len)
 	/* Records in a table are AttributeOffset * 8 bytes apart: never overlapping. */
 	attr_off = mad_get(p + SA_HDR_OFFSET, sa_hdr_fields, SA_HDR_ATTRIBUTE_OFFSET);
 	rec = sa_layout_for_attr((uint16_t)mad_get(p, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID));
-	if (attr_off && rec && attr_off * 8 < rec->size)
-		return -EPROTO;
+	if (attr_off && rec && attr_off * 8 < rec->size) {
+		/*
+		 * OpenSM rounds the offset down (size >> 3): its answer to a
+		 * Set of InformInfo (36 bytes) says 4.  One record in one MAD
+		 * cannot overlap another, so only a table must be exact.
+		 */
+		if (mad_method_byte(p) == MAD_METHOD_GET_TABLE_RESP ||
+		    attr_off * 8 < (rec->size & ~7u))
+			return -EPROTO;
+	}
 	return 0;
 }
 

@@ -408,7 +408,9 @@ int sa_mad_init(void *mad, uint8_t method, uint16_t attr_id, uint64_t tid, uint6
  * shorter than the SA header (56 bytes); -EPROTO when the class is not SA,
  * the class version is not 2, the method is not an SA method, an RMPP
  * header is active with a version other than 1 or a type out of 1..4, or
- * the attribute offset of a known record is smaller than the record.
+ * the attribute offset of a known record is smaller than the record (for
+ * a single record, than the record rounded down to 8 bytes, as OpenSM
+ * writes it for InformInfo; a GetTableResp must be exact).
  */
 int sa_mad_check(const void *mad, size_t len);
 

@@ -91,6 +91,79 @@ static void test_unique_ids(void **state)
 	assert_int_equal(cm_engine_create(&cfg, &e), -EINVAL);
 }
 
+/*
+ * Reserved IDs (what madcmd grants its programs ahead): never handed out
+ * again while reserved, usable once by cm_engine_connect_as, refused when
+ * not reserved; the set survives growth and many deletions; they hold
+ * their place in the table.
+ */
+static void test_reserved_ids(void **state)
+{
+	enum { N = 3000 };
+	static const struct cm_engine_ops ops = {nop_send, NULL};
+	static uint32_t res[N];
+	static bool live[N];
+	struct mad_timer_heap th;
+	struct cm_engine_config cfg = {
+	    .ca_guid = 1, .timers = &th, .ops = &ops, .max_conns = 1u << 20};
+	struct cm_connect_cmd cmd;
+	struct cm_engine *e;
+	uint32_t id, qpn = 1;
+
+	(void)state;
+	mad_timer_heap_init(&th, NULL, NULL);
+	assert_int_equal(cm_engine_create(&cfg, &e), 0);
+	cmh_connect_cmd(&H, &cmd, 1);
+	srand(7);
+	/* Rounds of reserve all, drop a random half, reserve again: all kept. */
+	for (int round = 0; round < 4; round++) {
+		for (int i = 0; i < N; i++)
+			if (!live[i]) {
+				assert_int_equal(cm_engine_reserve_id(e, &res[i]), 0);
+				live[i] = true;
+			}
+		for (int i = 0; i < N; i++)
+			if (rand() % 2) {
+				assert_int_equal(cm_engine_unreserve_id(e, res[i]), 0);
+				assert_int_equal(cm_engine_unreserve_id(e, res[i]), -EINVAL);
+				live[i] = false;
+			}
+	}
+	/* Every live one connects once under its own ID; fresh IDs avoid them. */
+	for (int i = 0; i < N; i++) {
+		if (!live[i])
+			continue;
+		cmd.qpn = qpn++;
+		id = res[i];
+		assert_int_equal(cm_engine_connect_as(e, &cmd, &id), 0);
+		assert_int_equal(id, res[i]);
+		id = res[i];
+		cmd.qpn = qpn++;
+		assert_int_equal(cm_engine_connect_as(e, &cmd, &id), -EINVAL);
+		cmd.qpn = qpn++;
+		assert_int_equal(cm_engine_connect(e, &cmd, &id), 0);
+		for (int k = 0; k < N; k++)
+			if (live[k])
+				assert_int_not_equal(id, res[k]);
+	}
+	cm_engine_destroy(e);
+
+	/* A reserved ID holds its place: a table of 2 with one reserved takes one more. */
+	cfg.max_conns = 2;
+	assert_int_equal(cm_engine_create(&cfg, &e), 0);
+	assert_int_equal(cm_engine_reserve_id(e, &res[0]), 0);
+	cmd.qpn = qpn++;
+	assert_int_equal(cm_engine_connect(e, &cmd, &id), 0);
+	cmd.qpn = qpn++;
+	assert_int_equal(cm_engine_connect(e, &cmd, &id), -ENOMEM);
+	assert_int_equal(cm_engine_reserve_id(e, &id), -ENOMEM);
+	id = res[0];
+	cmd.qpn = qpn++;
+	assert_int_equal(cm_engine_connect_as(e, &cmd, &id), 0);
+	cm_engine_destroy(e);
+	mad_timer_heap_destroy(&th);
+}
+
 /* A thousand connections with 20% of all MADs lost: all connect, all leave. */
 static void test_many_lossy(void **state)
 {
@@ -240,6 +313,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_table_full, cmh_teardown),
 	    cmocka_unit_test_setup_teardown(test_unique_ids, cmh_setup, cmh_teardown),
 	    cmocka_unit_test_teardown(test_tables_grow, cmh_teardown),
+	    cmocka_unit_test_setup_teardown(test_reserved_ids, cmh_setup, cmh_teardown),
 	    cmocka_unit_test_setup_teardown(test_many_lossy, cmh_setup, cmh_teardown),
 	    cmocka_unit_test_setup_teardown(test_stats_dump, cmh_setup, cmh_teardown),
 	    cmocka_unit_test_setup_teardown(test_random_input, cmh_setup, cmh_teardown),

@@ -170,6 +170,22 @@ static void send_msg(int fd, const void *m, size_t len)
 	}
 }
 
+/* The comm IDs the daemon granted (GRANT messages, which recv_msg takes aside). */
+static struct {
+	int fd;
+	uint32_t ids[1024];
+	unsigned n;
+} granted;
+
+static void grant_keep(int fd, const struct madcmd_grant *g)
+{
+	if (granted.fd != fd)
+		granted.n = 0; /* another session's: start over */
+	granted.fd = fd;
+	for (uint32_t i = 0; i < g->n && granted.n < 1024; i++)
+		granted.ids[granted.n++] = g->ids[i];
+}
+
 /* One message (its type), running the daemon while none is there; 0: EOF. */
 static int recv_msg(int fd, void *buf, size_t cap)
 {
@@ -182,6 +198,11 @@ static int recv_msg(int fd, void *buf, size_t cap)
 			int t = madcmd_check(buf, (size_t)n);
 
 			assert_true(t > 0);
+			if (t == MADCMD_GRANT) {
+				grant_keep(fd, buf);
+				i = 0;
+				continue;
+			}
 			return t;
 		}
 		mad_loop_run_once(E.loop, 1);
@@ -193,10 +214,14 @@ static int recv_msg(int fd, void *buf, size_t cap)
 /* Nothing waits for this client once the daemon has run. */
 static void expect_quiet(int fd)
 {
-	uint8_t b[MADCMD_MSG_MAX];
+	_Alignas(16) uint8_t b[MADCMD_MSG_MAX];
+	ssize_t n;
 
 	pump();
-	assert_true(recv(fd, b, sizeof(b), MSG_DONTWAIT) < 0 && errno == EAGAIN);
+	while ((n = recv(fd, b, sizeof(b), MSG_DONTWAIT)) > 0 &&
+	       madcmd_check(b, (size_t)n) == MADCMD_GRANT)
+		grant_keep(fd, (const struct madcmd_grant *)b);
+	assert_true(n < 0 && errno == EAGAIN);
 }
 
 static void expect_eof(int fd)
@@ -311,14 +336,12 @@ static int listen_on(int fd, uint64_t svc)
 }
 
 /* Connect from fake1 (LID 6) to fake0 (LID 5), or fake0 to fake0. */
-static int connect_to(int fd, int from, uint64_t svc, uint32_t qpn, uint32_t *id)
+static void connect_cmd(struct cm_rt_cmd *c, int from, uint64_t svc, uint32_t qpn)
 {
-	struct cm_rt_cmd c;
-	struct cm_connect_cmd *cc = &c.connect;
-	int rc;
+	struct cm_connect_cmd *cc = &c->connect;
 
-	memset(&c, 0, sizeof(c));
-	c.op = CM_RT_CONNECT;
+	memset(c, 0, sizeof(*c));
+	c->op = CM_RT_CONNECT;
 	cc->user = 0x1234;
 	cc->service_id = svc;
 	cc->qpn = qpn;
@@ -341,6 +364,14 @@ static int connect_to(int fd, int from, uint64_t svc, uint32_t qpn, uint32_t *id
 	cc->primary.local_ack_timeout = 9;
 	cc->primary.mtu = IBV_MTU_1024;
 	cc->primary.pkey = 0xffff;
+}
+
+static int connect_to(int fd, int from, uint64_t svc, uint32_t qpn, uint32_t *id)
+{
+	struct cm_rt_cmd c;
+	int rc;
+
+	connect_cmd(&c, from, svc, qpn);
 	/* A pointer a program sends must never be used by the daemon. */
 	c.auto_qp.qp = (struct ibv_qp *)(uintptr_t)0xdead;
 	rc = cmd(fd, &c, NULL, NULL);
@@ -771,6 +802,101 @@ static void test_cm_limits(void **state)
 	assert_int_equal(simple(a, CM_RT_STATS, 0), 0);
 	close(a);
 	assert_int_equal(tables().ids, 0);
+	env_down();
+}
+
+/* Send a CMD with flags (MADCMD_F_ASYNC, NOREPLY) and wait for nothing. */
+static void post(int fd, const struct cm_rt_cmd *c, uint32_t flags)
+{
+	struct madcmd_cmd m;
+
+	memset(&m, 0, sizeof(m));
+	madcmd_hdr_init(&m.h, MADCMD_CMD, sizeof(m), ++seq);
+	m.h.flags = flags;
+	m.cmd = *c;
+	send_msg(fd, &m, sizeof(m));
+}
+
+static int async_failure(int fd, uint32_t *id)
+{
+	union {
+		struct madcmd_cmd c;
+		uint8_t b[MADCMD_MSG_MAX];
+	} in;
+
+	assert_int_equal(recv_msg(fd, &in, sizeof(in)), MADCMD_REPLY);
+	assert_true(in.c.h.flags & MADCMD_F_ASYNC);
+	*id = in.c.cmd.id;
+	return in.c.cmd.result;
+}
+
+/*
+ * A CM session is granted comm IDs at HELLO, within its id limit; a
+ * CONNECT_AS with one, sent MADCMD_F_ASYNC, gets no REPLY and makes the
+ * connection with that ID; one naming an ID not granted to the session
+ * (another session's, or one used already) gets a REPLY flagged ASYNC
+ * with -EINVAL; programs may not reserve IDs themselves.
+ */
+static void test_connect_as(void **state)
+{
+	struct cm_rt_cmd c;
+	struct cm_event ev;
+	uint32_t mine, other, id;
+	int a, b, k;
+
+	(void)state;
+	env_up(0, 0);
+	a = cm_client("fake0");
+	assert_true(listen_on(a, SVC) >= 0);
+	b = cm_client("fake1");
+	expect_quiet(b);
+	assert_int_equal(granted.fd, b);
+	assert_int_equal(granted.n, MADCMD_GRANT_TARGET);
+	mine = granted.ids[0];
+	k = cm_client("fake1");
+	expect_quiet(k);
+	assert_int_equal(granted.fd, k);
+	other = granted.ids[0];
+
+	connect_cmd(&c, 1, SVC, 0x1001);
+	c.op = CM_RT_CONNECT_AS;
+	c.id = mine;
+	post(b, &c, MADCMD_F_ASYNC);
+	next_event(a, CM_EV_REQ_RCVD, &ev);
+	expect_quiet(b); /* no REPLY */
+	assert_int_equal(accept_id(a, ev.id, 0x2002), 0);
+	next_event(b, CM_EV_REP_RCVD, &ev);
+	assert_int_equal(ev.id, mine);
+	assert_int_equal(ev.user, 0x1234);
+
+	/* Used already, and another session's: refused, later, with the ID. */
+	connect_cmd(&c, 1, SVC, 0x1003);
+	c.op = CM_RT_CONNECT_AS;
+	post(b, &c, MADCMD_F_ASYNC); /* c.id is mine again */
+	c.id = mine;
+	post(b, &c, MADCMD_F_ASYNC);
+	c.id = other;
+	post(b, &c, MADCMD_F_ASYNC);
+	assert_int_equal(async_failure(b, &id), -EINVAL);
+	assert_int_equal(async_failure(b, &id), -EINVAL);
+	assert_int_equal(async_failure(b, &id), -EINVAL);
+	assert_int_equal(id, other);
+	/* A program cannot reserve IDs itself. */
+	assert_int_equal(simple(b, CM_RT_RESERVE_ID, 0), -EINVAL);
+	assert_int_equal(simple(b, CM_RT_UNRESERVE_ID, other), -EINVAL);
+	close(a);
+	close(b);
+	close(k);
+	pump();
+	assert_int_equal(tables().ids, 0);
+	env_down();
+
+	/* Grants count against the id limit: a session of 4 ids gets 4. */
+	env_up(4, 0);
+	b = cm_client("fake1");
+	expect_quiet(b);
+	assert_int_equal(granted.n, 4);
+	close(b);
 	env_down();
 }
 
@@ -1228,6 +1354,7 @@ int main(void)
 	    cmocka_unit_test(test_portspace),	      cmocka_unit_test(test_ps_rule),
 	    cmocka_unit_test(test_mad_proxy),	      cmocka_unit_test(test_mad_proxy_burst),
 	    cmocka_unit_test(test_mcast_memberships), cmocka_unit_test(test_service_records),
+	    cmocka_unit_test(test_connect_as),
 	};
 
 	madcmd_log_setup(getenv("MADCMD_TEST_LOG") ? MADCMD_LOG_STDERR : MADCMD_LOG_NONE,

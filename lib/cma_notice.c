@@ -1,0 +1,107 @@
+/*
+ * The SA's GID notices: each port whose CM this process opens subscribes
+ * (InformInfo, sa/client.h) to the generic traps 64 "GID in service" and
+ * 65 "GID out of service" at the SA, and a Report naming the GID of one
+ * of this process's ports moves that port's service state as the verbs
+ * events do (cma_port_service): RDMA_CM_EVENT_ADDR_CHANGE to the ids
+ * attached to it when the state changes, nothing when the verbs event
+ * (or an earlier notice) already said it.  A notice reaches the process
+ * through any of its subscribed ports, so a port that went out of
+ * service is heard of through another that did not.  Notices about other
+ * GIDs are counted, nothing more: the kernel's rdma_cm does not act on
+ * remote GIDs either.
+ *
+ * When: the subscription is made when the port's CM is opened (the first
+ * listen, resolve, connect or join on it), not at bind: without madcmd
+ * opening a port's CM takes its CM class from other processes, which a
+ * bind must not.  Again when the port comes back or the SM asks clients
+ * to register again (cma_async.c), since the SA forgets the
+ * subscriptions of a port it drops, and a new SM knows none.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "cm/runtime.h"
+#include "lib/cma.h"
+#include "sa/client.h"
+
+static struct cma_notice_stats nst; /* under cma.lock */
+
+static void on_subscribed(void *arg, int status)
+{
+	(void)arg;
+	pthread_mutex_lock(&cma.lock);
+	if (status)
+		nst.sub_errors++;
+	else
+		nst.subscribed++;
+	pthread_mutex_unlock(&cma.lock);
+}
+
+/* A Report from the SA, on the loop thread. */
+static void on_notice(void *arg, const struct sa_notice *n)
+{
+	struct cma_port *p;
+	bool up;
+
+	(void)arg;
+	pthread_mutex_lock(&cma.lock);
+	if (!n->has_gid || (n->trap_number != SA_TRAP_GID_IN_SERVICE &&
+			    n->trap_number != SA_TRAP_GID_OUT_OF_SERVICE)) {
+		nst.ignored++;
+		goto out;
+	}
+	p = cma_port_by_gid(n->gid);
+	if (!p) {
+		nst.other++;
+		goto out;
+	}
+	nst.own++;
+	up = n->trap_number == SA_TRAP_GID_IN_SERVICE;
+	if (cma_port_service(p, up))
+		nst.own_changes++;
+out:
+	pthread_mutex_unlock(&cma.lock);
+}
+
+void cma_notice_port(struct cma_port *p, bool again)
+{
+	struct cm_runtime *rt;
+	struct sa_client *sa;
+
+	pthread_mutex_lock(&cma.lock);
+	rt = p->rt;
+	/* The first time once; again only where the first one was made. */
+	if (!rt || p->notices != again) {
+		pthread_mutex_unlock(&cma.lock);
+		return;
+	}
+	p->notices = true;
+	pthread_mutex_unlock(&cma.lock);
+	sa = cm_runtime_sa(rt);
+	if (!sa)
+		return; /* RoCE: no SA */
+	if (!again && sa_notice_handler(sa, on_notice, p)) {
+		/* The port's Report method is another agent's (another process). */
+		pthread_mutex_lock(&cma.lock);
+		nst.sub_errors++;
+		p->notices = false; /* nothing to renew */
+		pthread_mutex_unlock(&cma.lock);
+		return;
+	}
+	if (sa_notice_subscribe_async(sa, SA_TRAP_GID_IN_SERVICE, SA_TRAP_GID_OUT_OF_SERVICE, true,
+				      on_subscribed, p)) {
+		pthread_mutex_lock(&cma.lock);
+		nst.sub_errors++;
+		pthread_mutex_unlock(&cma.lock);
+	}
+}
+
+void cma_notice_stats(struct cma_notice_stats *out)
+{
+	pthread_mutex_lock(&cma.lock);
+	*out = nst;
+	pthread_mutex_unlock(&cma.lock);
+}
