@@ -835,11 +835,15 @@ static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
 			rt_remote_forget(rt->remote, c->id);
 		}
 		/*
-		 * An MRA's result is never read (lib/ arms them on events); an
-		 * RTU can only fail once the connection ended, which its own
-		 * event reports (as e_rtu): neither waits for a REPLY.
+		 * Posted, no REPLY waited for: an MRA's result is never read
+		 * (lib/ arms them on events); an RTU can only fail once the
+		 * connection ended, which its own event reports (as e_rtu); a
+		 * DISCONNECT's and a RELEASE's neither (the kernel's
+		 * rdma_disconnect and destroy report none either).  Commands
+		 * of a session run in order, so later ones see their effect.
 		 */
-		if (c->op == CM_RT_MRA || c->op == CM_RT_RTU)
+		if (c->op == CM_RT_MRA || c->op == CM_RT_RTU || c->op == CM_RT_DISCONNECT ||
+		    c->op == CM_RT_RELEASE)
 			return rt_remote_post(rt->remote, c);
 		/* lib/ moves its QPs itself: with what came ahead, no round trip. */
 		if (c->op == CM_RT_INIT_QP_ATTR &&

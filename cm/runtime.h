@@ -111,8 +111,13 @@ struct cm_runtime_params {
 	 * (auto QP moves them in this process with the daemon's attributes,
 	 * then asks for the RTU or the REP, as the kernel's ucma splits the
 	 * work); the SA client goes through the daemon's SA proxy; ops and
-	 * max_conns are unused.  When the daemon goes away, the runtime
-	 * makes one CM_EV_RUNTIME_LOST and every command fails -ENOTCONN.
+	 * max_conns are unused.  MRA, RTU, DISCONNECT and RELEASE are sent
+	 * without waiting (their result is 0: the connection's events say
+	 * the rest), and so are CONNECT (with a comm ID the daemon granted
+	 * ahead) and auto-QP ACCEPT, whose refusal comes as an event
+	 * (CM_EV_REQ_ERROR, CM_EV_CONNECT_ERROR; docs/madcmd-protocol.md).
+	 * When the daemon goes away, the runtime makes one
+	 * CM_EV_RUNTIME_LOST and every command fails -ENOTCONN.
 	 */
 	const char *daemon;
 };

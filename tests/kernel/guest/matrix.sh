@@ -111,7 +111,14 @@ MCAST=${RXEVM_mcast:-230.168.1.5}
 # Datagram rows hang on a lost message: a shorter bound.
 row_tmo() { case $1 in udaddy | mckey) echo "${RXEVM_dgram_timeout:-60}" ;; cmtime) echo 30 ;; *) echo "$TMO" ;; esac; }
 # cmtime's server never exits by itself: its bound is its normal end.
-server_ok() { [ "$1" = 0 ] || { [ "$2" = cmtime ] && [ "$1" = 124 ]; }; }
+# Under loss a server may wait for good for a DREQ that was lost: the
+# kernel's client does not resend it once its program destroyed the id
+# (the capture then ends at the RTU); the client, done and checked, says
+# so (DONE below) and the server is stopped 30 s later (143).
+server_ok() {
+    [ "$1" = 0 ] || { [ "$2" = cmtime ] && [ "$1" = 124 ]; } ||
+        { [ -n "$RXEVM_loss" ] && [ "$1" = 143 ]; }
+}
 PINGS=${RXEVM_pings:-1000}
 step=0
 for row in ${RXEVM_rows//,/ }; do
@@ -129,7 +136,15 @@ for row in ${RXEVM_rows//,/ }; do
             pid=$!
             sleep "${RXEVM_settle:-1.5}"   # let it listen
             $NC -l -p $port < /dev/null > /dev/null 2>&1   # the client is ready
+            watch=
+            if [ -n "$RXEVM_loss" ]; then
+                # DONE: the client ended well; a server still waiting gets 30 s.
+                ( $NC -l -p $((port + 500)) < /dev/null > /dev/null 2>&1 &&
+                    sleep 30 && kill $pid 2> /dev/null ) &
+                watch=$!
+            fi
             wait $pid; r=$?
+            [ -n "$watch" ] && kill $watch 2> /dev/null
             s1=$(now)
             st=ok; server_ok $r "$row" && check "$row" server "$L" || st=FAIL
             result "$row" "$dir" "server($CM)" $st "$(elapsed "$s0" "$s1")"
@@ -142,6 +157,12 @@ for row in ${RXEVM_rows//,/ }; do
             s1=$(now)
             st=ok; [ $r = 0 ] && check "$row" client "$L" || st=FAIL
             result "$row" "$dir" "client($CM)" $st "$(elapsed "$s0" "$s1")"
+            if [ -n "$RXEVM_loss" ] && [ $st = ok ]; then
+                for _ in 1 2 3 4 5; do   # DONE (see server_ok)
+                    $NC "$PEER" $((port + 500)) < /dev/null > /dev/null 2>&1 && break
+                    sleep 1
+                done
+            fi
             [ $st = ok ] || tail -n 5 "$L.err" "$L"
         fi
         cp "$L" "$L.err" /out/ 2> /dev/null
