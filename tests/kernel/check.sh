@@ -71,7 +71,7 @@ pair() {
         --var shim="$D/torture_shim.so" --var flood="${MADCM_KVM_FLOOD:-16}" \
         --var side=A --var cm="$cma" --var peercm="$cmb" --var peer=10.77.0.2 \
         --var peer6=fd77::2 --var madcm="$MADCM" --var "rows=${rows// /,}" \
-        --var pings="$PINGS" --var conns="${RXEVM_conns:-300}" < /dev/null 2>&1 | stamp > "$R/A.log" &
+        --var pings="$PINGS" --var conns="${RXEVM_conns:-300}" ${loss:+--var lossrun=$loss} < /dev/null 2>&1 | stamp > "$R/A.log" &
     a=$!
     # B connects: A's qemu must be listening first.
     for _ in $(seq 1 50); do grep -q . "$R/A.log" 2> /dev/null && break; sleep 0.1; done
@@ -80,7 +80,7 @@ pair() {
         --connect $port --out "$R/B" --script "$HERE/guest/${SCRIPT:-matrix.sh}" \
         --var side=B --var cm="$cmb" --var peercm="$cma" --var peer=10.77.0.1 \
         --var peer6=fd77::1 --var madcm="$MADCM" --var "rows=${rows// /,}" \
-        --var pings="$PINGS" --var conns="${RXEVM_conns:-300}" ${loss:+--var loss=$loss} < /dev/null 2>&1 | stamp > "$R/B.log" &
+        --var pings="$PINGS" --var conns="${RXEVM_conns:-300}" ${loss:+--var loss=$loss --var lossrun=$loss} < /dev/null 2>&1 | stamp > "$R/B.log" &
     b=$!
     wait $b; wait $a
     echo "== $name: A=$cma B=$cmb${loss:+ (B: ${loss}% loss)}; pair took $(secs "$s" "$EPOCHREALTIME") s," \

@@ -9,6 +9,7 @@
 #   RXEVM_rows   rows, comma separated, e.g. "rping,ucmatose,rdma_server" (each in both directions)
 #   RXEVM_pings  rping count (default 1000)
 #   RXEVM_loss   percent of packets dropped on eth0 (tc netem), default none
+#   RXEVM_lossrun  set on both VMs of a loss pair (the DONE handshake, less data)
 # Each step: the server side starts its program, then `nc -l` on 7100+step;
 # the client side waits for that port, runs its program; both record their
 # exit status.  Results: /out/results ("ROW CLIENTCM->SERVERCM ROLE ok|FAIL secs");
@@ -109,7 +110,7 @@ check() {
     esac
 }
 TMO=${RXEVM_timeout:-300}
-if [ -n "$RXEVM_loss" ]; then RS_SIZE=4096 RS_COUNT=20 UC_CONNS=10; else RS_SIZE=65536 RS_COUNT=200 UC_CONNS=50; fi
+if [ -n "${RXEVM_lossrun:-}" ]; then RS_SIZE=4096 RS_COUNT=20 UC_CONNS=10; else RS_SIZE=65536 RS_COUNT=200 UC_CONNS=50; fi
 MCAST=${RXEVM_mcast:-230.168.1.5}
 # Datagram rows hang on a lost message: a shorter bound.
 row_tmo() { case $1 in udaddy | mckey) echo "${RXEVM_dgram_timeout:-60}" ;; cmtime) echo 30 ;; *) echo "$TMO" ;; esac; }
@@ -120,7 +121,7 @@ row_tmo() { case $1 in udaddy | mckey) echo "${RXEVM_dgram_timeout:-60}" ;; cmti
 # so (DONE below) and the server is stopped 30 s later (143).
 server_ok() {
     [ "$1" = 0 ] || { [ "$2" = cmtime ] && [ "$1" = 124 ]; } ||
-        { [ -n "$RXEVM_loss" ] && [ "$1" = 143 ]; }
+        { [ -n "${RXEVM_lossrun:-}" ] && [ "$1" = 143 ]; }
 }
 PINGS=${RXEVM_pings:-1000}
 step=0
@@ -140,7 +141,7 @@ for row in ${RXEVM_rows//,/ }; do
             sleep "${RXEVM_settle:-1.5}"   # let it listen
             $NC -l -p $port < /dev/null > /dev/null 2>&1   # the client is ready
             watch=
-            if [ -n "$RXEVM_loss" ]; then
+            if [ -n "${RXEVM_lossrun:-}" ]; then
                 # DONE: the client ended well; a server still waiting gets 30 s.
                 ( $NC -l -p $((port + 500)) < /dev/null > /dev/null 2>&1 &&
                     sleep 30 && kill $pid 2> /dev/null ) &
@@ -160,7 +161,7 @@ for row in ${RXEVM_rows//,/ }; do
             s1=$(now)
             st=ok; [ $r = 0 ] && check "$row" client "$L" || st=FAIL
             result "$row" "$dir" "client($CM)" $st "$(elapsed "$s0" "$s1")"
-            if [ -n "$RXEVM_loss" ] && [ $st = ok ]; then
+            if [ -n "${RXEVM_lossrun:-}" ] && [ $st = ok ]; then
                 for _ in 1 2 3 4 5; do   # DONE (see server_ok)
                     $NC "$PEER" $((port + 500)) < /dev/null > /dev/null 2>&1 && break
                     sleep 1
