@@ -363,7 +363,8 @@ void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *in)
 		break;
 	case CM_RT_CONNECT_AS:
 		if (!grant_take(s, c->id)) {
-			madcmd_log(LOG_WARNING, "session %u (pid %d): CONNECT_AS of ID 0x%x, not granted",
+			madcmd_log(LOG_DEBUG,
+				   "session %u (pid %d): CONNECT_AS of ID 0x%x, not granted",
 				   s->slot, (int)s->pid, (unsigned)c->id);
 			c->result = -EINVAL; /* not an ID this session was given */
 			goto reply;
