@@ -125,12 +125,20 @@ int rt_remote_open(struct rt_remote *r, const char *path, const char *ca, int po
 {
 	memset(r, 0, sizeof(*r));
 	r->ahead = calloc(RT_QP_AHEAD, sizeof(*r->ahead));
-	if (!r->ahead)
+	r->in = malloc(MADCMD_BATCH_MAX);
+	if (!r->ahead || !r->in) {
+		free(r->ahead);
+		free(r->in);
+		r->ahead = NULL;
+		r->in = NULL;
 		return -ENOMEM;
+	}
 	r->fd = madcmd_session_open(path, MADCMD_SESSION_CM, ca, port, rep);
 	if (r->fd < 0) {
 		free(r->ahead);
+		free(r->in);
 		r->ahead = NULL;
+		r->in = NULL;
 		return r->fd;
 	}
 	return 0;
@@ -149,6 +157,8 @@ void rt_remote_close(struct rt_remote *r)
 			ahead_unlink(r, &r->ahead[i]);
 	free(r->ahead);
 	r->ahead = NULL;
+	free(r->in);
+	r->in = NULL;
 }
 
 static struct rt_qp_ahead **ahead_bucket(struct rt_remote *r, uint32_t id)
@@ -289,8 +299,9 @@ static void async_failed(struct rt_remote *r, const struct cm_rt_cmd *c)
 	keep(r, &ev);
 }
 
-/* Take one packet: EVENT kept, REPLY copied when it is `want`'s. */
-static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t seq)
+/* One message of a packet: EVENT kept, REPLY copied when it is `want`'s (1). */
+static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len,
+		    struct cm_rt_cmd *want, uint32_t seq)
 {
 	union {
 		struct madcmd_hdr h;
@@ -299,18 +310,8 @@ static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t
 		struct madcmd_grant g;
 		uint8_t b[MADCMD_MSG_MAX];
 	} in;
-	int t = madcmd_client_recv(r->fd, &in, sizeof(in), wait);
 
-	if (t == -ENOTCONN || (t < 0 && t != -EAGAIN && t != -EPROTO)) {
-		lose(r);
-		return -ENOTCONN;
-	}
-	if (t == -EPROTO) {
-		r->malformed++;
-		return 0;
-	}
-	if (t < 0)
-		return t;
+	memcpy(&in, msg, len < sizeof(in) ? len : sizeof(in)); /* aligned for the structs */
 	if (t == MADCMD_EVENT) {
 		switch (in.e.ev.type) {
 		case CM_EV_REJ_RCVD:
@@ -336,9 +337,53 @@ static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t
 			ahead_put(r, want->id, in.c.nqp, in.c.qp);
 		return 1;
 	} else {
-		r->malformed++; /* a packet this session never asked for */
+		r->malformed++; /* a message this session never asked for */
 	}
 	return 0;
+}
+
+/*
+ * Take one packet, a batch of one or more messages (rt_proto.h), each as
+ * take_msg: 1 if `want`'s REPLY was among them, 0, -EAGAIN or -ENOTCONN.
+ */
+static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t seq)
+{
+	size_t off = 0, len;
+	const void *msg;
+	ssize_t n;
+	int t, got = 0;
+
+	if (!r->in)
+		return -ENOTCONN;
+	for (;;) {
+		struct pollfd p = {.fd = r->fd, .events = POLLIN};
+
+		n = recv(r->fd, r->in, MADCMD_BATCH_MAX, MSG_TRUNC | MSG_DONTWAIT);
+		if (n > 0)
+			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 || errno != EAGAIN) {
+			lose(r); /* EOF, ECONNRESET: the daemon is gone */
+			return -ENOTCONN;
+		}
+		if (!wait)
+			return -EAGAIN;
+		if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+			lose(r);
+			return -ENOTCONN;
+		}
+	}
+	if (n > MADCMD_BATCH_MAX) {
+		r->malformed++; /* truncated: nothing in it can be trusted */
+		return 0;
+	}
+	while ((t = madcmd_batch_next(r->in, (size_t)n, &off, &msg, &len)) > 0)
+		if (take_msg(r, t, msg, len, want, seq) == 1)
+			got = 1;
+	if (t < 0)
+		r->malformed++; /* the rest of the packet is dropped */
+	return got;
 }
 
 /* Send one CMD (flags MADCMD_F_*; auto_qp never travels): 0 or -ENOTCONN. */

@@ -67,6 +67,7 @@ struct rt_remote {
 	struct cm_event *pend;
 	unsigned phead, pcount, pcap;
 	uint64_t malformed; /* packets dropped by madcmd_check */
+	uint8_t *in; /* [MADCMD_BATCH_MAX]: a packet from the daemon */
 };
 
 int rt_remote_open(struct rt_remote *r, const char *path, const char *ca, int port,

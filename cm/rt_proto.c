@@ -167,6 +167,31 @@ static bool event_ok(const struct cm_event *ev)
 	}
 }
 
+int madcmd_batch_next(const void *pkt, size_t len, size_t *off, const void **msg,
+		      size_t *msg_len)
+{
+	const uint8_t *p = pkt;
+	struct madcmd_hdr h;
+	int t;
+
+	if (!pkt || !off || *off > len)
+		return -EPROTO;
+	if (*off == len)
+		return 0;
+	if (len - *off < sizeof(h))
+		return -EPROTO;
+	memcpy(&h, p + *off, sizeof(h));
+	if (h.len < sizeof(h) || h.len > len - *off)
+		return -EPROTO;
+	t = madcmd_check(p + *off, h.len);
+	if (t < 0)
+		return t;
+	*msg = p + *off;
+	*msg_len = h.len;
+	*off += h.len;
+	return t;
+}
+
 int madcmd_check(const void *buf, size_t len)
 {
 	struct madcmd_hdr h;

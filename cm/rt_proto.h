@@ -2,8 +2,12 @@
  * The madcmd protocol: the CM runtime's commands and events (cm/runtime.h)
  * between a program (the library) and madcmd, the per-host daemon that
  * owns the CM and SA agents of every port, over a UNIX SOCK_SEQPACKET
- * socket.  One message per packet: a header, then a body whose layout the
- * type fixes.  docs/madcmd-protocol.md has a table per message.
+ * socket.  A message is a header, then a body whose layout the type fixes;
+ * a packet is one message, except that the daemon packs the REPLY, EVENT
+ * and GRANT messages it has for a CM session during one turn of its loop
+ * into one packet (a batch: messages back to back, up to
+ * MADCMD_BATCH_MAX), so a burst of events costs one send and one receive.
+ * docs/madcmd-protocol.md has a table per message.
  *
  * A program opens one connection per use ("session"), named by the first
  * message (HELLO):
@@ -36,7 +40,7 @@
 #include "mad/addr.h"
 #include "mad/umad_ops.h"
 
-#define MADCMD_PROTO_VERSION 3
+#define MADCMD_PROTO_VERSION 4
 /* Where madcmd listens unless told (madcmd -s, MADCM_DAEMON). */
 #define MADCMD_SOCKET_DEFAULT "/run/madcm/madcmd.sock"
 #define MADCMD_SOCKET_ENV "MADCM_DAEMON"
@@ -44,6 +48,8 @@
 /* Largest message: a MAD_SEND/MAD_RECV of one reassembled-size MAD. */
 #define MADCMD_MAD_MAX 2048
 #define MADCMD_MSG_MAX 4096
+/* Largest packet: a batch of a CM session's messages (daemon -> program). */
+#define MADCMD_BATCH_MAX 65536
 
 enum madcmd_type {
 	MADCMD_HELLO = 1, /* c->d: first message of a session */
@@ -228,6 +234,15 @@ void madcmd_hdr_init(struct madcmd_hdr *h, enum madcmd_type type, size_t len, ui
  * -EPROTO (malformed: count and drop it, or close the session).
  */
 int madcmd_check(const void *buf, size_t len);
+/*
+ * The next message of a packet of `len` bytes at `*off` (0 to start): its
+ * type (madcmd_check of it), with *msg and *msg_len set and *off moved past
+ * it; 0 at the end of the packet; -EPROTO for a message that does not fit
+ * what is left or fails madcmd_check (the rest of the packet is then not
+ * to be trusted).  A one-message packet is a batch of one.
+ */
+int madcmd_batch_next(const void *pkt, size_t len, size_t *off, const void **msg,
+		      size_t *msg_len);
 
 /* Errors of a session, as the library reports them. */
 #define MADCMD_ERR_LOST (-ENOTCONN) /* the daemon went away */

@@ -64,6 +64,8 @@ struct mad_loop {
 	 * clock.
 	 */
 	int tfd;
+	void (*turn_end)(void *arg); /* mad_loop_set_turn_end */
+	void *turn_end_arg;
 };
 
 /* The loop this thread holds (own), if any. */
@@ -260,6 +262,8 @@ static int iterate(struct mad_loop *l, int timeout_ms)
 		}
 	n += (int)mad_timer_run(&l->timers);
 	n += run_cmds(l);
+	if (l->turn_end)
+		l->turn_end(l->turn_end_arg);
 	own_unlock(l, prev);
 	return n;
 }
@@ -534,6 +538,18 @@ int mad_loop_pause_fd(struct mad_loop *l, int fd, bool pause)
 		if (l->w[i].fd == fd)
 			l->w[i].paused = n;
 	return 0;
+}
+
+void mad_loop_set_turn_end(struct mad_loop *l, void (*fn)(void *arg), void *arg)
+{
+	const struct mad_loop *prev;
+
+	if (!l)
+		return;
+	prev = own_lock(l);
+	l->turn_end = fn;
+	l->turn_end_arg = arg;
+	own_unlock(l, prev);
 }
 
 struct mad_timer_heap *mad_loop_timers(struct mad_loop *l)

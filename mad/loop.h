@@ -93,6 +93,14 @@ void mad_loop_unwatch_fd(struct mad_loop *l, int fd);
  */
 int mad_loop_pause_fd(struct mad_loop *l, int fd, bool pause);
 
+/*
+ * fn(arg) at the end of every turn of the loop (mad_loop_run_once, the
+ * loop's thread), holding the loop, after the fds, timers and commands the
+ * turn ran: where a user sends what it gathered meanwhile (madcmd packs a
+ * session's events into one packet).  One per loop; NULL removes it.
+ */
+void mad_loop_set_turn_end(struct mad_loop *l, void (*fn)(void *arg), void *arg);
+
 struct mad_timer_heap *mad_loop_timers(struct mad_loop *l);
 
 /* The process-wide loop, created and started on first use; NULL on error. */

@@ -217,7 +217,7 @@ static void forward(struct madcmd_session *s, const struct cm_event *ev)
 		m.nqp = qp_attrs(s->port, ev->id, req, 3, m.qp);
 	else if (ev->type == CM_EV_REP_RCVD)
 		m.nqp = qp_attrs(s->port, ev->id, req, 3, m.qp); /* lib/ moves INIT again */
-	madcmd_send(s, &m, sizeof(m));
+	madcmd_send_batched(s, &m, sizeof(m));
 }
 
 /* A request to a listener: the new connection is its session's. */
@@ -322,7 +322,7 @@ void madcmd_cm_grant(struct madcmd_session *s)
 		if (!g.n)
 			return;
 		madcmd_hdr_init(&g.h, MADCMD_GRANT, sizeof(g), 0);
-		madcmd_send(s, &g, sizeof(g));
+		madcmd_send_batched(s, &g, sizeof(g));
 	} while (g.n == MADCMD_GRANT_MAX);
 }
 
@@ -471,7 +471,7 @@ reply:
 
 		out.nqp = qp_attrs(p, c->id, &init, 1, out.qp);
 	}
-	madcmd_send(s, &out, sizeof(out));
+	madcmd_send_batched(s, &out, sizeof(out));
 }
 
 /*

@@ -133,6 +133,7 @@ int madcmd_open(struct madcmd **out, const struct madcmd_params *p)
 	rc = mad_loop_watch_fd(d->loop, d->epfd, madcmd_epoll_ready, d);
 	if (rc)
 		goto fail;
+	mad_loop_set_turn_end(d->loop, madcmd_send_batches, d);
 	open_ports(d);
 	*out = d;
 	return 0;
@@ -158,6 +159,7 @@ void madcmd_close(struct madcmd *d)
 		cm_runtime_close(d->ports[i].rt);
 		madcmd_ids_destroy(&d->ports[i]);
 	}
+	mad_loop_set_turn_end(d->loop, NULL, NULL);
 	mad_loop_unwatch_fd(d->loop, d->epfd);
 	close(d->epfd);
 	free(d->slots);

@@ -80,6 +80,7 @@ struct madcmd_served {
 struct madcmd_msg {
 	struct madcmd_msg *next;
 	size_t len;
+	uint32_t nmsgs; /* messages in the packet (a batch holds several) */
 	uint8_t buf[];
 };
 
@@ -193,10 +194,20 @@ struct madcmd_session {
 	/* Comm IDs reserved for the session's CONNECT_AS (MADCMD_GRANT). */
 	uint32_t grants[MADCMD_GRANT_TARGET];
 	uint32_t ngrants;
-	/* Output waiting for the socket. */
+	/* Output waiting for the socket (qlen: messages, not packets). */
 	struct madcmd_msg *qhead, *qtail;
 	uint32_t qlen;
 	bool pollout;
+	/*
+	 * CM: the batch being gathered this turn of the loop (madcmd_send_batched),
+	 * sent as one packet at the turn's end; on the daemon's batch list
+	 * (next_batch) while it holds anything.
+	 */
+	uint8_t *batch;
+	size_t batch_len;
+	uint32_t batch_n;
+	bool batch_listed;
+	struct madcmd_session *next_batch;
 	/* MAD */
 	uint32_t agents; /* registered agent ids, bit i = id i (1..31) */
 	struct madcmd_tid_map tids;
@@ -228,10 +239,18 @@ struct madcmd {
 	struct mad_loop_cmd reap_cmd;
 	bool reap_posted;
 	uint32_t internal_tid;
+	struct madcmd_session *batches; /* sessions with a batch to send */
 };
 
 /* session.c */
 void madcmd_send(struct madcmd_session *s, const void *msg, size_t len);
+/*
+ * The same for a CM session's REPLY, EVENT and GRANT: gathered, and sent
+ * with the others of this turn of the loop in one packet (a batch).
+ */
+void madcmd_send_batched(struct madcmd_session *s, const void *msg, size_t len);
+/* Send every session's batch: the loop's turn end (mad_loop_set_turn_end). */
+void madcmd_send_batches(void *d);
 /* Stop a session now; its cleanup runs from the loop (madcmd_reap). */
 void madcmd_session_close(struct madcmd_session *s, const char *why);
 void madcmd_session_input(struct madcmd_session *s, const void *buf, size_t len);

@@ -30,6 +30,19 @@ static void epoll_set(struct madcmd_session *s, bool out)
 		s->pollout = out;
 }
 
+/* Off the batch list (a session that goes away). */
+static void batch_unlist(struct madcmd_session *s)
+{
+	struct madcmd_session **pp = &s->d->batches;
+
+	while (*pp && *pp != s)
+		pp = &(*pp)->next_batch;
+	if (*pp)
+		*pp = s->next_batch;
+	s->next_batch = NULL;
+	s->batch_listed = false;
+}
+
 static void session_free(struct madcmd_session *s)
 {
 	struct madcmd *d = s->d;
@@ -53,6 +66,8 @@ static void session_free(struct madcmd_session *s)
 		s->qhead = m->next;
 		free(m);
 	}
+	batch_unlist(s);
+	free(s->batch);
 	if (s->port)
 		s->port->c.sessions_now--;
 	d->slots[s->slot] = NULL;
@@ -110,7 +125,8 @@ static void bad(struct madcmd_session *s, const char *why)
 	madcmd_session_close(s, why);
 }
 
-void madcmd_send(struct madcmd_session *s, const void *msg, size_t len)
+/* One packet holding n messages: sent now, or queued behind the others. */
+static void send_packet(struct madcmd_session *s, const void *msg, size_t len, uint32_t n)
 {
 	struct madcmd *d = s->d;
 	struct madcmd_msg *m;
@@ -118,16 +134,16 @@ void madcmd_send(struct madcmd_session *s, const void *msg, size_t len)
 	if (s->closing)
 		return;
 	if (!s->qhead) {
-		ssize_t n = send(s->fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		ssize_t r = send(s->fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 
-		if (n == (ssize_t)len)
+		if (r == (ssize_t)len)
 			return;
-		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+		if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
 			madcmd_session_close(s, "send failed");
 			return;
 		}
 	}
-	if (s->qlen >= d->p.max_events) {
+	if (s->qlen + n > d->p.max_events) {
 		madcmd_log(LOG_WARNING,
 			   "client pid %d too slow (%u messages queued): closing its session",
 			   (int)s->pid, (unsigned)s->qlen);
@@ -142,15 +158,69 @@ void madcmd_send(struct madcmd_session *s, const void *msg, size_t len)
 	}
 	m->next = NULL;
 	m->len = len;
+	m->nmsgs = n;
 	memcpy(m->buf, msg, len);
 	if (s->qtail)
 		s->qtail->next = m;
 	else
 		s->qhead = m;
 	s->qtail = m;
-	s->qlen++;
+	s->qlen += n;
 	if (!s->pollout)
 		epoll_set(s, true);
+}
+
+static void batch_send(struct madcmd_session *s)
+{
+	if (!s->batch_len)
+		return;
+	send_packet(s, s->batch, s->batch_len, s->batch_n);
+	s->batch_len = 0;
+	s->batch_n = 0;
+}
+
+void madcmd_send(struct madcmd_session *s, const void *msg, size_t len)
+{
+	batch_send(s); /* what was gathered goes first */
+	send_packet(s, msg, len, 1);
+}
+
+void madcmd_send_batched(struct madcmd_session *s, const void *msg, size_t len)
+{
+	struct madcmd *d = s->d;
+
+	if (s->closing)
+		return;
+	if (s->batch_len + len > MADCMD_BATCH_MAX)
+		batch_send(s);
+	if (!s->batch && !(s->batch = malloc(MADCMD_BATCH_MAX))) {
+		send_packet(s, msg, len, 1);
+		return;
+	}
+	if (!s->batch_listed) {
+		s->next_batch = d->batches;
+		d->batches = s;
+		s->batch_listed = true;
+	}
+	memcpy(s->batch + s->batch_len, msg, len);
+	s->batch_len += len;
+	s->batch_n++;
+}
+
+void madcmd_send_batches(void *arg)
+{
+	struct madcmd *d = arg;
+	struct madcmd_session *s = d->batches;
+
+	d->batches = NULL;
+	while (s) {
+		struct madcmd_session *next = s->next_batch;
+
+		s->next_batch = NULL;
+		s->batch_listed = false;
+		batch_send(s);
+		s = next;
+	}
 }
 
 static void flush(struct madcmd_session *s)
@@ -168,7 +238,7 @@ static void flush(struct madcmd_session *s)
 		s->qhead = m->next;
 		if (!s->qhead)
 			s->qtail = NULL;
-		s->qlen--;
+		s->qlen -= m->nmsgs;
 		free(m);
 	}
 	epoll_set(s, false);

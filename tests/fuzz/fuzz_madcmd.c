@@ -12,6 +12,8 @@
  *             get past madcmd_check and reach the daemon's handlers.
  * Then chunks: a length byte and that many bytes, up to 8.  After each
  * input the session is closed and the daemon must hold nothing of it.
+ * The whole input is also read as a batch from a daemon (madcmd_batch_next,
+ * the program's side), which must stay inside it.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -90,24 +92,32 @@ static void remember(uint32_t id)
 /* Read what the daemon sent (noting ids); false once it closed. */
 static bool drain(int fd)
 {
-	static _Alignas(16) uint8_t b[MADCMD_MSG_MAX];
+	static _Alignas(16) uint8_t b[MADCMD_BATCH_MAX];
+	_Alignas(16) uint8_t m[MADCMD_MSG_MAX];
 	ssize_t n;
 
 	while ((n = recv(fd, b, sizeof(b), MSG_DONTWAIT)) > 0) {
-		int t = madcmd_check(b, (size_t)n);
+		size_t off = 0, len;
+		const void *msg;
+		int t;
 
-		if (t < 0)
-			abort(); /* the daemon must only send well-formed messages */
-		if (t == MADCMD_REPLY) {
-			const struct cm_rt_cmd *c = &((const struct madcmd_cmd *)b)->cmd;
+		/* A batch of one or more messages (rt_proto.h), each well formed. */
+		while ((t = madcmd_batch_next(b, (size_t)n, &off, &msg, &len)) > 0) {
+			memcpy(m, msg, len);
+			if (t == MADCMD_REPLY) {
+				const struct cm_rt_cmd *c = &((const struct madcmd_cmd *)m)->cmd;
 
-			if (c->op == CM_RT_LISTEN && c->result >= 0)
-				remember((uint32_t)c->result);
-			else if ((c->op == CM_RT_CONNECT || c->op == CM_RT_SIDR_REQ) && !c->result)
-				remember(c->id);
-		} else if (t == MADCMD_EVENT) {
-			remember(((const struct madcmd_event *)b)->ev.id);
+				if (c->op == CM_RT_LISTEN && c->result >= 0)
+					remember((uint32_t)c->result);
+				else if ((c->op == CM_RT_CONNECT || c->op == CM_RT_SIDR_REQ) &&
+					 !c->result)
+					remember(c->id);
+			} else if (t == MADCMD_EVENT) {
+				remember(((const struct madcmd_event *)m)->ev.id);
+			}
 		}
+		if (t < 0 || off != (size_t)n)
+			abort(); /* the daemon must only send well-formed messages */
 	}
 	return n != 0;
 }
@@ -232,6 +242,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		setup();
 	if (size < 1)
 		return 0;
+	/* The program's side of a batch: the input as one packet from a daemon. */
+	{
+		size_t off = 0, len;
+		const void *msg;
+
+		while (madcmd_batch_next(data, size, &off, &msg, &len) > 0)
+			if (len > size || (const uint8_t *)msg + len > data + size)
+				abort();
+	}
 	mode = data[0];
 	nknown = 0;
 	data++;

@@ -71,7 +71,8 @@ pair() {
         --var shim="$D/torture_shim.so" --var flood="${MADCM_KVM_FLOOD:-16}" \
         --var side=A --var cm="$cma" --var peercm="$cmb" --var peer=10.77.0.2 \
         --var peer6=fd77::2 --var madcm="$MADCM" --var "rows=${rows// /,}" \
-        --var pings="$PINGS" --var conns="${RXEVM_conns:-300}" ${loss:+--var lossrun=$loss} < /dev/null 2>&1 | stamp > "$R/A.log" &
+        --var pings="$PINGS" --var conns="${RXEVM_conns:-300}" ${loss:+--var lossrun=$loss} \
+        ${NOTRACE:+--var notrace=1} ${MADCM_KVM_STRACE:+--var strace=1} < /dev/null 2>&1 | stamp > "$R/A.log" &
     a=$!
     # B connects: A's qemu must be listening first.
     for _ in $(seq 1 50); do grep -q . "$R/A.log" 2> /dev/null && break; sleep 0.1; done
@@ -80,7 +81,8 @@ pair() {
         --connect $port --out "$R/B" --script "$HERE/guest/${SCRIPT:-matrix.sh}" \
         --var side=B --var cm="$cmb" --var peercm="$cma" --var peer=10.77.0.1 \
         --var peer6=fd77::1 --var madcm="$MADCM" --var "rows=${rows// /,}" \
-        --var pings="$PINGS" --var conns="${RXEVM_conns:-300}" ${loss:+--var loss=$loss --var lossrun=$loss} < /dev/null 2>&1 | stamp > "$R/B.log" &
+        --var pings="$PINGS" --var conns="${RXEVM_conns:-300}" ${loss:+--var loss=$loss --var lossrun=$loss} \
+        ${NOTRACE:+--var notrace=1} ${MADCM_KVM_STRACE:+--var strace=1} < /dev/null 2>&1 | stamp > "$R/B.log" &
     b=$!
     wait $b; wait $a
     echo "== $name: A=$cma B=$cmb${loss:+ (B: ${loss}% loss)}; pair took $(secs "$s" "$EPOCHREALTIME") s," \
@@ -155,8 +157,9 @@ bench_line() { awk -F'[: ]+' '/^connect +:/ { print $2, $5 }' "$1" 2> /dev/null 
 # never loaded), on the same kind of VM pair, and the ratio of their rates.
 bench() {
     local n=${MADCM_KVM_CONNS:-300} r=0 k m
-    pair bench-kk kernel kernel cmtime || r=1
-    pair bench-mm madcm madcm cmtime || r=1
+    # Speed: no MADCM_TRACE capture on the madcm side (NOTRACE).
+    NOTRACE=1 pair bench-kk kernel kernel cmtime || r=1
+    NOTRACE=1 pair bench-mm madcm madcm cmtime || r=1
     echo "== bench: cmtime -c $n, client A (connect step: total ms, us per connection)"
     for p in kk mm; do
         printf '   %s: ' "$p"
@@ -169,6 +172,15 @@ bench() {
         echo "   connections/s: kernel $(echo "$n * 1000 / $k" | bc), madcm $(echo "$n * 1000 / $m" | bc)," \
             "madcm/kernel $(echo "scale=2; $k / $m" | bc)"
     fi
+    # MADCM_KVM_STRACE=1: system calls per program, counted (times are then
+    # strace's, not the bench's).
+    for f in "$D"/run/bench-*/[AB]/*.strace; do
+        [ -f "$f" ] || continue
+        printf '   strace %s: ' "${f#"$D"/run/}"
+        awk '$NF == "total" { print "total", $4; next } $1 ~ /^[0-9.]+$/ { print $NF, $4 }' "$f" |
+            sort -k2,2nr | head -n 9 | tr '\n' ' '
+        echo
+    done
     return $r
 }
 

@@ -153,12 +153,15 @@ static void pump(void)
 		mad_loop_run_once(E.loop, 0);
 }
 
+static void pending_drop(int fd);
+
 static int client(void)
 {
 	int sv[2];
 
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
 	assert_true(madcmd_session_add(E.d, sv[1]) > 0);
+	pending_drop(sv[0]); /* what an earlier socket of that number left */
 	return sv[0];
 }
 
@@ -186,24 +189,103 @@ static void grant_keep(int fd, const struct madcmd_grant *g)
 		granted.ids[granted.n++] = g->ids[i];
 }
 
+/*
+ * Packets from the daemon, per client fd: a CM session's may be a batch of
+ * several messages (rt_proto.h), which recv_msg hands out one by one.
+ */
+static struct pending {
+	int fd;
+	size_t len, off;
+	_Alignas(16) uint8_t b[MADCMD_BATCH_MAX];
+} pend[8];
+static unsigned max_batch; /* most messages seen in one packet */
+
+static struct pending *pending_of(int fd)
+{
+	struct pending *free_one = NULL;
+
+	for (unsigned i = 0; i < sizeof(pend) / sizeof(pend[0]); i++) {
+		if (pend[i].len && pend[i].fd == fd)
+			return &pend[i];
+		if (!pend[i].len && !free_one)
+			free_one = &pend[i];
+	}
+	assert_non_null(free_one);
+	free_one->fd = fd;
+	free_one->off = 0;
+	return free_one;
+}
+
+static void pending_drop(int fd)
+{
+	for (unsigned i = 0; i < sizeof(pend) / sizeof(pend[0]); i++)
+		if (pend[i].fd == fd)
+			pend[i].len = 0;
+}
+
+/* The next message already received for fd: its type, or 0 for none. */
+static int next_pending(int fd, void *buf, size_t cap)
+{
+	struct pending *p = pending_of(fd);
+	const void *msg;
+	size_t len;
+	int t;
+
+	if (!p->len)
+		return 0;
+	t = madcmd_batch_next(p->b, p->len, &p->off, &msg, &len);
+	assert_true(t >= 0);
+	if (t == 0) {
+		p->len = 0;
+		return 0;
+	}
+	assert_true(len <= cap);
+	memcpy(buf, msg, len);
+	if (p->off == p->len)
+		p->len = 0;
+	if (t == MADCMD_GRANT) {
+		grant_keep(fd, buf);
+		return next_pending(fd, buf, cap);
+	}
+	return t;
+}
+
+/* A packet for fd into its pending buffer: its size, 0 at EOF, -1 none yet. */
+static ssize_t recv_packet(int fd)
+{
+	struct pending *p = pending_of(fd);
+	ssize_t n = recv(fd, p->b, sizeof(p->b), MSG_DONTWAIT);
+	unsigned k = 0;
+	size_t off = 0, len;
+	const void *msg;
+
+	if (n <= 0)
+		return n;
+	while (madcmd_batch_next(p->b, (size_t)n, &off, &msg, &len) > 0)
+		k++;
+	assert_int_equal(off, (size_t)n); /* every message well formed */
+	if (k > max_batch)
+		max_batch = k;
+	p->len = (size_t)n;
+	p->off = 0;
+	return n;
+}
+
 /* One message (its type), running the daemon while none is there; 0: EOF. */
 static int recv_msg(int fd, void *buf, size_t cap)
 {
 	for (int i = 0; i < 3000; i++) {
-		ssize_t n = recv(fd, buf, cap, MSG_DONTWAIT);
+		int t = next_pending(fd, buf, cap);
+		ssize_t n;
 
+		if (t)
+			return t;
+		n = recv_packet(fd);
 		if (n == 0)
 			return 0;
 		if (n > 0) {
-			int t = madcmd_check(buf, (size_t)n);
-
-			assert_true(t > 0);
-			if (t == MADCMD_GRANT) {
-				grant_keep(fd, buf);
-				i = 0;
-				continue;
-			}
-			return t;
+			i = 0;
+			continue;
 		}
 		mad_loop_run_once(E.loop, 1);
 	}
@@ -218,9 +300,9 @@ static void expect_quiet(int fd)
 	ssize_t n;
 
 	pump();
-	while ((n = recv(fd, b, sizeof(b), MSG_DONTWAIT)) > 0 &&
-	       madcmd_check(b, (size_t)n) == MADCMD_GRANT)
-		grant_keep(fd, (const struct madcmd_grant *)b);
+	assert_int_equal(next_pending(fd, b, sizeof(b)), 0);
+	while ((n = recv_packet(fd)) > 0)
+		assert_int_equal(next_pending(fd, b, sizeof(b)), 0); /* GRANTs only */
 	assert_true(n < 0 && errno == EAGAIN);
 }
 
@@ -805,6 +887,92 @@ static void test_cm_limits(void **state)
 	env_down();
 }
 
+/* madcmd_batch_next: messages back to back, and every way a batch breaks. */
+static void test_batch_codec(void **state)
+{
+	static _Alignas(16) uint8_t pkt[3 * sizeof(struct madcmd_event)];
+	struct madcmd_event e;
+	struct madcmd_grant g;
+	size_t off = 0, len, n;
+	const void *msg;
+
+	(void)state;
+	memset(&e, 0, sizeof(e));
+	madcmd_hdr_init(&e.h, MADCMD_EVENT, sizeof(e), 0);
+	e.ev.type = CM_EV_REQ_RCVD;
+	memset(&g, 0, sizeof(g));
+	madcmd_hdr_init(&g.h, MADCMD_GRANT, sizeof(g), 0);
+	g.n = 1;
+	g.ids[0] = 7;
+	memcpy(pkt, &e, sizeof(e));
+	memcpy(pkt + sizeof(e), &g, sizeof(g));
+	n = sizeof(e) + sizeof(g);
+	assert_int_equal(madcmd_batch_next(pkt, n, &off, &msg, &len), MADCMD_EVENT);
+	assert_ptr_equal(msg, pkt);
+	assert_int_equal(len, sizeof(e));
+	assert_int_equal(madcmd_batch_next(pkt, n, &off, &msg, &len), MADCMD_GRANT);
+	assert_int_equal(off, n);
+	assert_int_equal(madcmd_batch_next(pkt, n, &off, &msg, &len), 0);
+	/* A second message cut short, or a few bytes after the last. */
+	off = 0;
+	assert_int_equal(madcmd_batch_next(pkt, n - 1, &off, &msg, &len), MADCMD_EVENT);
+	assert_int_equal(madcmd_batch_next(pkt, n - 1, &off, &msg, &len), -EPROTO);
+	off = 0;
+	assert_int_equal(madcmd_batch_next(pkt, sizeof(e) + 3, &off, &msg, &len), MADCMD_EVENT);
+	assert_int_equal(madcmd_batch_next(pkt, sizeof(e) + 3, &off, &msg, &len), -EPROTO);
+	/* A header whose len is 0 (no progress), shorter than a header, or too long. */
+	static const uint32_t bads[] = {0, sizeof(struct madcmd_hdr) / 2, sizeof(g) + 1};
+
+	for (unsigned k = 0; k < sizeof(bads) / sizeof(bads[0]); k++) {
+		struct madcmd_grant b = g;
+
+		b.h.len = bads[k];
+		memcpy(pkt + sizeof(e), &b, sizeof(b));
+		off = sizeof(e);
+		assert_int_equal(madcmd_batch_next(pkt, n, &off, &msg, &len), -EPROTO);
+		assert_int_equal(off, sizeof(e)); /* no further */
+	}
+	off = n + 1;
+	assert_int_equal(madcmd_batch_next(pkt, n, &off, &msg, &len), -EPROTO);
+	assert_int_equal(madcmd_batch_next(NULL, n, &off, &msg, &len), -EPROTO);
+}
+
+/* What the daemon has for a session in one turn of its loop is one packet. */
+static void test_batched_replies(void **state)
+{
+	union {
+		struct madcmd_cmd c;
+		uint8_t b[MADCMD_MSG_MAX];
+	} in;
+	struct madcmd_cmd m;
+	uint32_t first;
+	int a;
+
+	(void)state;
+	env_up(0, 0);
+	a = cm_client("fake0");
+	expect_quiet(a);
+	max_batch = 0;
+	first = seq + 1;
+	for (int i = 0; i < 10; i++) {
+		memset(&m, 0, sizeof(m));
+		madcmd_hdr_init(&m.h, MADCMD_CMD, sizeof(m), ++seq);
+		m.cmd.op = CM_RT_STATS;
+		send_msg(a, &m, sizeof(m));
+	}
+	mad_loop_run_once(E.loop, 100); /* one turn reads all ten */
+	assert_true(recv_packet(a) > 0);
+	assert_int_equal(max_batch, 10);
+	for (uint32_t i = 0; i < 10; i++) {
+		assert_int_equal(next_pending(a, &in, sizeof(in)), MADCMD_REPLY);
+		assert_int_equal(in.c.h.seq, first + i); /* in order */
+		assert_int_equal(in.c.cmd.result, 0);
+	}
+	expect_quiet(a);
+	close(a);
+	env_down();
+}
+
 /* Send a CMD with flags (MADCMD_F_ASYNC, NOREPLY) and wait for nothing. */
 static void post(int fd, const struct cm_rt_cmd *c, uint32_t flags)
 {
@@ -1354,7 +1522,8 @@ int main(void)
 	    cmocka_unit_test(test_portspace),	      cmocka_unit_test(test_ps_rule),
 	    cmocka_unit_test(test_mad_proxy),	      cmocka_unit_test(test_mad_proxy_burst),
 	    cmocka_unit_test(test_mcast_memberships), cmocka_unit_test(test_service_records),
-	    cmocka_unit_test(test_connect_as),
+	    cmocka_unit_test(test_connect_as),	      cmocka_unit_test(test_batch_codec),
+	    cmocka_unit_test(test_batched_replies),
 	};
 
 	madcmd_log_setup(getenv("MADCMD_TEST_LOG") ? MADCMD_LOG_STDERR : MADCMD_LOG_NONE,

@@ -31,6 +31,8 @@ if [ "$CM" = madcm ]; then
     # Every exchange captured on the madcm side (MADCM_TRACE, one pcap per
     # step; trace FILE below sets it); the host runs tshark over them.
     RUN=(env "MADCM_TRACE=/tmp/trace.pcap" "$RXEVM_madcm" run)
+    # The bench phase measures speed: no capture (the kernel side has none).
+    [ -n "${RXEVM_notrace:-}" ] && RUN=(env "$RXEVM_madcm" run)
 else
     rxe_up rdma_rxe ib_umad ib_uverbs rdma_ucm
     RUN=()
@@ -132,11 +134,13 @@ for row in ${RXEVM_rows//,/ }; do
         server=B; [ $client = B ] && server=A
         if [ "$SIDE" = "$client" ]; then dir="$CM->$PEERCM"; else dir="$PEERCM->$CM"; fi
         L=/tmp/$row.$client$server.log
-        [ "$CM" = madcm ] && RUN[1]=MADCM_TRACE=/tmp/$row.$client$server.pcap
+        [ "$CM" = madcm ] && [ -z "${RXEVM_notrace:-}" ] && RUN[1]=MADCM_TRACE=/tmp/$row.$client$server.pcap
+        # MADCM_KVM_STRACE=1: each program's system calls, counted (strace -c).
+        ST=(); [ -n "${RXEVM_strace:-}" ] && ST=(strace -f -c -o "/tmp/$row.$client$server.$SIDE.strace")
         if [ "$SIDE" = "$server" ]; then
             cmd "$row" server
             s0=$(now)
-            timeout "$(row_tmo "$row")" "${RUN[@]}" "${CMD[@]}" > "$L" 2> "$L.err" &
+            timeout "$(row_tmo "$row")" "${RUN[@]}" "${ST[@]}" "${CMD[@]}" > "$L" 2> "$L.err" &
             pid=$!
             sleep "${RXEVM_settle:-1.5}"   # let it listen
             $NC -l -p $port < /dev/null > /dev/null 2>&1   # the client is ready
@@ -157,7 +161,7 @@ for row in ${RXEVM_rows//,/ }; do
             until $NC "$PEER" $port < /dev/null > /dev/null 2>&1; do sleep 0.2; done
             cmd "$row" client
             s0=$(now)
-            timeout "$(row_tmo "$row")" "${RUN[@]}" "${CMD[@]}" > "$L" 2> "$L.err"; r=$?
+            timeout "$(row_tmo "$row")" "${RUN[@]}" "${ST[@]}" "${CMD[@]}" > "$L" 2> "$L.err"; r=$?
             s1=$(now)
             st=ok; [ $r = 0 ] && check "$row" client "$L" || st=FAIL
             result "$row" "$dir" "client($CM)" $st "$(elapsed "$s0" "$s1")"
@@ -171,6 +175,7 @@ for row in ${RXEVM_rows//,/ }; do
         fi
         cp "$L" "$L.err" /out/ 2> /dev/null
         [ -f "/tmp/$row.$client$server.pcap" ] && cp "/tmp/$row.$client$server.pcap" /out/
+        [ -f "/tmp/$row.$client$server.$SIDE.strace" ] && cp "/tmp/$row.$client$server.$SIDE.strace" /out/
     done
 done
 log "matrix done in $(elapsed "$T2" "$(now)") s (rc $rc)"
