@@ -118,26 +118,20 @@ connected:
 
 /* ---- the remote CM of a port ---- */
 
-static void ahead_unlink(struct rt_remote *r, struct rt_qp_ahead **pp);
-
 int rt_remote_open(struct rt_remote *r, const char *path, const char *ca, int port,
 		   struct madcmd_hello_rep *rep)
 {
 	memset(r, 0, sizeof(*r));
-	r->ahead = calloc(RT_QP_AHEAD, sizeof(*r->ahead));
 	r->in = malloc(MADCMD_BATCH_MAX);
-	if (!r->ahead || !r->in) {
-		free(r->ahead);
+	if (!r->in || cm_qp_ahead_init(&r->ahead)) {
 		free(r->in);
-		r->ahead = NULL;
 		r->in = NULL;
 		return -ENOMEM;
 	}
 	r->fd = madcmd_session_open(path, MADCMD_SESSION_CM, ca, port, rep);
 	if (r->fd < 0) {
-		free(r->ahead);
+		cm_qp_ahead_destroy(&r->ahead);
 		free(r->in);
-		r->ahead = NULL;
 		r->in = NULL;
 		return r->fd;
 	}
@@ -152,94 +146,27 @@ void rt_remote_close(struct rt_remote *r)
 	free(r->pend);
 	r->pend = NULL;
 	r->pcount = r->pcap = r->phead = 0;
-	for (unsigned i = 0; r->ahead && i < RT_QP_AHEAD; i++)
-		while (r->ahead[i])
-			ahead_unlink(r, &r->ahead[i]);
-	free(r->ahead);
-	r->ahead = NULL;
+	cm_qp_ahead_destroy(&r->ahead);
 	free(r->in);
 	r->in = NULL;
-}
-
-static struct rt_qp_ahead **ahead_bucket(struct rt_remote *r, uint32_t id)
-{
-	return &r->ahead[(id * 2654435761u) >> 20 & (RT_QP_AHEAD - 1)];
-}
-
-static struct rt_qp_ahead **ahead_find(struct rt_remote *r, uint32_t id)
-{
-	struct rt_qp_ahead **pp = ahead_bucket(r, id);
-
-	while (*pp && (*pp)->id != id)
-		pp = &(*pp)->next;
-	return pp;
-}
-
-static void ahead_unlink(struct rt_remote *r, struct rt_qp_ahead **pp)
-{
-	struct rt_qp_ahead *a = *pp;
-
-	*pp = a->next;
-	free(a);
-	r->nahead--;
 }
 
 /* Keep what came ahead (a later message for the connection adds to it). */
 static void ahead_put(struct rt_remote *r, uint32_t id, uint32_t n, const struct madcmd_qp_attr *qp)
 {
-	struct rt_qp_ahead **pp, *a;
-
-	if (!n || !r->ahead)
-		return;
-	pp = ahead_find(r, id);
-	a = *pp;
-	if (!a) {
-		if (r->nahead >= RT_QP_AHEAD_MAX || !(a = calloc(1, sizeof(*a))))
-			return; /* the program asks instead */
-		a->id = id;
-		*pp = a;
-		r->nahead++;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		unsigned k = qp[i].state - IBV_QPS_INIT;
-
-		a->a[k] = qp[i];
-		a->valid |= (uint8_t)(1u << k);
-	}
-}
-
-/* The connection ended (or was released): what it did not use goes. */
-static void ahead_drop(struct rt_remote *r, uint32_t id)
-{
-	struct rt_qp_ahead **pp = r->ahead ? ahead_find(r, id) : NULL;
-
-	if (pp && *pp)
-		ahead_unlink(r, pp);
+	for (uint32_t i = 0; i < n; i++)
+		cm_qp_ahead_put(&r->ahead, id, qp[i].state, &qp[i].attr, qp[i].mask);
 }
 
 bool rt_remote_qp_ahead(struct rt_remote *r, uint32_t id, enum ibv_qp_state state,
 			struct ibv_qp_attr *attr, int *mask)
 {
-	struct rt_qp_ahead **pp, *a;
-	unsigned k = (unsigned)state - IBV_QPS_INIT;
-
-	if (state < IBV_QPS_INIT || state > IBV_QPS_RTS || !r->ahead)
-		return false;
-	pp = ahead_find(r, id);
-	a = *pp;
-	if (!a || !(a->valid & (1u << k)))
-		return false;
-	*attr = a->a[k].attr;
-	*mask = a->a[k].mask;
-	a->valid &= (uint8_t) ~(1u << k);
-	if (!a->valid)
-		ahead_unlink(r, pp);
-	return true;
+	return cm_qp_ahead_take(&r->ahead, id, state, attr, mask);
 }
 
 void rt_remote_forget(struct rt_remote *r, uint32_t id)
 {
-	ahead_drop(r, id);
+	cm_qp_ahead_drop(&r->ahead, id);
 }
 
 static void keep(struct rt_remote *r, const struct cm_event *ev)
@@ -300,8 +227,8 @@ static void async_failed(struct rt_remote *r, const struct cm_rt_cmd *c)
 }
 
 /* One message of a packet: EVENT kept, REPLY copied when it is `want`'s (1). */
-static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len,
-		    struct cm_rt_cmd *want, uint32_t seq)
+static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len, struct cm_rt_cmd *want,
+		    uint32_t seq)
 {
 	union {
 		struct madcmd_hdr h;
@@ -318,7 +245,7 @@ static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len,
 		case CM_EV_REQ_ERROR:
 		case CM_EV_REP_ERROR:
 		case CM_EV_TIMEWAIT_EXIT:
-			ahead_drop(r, in.e.ev.id); /* ended before its QP moved */
+			cm_qp_ahead_drop(&r->ahead, in.e.ev.id); /* ended before its QP moved */
 			break;
 		default:
 			ahead_put(r, in.e.ev.id, in.e.nqp, in.e.qp);

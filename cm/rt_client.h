@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cm/qp_ahead.h"
 #include "cm/rt_proto.h"
 #include "mad/umad_ops.h"
 
@@ -35,21 +36,6 @@ int madcmd_client_recv(int fd, void *buf, size_t cap, bool wait);
 int madcmd_session_open(const char *path, enum madcmd_kind kind, const char *ca, int port,
 			struct madcmd_hello_rep *rep);
 
-/*
- * QP attributes the daemon sent ahead, per connection: a chained hash,
- * an entry freed once its states are used or its connection ended, so a
- * burst of 1,000 connections finds every one (a direct-mapped table lost
- * a third of them to collisions, each a round trip per QP state).
- */
-struct rt_qp_ahead {
-	struct rt_qp_ahead *next;
-	uint32_t id;
-	uint8_t valid; /* bit (state - IBV_QPS_INIT): INIT, RTR, RTS */
-	struct madcmd_qp_attr a[MADCMD_QP_ATTRS];
-};
-#define RT_QP_AHEAD 4096	   /* buckets */
-#define RT_QP_AHEAD_MAX (1u << 16) /* entries; past it, the program asks */
-
 #define RT_GRANTS 256 /* >= the daemon's MADCMD_GRANT_TARGET */
 
 /* The CM of a port served by madcmd, as cm/runtime.c uses it. */
@@ -59,15 +45,14 @@ struct rt_remote {
 	/* Comm IDs the daemon granted (MADCMD_GRANT), for CONNECT_AS. */
 	uint32_t grant[RT_GRANTS];
 	unsigned ghead, gcount;
-	struct rt_qp_ahead **ahead; /* [RT_QP_AHEAD] buckets */
-	unsigned nahead;
-	bool lost; /* the daemon is gone: every call fails with -ENOTCONN */
+	struct cm_qp_ahead_map ahead; /* QP attributes the daemon sent ahead */
+	bool lost;		      /* the daemon is gone: every call fails with -ENOTCONN */
 	bool lost_reported;
 	/* Events read while a command waited for its REPLY, in order. */
 	struct cm_event *pend;
 	unsigned phead, pcount, pcap;
 	uint64_t malformed; /* packets dropped by madcmd_check */
-	uint8_t *in; /* [MADCMD_BATCH_MAX]: a packet from the daemon */
+	uint8_t *in;	    /* [MADCMD_BATCH_MAX]: a packet from the daemon */
 };
 
 int rt_remote_open(struct rt_remote *r, const char *path, const char *ca, int port,

@@ -167,8 +167,7 @@ static bool event_ok(const struct cm_event *ev)
 	}
 }
 
-int madcmd_batch_next(const void *pkt, size_t len, size_t *off, const void **msg,
-		      size_t *msg_len)
+int madcmd_batch_next(const void *pkt, size_t len, size_t *off, const void **msg, size_t *msg_len)
 {
 	const uint8_t *p = pkt;
 	struct madcmd_hdr h;

@@ -241,8 +241,7 @@ int madcmd_check(const void *buf, size_t len);
  * what is left or fails madcmd_check (the rest of the packet is then not
  * to be trusted).  A one-message packet is a batch of one.
  */
-int madcmd_batch_next(const void *pkt, size_t len, size_t *off, const void **msg,
-		      size_t *msg_len);
+int madcmd_batch_next(const void *pkt, size_t len, size_t *off, const void **msg, size_t *msg_len);
 
 /* Errors of a session, as the library reports them. */
 #define MADCMD_ERR_LOST (-ENOTCONN) /* the daemon went away */

@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 
 #include "cm/cm_int.h"
+#include "cm/qp_ahead.h"
 #include "cm/runtime.h"
 #include "cm/rt_client.h"
 #include "cm/umad.h"
@@ -22,6 +23,7 @@
 #include "sa/sa_wire.h"
 
 #define DEFAULT_MAX_EVENTS (1u << 20)
+#define TFD_LINGER_NS 1000000ull /* 1 ms: see cm_runtime.lingering */
 
 /*
  * Events travel from the loop thread to application threads through a
@@ -68,11 +70,24 @@ struct cm_runtime {
 	 * (mad_loop_pause_fd).  On the loop.
 	 */
 	unsigned tfd_waiters;
+	/*
+	 * The last waiter left: the loop thread gets tfd back only after
+	 * TFD_LINGER_NS without a waiter (linger), since a thread that just
+	 * took its event is usually back for the next one well before; the
+	 * watch stays paused meanwhile (no epoll_ctl out and in per event),
+	 * and the loop thread is not there to compete for the loop with the
+	 * thread coming back.  A MAD that comes in that gap waits for one or
+	 * the other: at most TFD_LINGER_NS.  On the loop.
+	 */
+	bool lingering;
+	struct mad_timer linger;
 	bool (*hook)(void *arg, struct cm_runtime *rt, const struct cm_event *ev);
 	void *hook_arg;
 	int (*modify_qp)(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 	void *modify_qp_ctx;
 	struct qp_map qps;
+	/* In this process: the QP attributes each REQ and REP fixed (qp_ahead.h). */
+	struct cm_qp_ahead_map ahead;
 	/* Served by madcmd (params.daemon): the session, no engine here. */
 	struct rt_remote *remote;
 	char *daemon;
@@ -494,11 +509,43 @@ static void auto_rep(struct cm_runtime *rt, const struct cm_event *ev, struct ib
 	deliver(rt, &out);
 }
 
+/*
+ * In this process, what a REQ or REP fixes of its QP's INIT, RTR and RTS,
+ * for the application thread that moves the QP (cm_runtime_init_qp_attr)
+ * to take without the loop; madcmd sends the same with its events.
+ */
+static void ahead_on_event(struct cm_runtime *rt, const struct cm_event *ev)
+{
+	switch (ev->type) {
+	case CM_EV_REQ_RCVD:
+	case CM_EV_REP_RCVD:
+		for (int s = IBV_QPS_INIT; s <= IBV_QPS_RTS; s++) {
+			struct ibv_qp_attr a;
+			int mask;
+
+			if (!cm_engine_init_qp_attr(rt->engine, ev->id, (enum ibv_qp_state)s, &a,
+						    &mask))
+				cm_qp_ahead_put(&rt->ahead, ev->id, (enum ibv_qp_state)s, &a, mask);
+		}
+		break;
+	case CM_EV_REJ_RCVD:
+	case CM_EV_REQ_ERROR:
+	case CM_EV_REP_ERROR:
+	case CM_EV_TIMEWAIT_EXIT:
+		cm_qp_ahead_drop(&rt->ahead, ev->id);
+		break;
+	default:
+		break;
+	}
+}
+
 static void eng_event(void *ctx, const struct cm_event *ev)
 {
 	struct cm_runtime *rt = ctx;
 	struct ibv_qp *qp;
 
+	if (!rt->remote && rt->engine)
+		ahead_on_event(rt, ev);
 	switch (ev->type) {
 	case CM_EV_REP_RCVD:
 		qp = qp_map_take(&rt->qps, ev->id);
@@ -533,6 +580,16 @@ static void eng_event(void *ctx, const struct cm_event *ev)
 	deliver(rt, ev);
 }
 
+/* The transport fd goes (closed, or its device gone): no watch, no linger. */
+static void unwatch_tfd(struct cm_runtime *rt)
+{
+	mad_timer_cancel(mad_loop_timers(rt->loop), &rt->linger);
+	rt->lingering = false;
+	if (rt->tfd >= 0)
+		mad_loop_unwatch_fd(rt->loop, rt->tfd);
+	rt->tfd = -1;
+}
+
 /*
  * A remote runtime's events, as the engine's come here: those its
  * session read (while commands waited for their REPLY, or now), in
@@ -547,10 +604,8 @@ static void remote_drain(struct cm_runtime *rt)
 		return;
 	rt->draining = true;
 	while (rt_remote_pop(rt->remote, &ev)) {
-		if (ev.type == CM_EV_RUNTIME_LOST && rt->tfd >= 0) {
-			mad_loop_unwatch_fd(rt->loop, rt->tfd);
-			rt->tfd = -1;
-		}
+		if (ev.type == CM_EV_RUNTIME_LOST && rt->tfd >= 0)
+			unwatch_tfd(rt);
 		eng_event(rt, &ev);
 	}
 	rt->draining = false;
@@ -582,8 +637,7 @@ static void port_gone(struct cm_runtime *rt)
 
 	if (rt->tfd < 0)
 		return;
-	mad_loop_unwatch_fd(rt->loop, rt->tfd);
-	rt->tfd = -1;
+	unwatch_tfd(rt);
 	memset(&ev, 0, sizeof(ev));
 	ev.type = CM_EV_RUNTIME_LOST;
 	ev.listen_id = -1;
@@ -620,9 +674,7 @@ static void close_port_on_loop(void *arg)
 	cm_umad_close(rt->cmu);
 	rt->cmu = NULL;
 	rt->engine = NULL;
-	if (rt->tfd >= 0)
-		mad_loop_unwatch_fd(rt->loop, rt->tfd);
-	rt->tfd = -1;
+	unwatch_tfd(rt);
 	mad_transport_close(rt->t);
 	qp_map_destroy(&rt->qps);
 	rt->t = NULL;
@@ -702,9 +754,7 @@ static void close_remote_on_loop(void *arg)
 {
 	struct cm_runtime *rt = arg;
 
-	if (rt->tfd >= 0)
-		mad_loop_unwatch_fd(rt->loop, rt->tfd);
-	rt->tfd = -1;
+	unwatch_tfd(rt);
 	rt_remote_close(rt->remote);
 	free(rt->remote);
 	rt->remote = NULL;
@@ -728,6 +778,10 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 	rt->modify_qp = p->modify_qp ? p->modify_qp : default_modify_qp;
 	rt->modify_qp_ctx = p->modify_qp_ctx;
 	rc = evq_init(&rt->q, p->max_events);
+	if (!rc && cm_qp_ahead_init(&rt->ahead)) {
+		evq_destroy(&rt->q);
+		rc = -ENOMEM;
+	}
 	if (rc) {
 		free(rt);
 		return rc;
@@ -782,6 +836,7 @@ fail_loop:
 	free(rt->daemon);
 fail_q:
 	evq_destroy(&rt->q);
+	cm_qp_ahead_destroy(&rt->ahead);
 	free(rt);
 	return rc;
 }
@@ -795,6 +850,7 @@ void cm_runtime_close(struct cm_runtime *rt)
 	if (rt->own_loop)
 		mad_loop_destroy(rt->loop);
 	evq_destroy(&rt->q);
+	cm_qp_ahead_destroy(&rt->ahead);
 	free(rt->daemon);
 	free(rt);
 }
@@ -851,6 +907,8 @@ static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
 			return 0;
 		return remote_exec(rt, c);
 	}
+	if (c->op == CM_RT_RELEASE || c->op == CM_RT_DROP)
+		cm_qp_ahead_drop(&rt->ahead, c->id); /* what it did not take */
 	switch (c->op) {
 	case CM_RT_LISTEN:
 		return cm_engine_listen(e, c->listen.service_id, c->listen.mask, c->user);
@@ -986,22 +1044,6 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-struct drain_args {
-	struct cm_runtime *rt;
-	int n; /* MADs run, or -errno */
-};
-
-/* The loop thread's on_readable, run by a waiting application thread. */
-static void drain_here(void *arg)
-{
-	struct drain_args *d = arg;
-
-	if (d->rt->remote)
-		d->n = d->rt->tfd >= 0 ? remote_input(d->rt) : -ENOTCONN;
-	else
-		d->n = transport_input(d->rt);
-}
-
 struct tfd_wait_args {
 	struct cm_runtime *rt;
 	bool wait; /* in: start (true) or end waiting for tfd; out: started */
@@ -1011,19 +1053,73 @@ struct tfd_wait_args {
  * A waiting thread starts or stops waiting for tfd itself: the first one
  * pauses the loop thread's watch, the last one resumes it.
  */
+/* TFD_LINGER_NS without a waiter: the loop thread watches tfd again. */
+static void linger_end(struct mad_timer *t, void *arg)
+{
+	struct cm_runtime *rt = arg;
+
+	(void)t;
+	if (!rt->lingering)
+		return;
+	rt->lingering = false;
+	if (rt->tfd >= 0 && !rt->tfd_waiters)
+		mad_loop_pause_fd(rt->loop, rt->tfd, false);
+}
+
 static void tfd_wait_here(void *arg)
 {
 	struct tfd_wait_args *a = arg;
 	struct cm_runtime *rt = a->rt;
 
 	if (!a->wait) {
-		if (rt->tfd >= 0 && rt->tfd_waiters && !--rt->tfd_waiters)
-			mad_loop_pause_fd(rt->loop, rt->tfd, false);
+		if (rt->tfd >= 0 && rt->tfd_waiters && !--rt->tfd_waiters) {
+			/* The watch stays paused a while (cm_runtime.lingering). */
+			rt->lingering = !mad_timer_arm(mad_loop_timers(rt->loop), &rt->linger,
+						       TFD_LINGER_NS, linger_end, rt);
+			if (!rt->lingering)
+				mad_loop_pause_fd(rt->loop, rt->tfd, false);
+		}
+		return;
+	}
+	if (rt->tfd >= 0 && rt->lingering) {
+		/* Still paused for the last waiter: this one takes it over. */
+		mad_timer_cancel(mad_loop_timers(rt->loop), &rt->linger);
+		rt->lingering = false;
+		rt->tfd_waiters++;
 		return;
 	}
 	a->wait = rt->tfd >= 0 && (rt->tfd_waiters || !mad_loop_pause_fd(rt->loop, rt->tfd, true));
 	if (a->wait)
 		rt->tfd_waiters++;
+}
+
+struct drain_args {
+	struct cm_runtime *rt;
+	int n; /* MADs run, or -errno */
+	bool (*ready)(void *);
+	void *ready_arg;
+	bool done; /* ready() after them: the wait ended, tfd given back */
+};
+
+/*
+ * The loop thread's on_readable, run by a waiting application thread;
+ * when what it ran is what the thread waits for, the wait ends here too
+ * (tfd back to the loop thread) in the same hold of the loop.
+ */
+static void drain_here(void *arg)
+{
+	struct drain_args *d = arg;
+
+	if (d->rt->remote)
+		d->n = d->rt->tfd >= 0 ? remote_input(d->rt) : -ENOTCONN;
+	else
+		d->n = transport_input(d->rt);
+	d->done = d->n > 0 && d->ready && d->ready(d->ready_arg);
+	if (d->done) {
+		struct tfd_wait_args a = {d->rt, false};
+
+		tfd_wait_here(&a);
+	}
 }
 
 /* Start (true) or end waiting for tfd on this thread; returns whether it waits. */
@@ -1050,7 +1146,7 @@ static int wait_running_mads(struct cm_runtime *rt, int fd, bool (*ready)(void *
 			     int timeout_ms, bool eintr)
 {
 	int64_t end = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
-	struct drain_args dr = {rt, 0};
+	struct drain_args dr = {rt, 0, ready, arg, false};
 	struct pollfd pfd[2];
 	bool waiting = false; /* for tfd, loop thread paused */
 	unsigned empty = 0;
@@ -1089,6 +1185,10 @@ static int wait_running_mads(struct cm_runtime *rt, int fd, bool (*ready)(void *
 		if (rc <= 0 || !pfd[1].revents)
 			continue;
 		rc = mad_loop_call_here(rt->loop, drain_here, &dr);
+		if (!rc && dr.done) {
+			waiting = false; /* drain_here gave tfd back */
+			break;
+		}
 		if (!rc && dr.n > 0) {
 			empty = 0;
 			continue;
@@ -1142,6 +1242,14 @@ int cm_runtime_wait_fd(struct cm_runtime *rt, int fd, int timeout_ms)
 	if (!rt || fd < 0)
 		return -EINVAL;
 	return wait_running_mads(rt, fd, fd_readable, &fd, timeout_ms, true);
+}
+
+int cm_runtime_wait_ready(struct cm_runtime *rt, int fd, bool (*ready)(void *arg), void *arg,
+			  int timeout_ms)
+{
+	if (!rt || fd < 0 || !ready)
+		return -EINVAL;
+	return wait_running_mads(rt, fd, ready, arg, timeout_ms, true);
 }
 
 /* ---- port and paths ---- */
@@ -1344,8 +1452,11 @@ int cm_runtime_init_qp_attr(struct cm_runtime *rt, uint32_t id, enum ibv_qp_stat
 	struct cm_rt_cmd c = {.op = CM_RT_INIT_QP_ATTR, .id = id};
 	int rc;
 
-	if (!attr || !mask)
+	if (!rt || !attr || !mask)
 		return -EINVAL;
+	/* Known ahead (qp_ahead.h): no loop to take, no daemon to ask. */
+	if (cm_qp_ahead_take(rt->remote ? &rt->remote->ahead : &rt->ahead, id, state, attr, mask))
+		return 0;
 	c.qp.state = state;
 	rc = cm_runtime_exec(rt, &c);
 	if (!rc) {

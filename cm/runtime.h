@@ -223,6 +223,13 @@ int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeou
  * this thread.  0, -ETIMEDOUT, -errno (-EINTR when a signal came).
  */
 int cm_runtime_wait_fd(struct cm_runtime *rt, int fd, int timeout_ms);
+/*
+ * The same, done when ready(arg) says so (checked without a system call,
+ * as after each MAD run here); `fd` is what another thread makes readable
+ * when it makes ready() true.
+ */
+int cm_runtime_wait_ready(struct cm_runtime *rt, int fd, bool (*ready)(void *arg), void *arg,
+			  int timeout_ms);
 
 /* The port (LID, GID, SM LID ...) as read when the runtime opened. */
 int cm_runtime_port(const struct cm_runtime *rt, struct mad_port_attr *out);

@@ -126,7 +126,9 @@ void cma_event_queue(struct cma_channel *ch, struct cma_event *e)
 	else
 		ch->head = e;
 	ch->tail = e;
-	if (ch->count++ == 0 && write(ch->ch.fd, &one, sizeof(one)) != sizeof(one)) {
+	/* Atomic: a waiter reads it without cma.lock (has_events). */
+	if (__atomic_fetch_add(&ch->count, 1, __ATOMIC_RELEASE) == 0 &&
+	    write(ch->ch.fd, &one, sizeof(one)) != sizeof(one)) {
 		/* An eventfd write of 1 cannot fail short of a bad fd. */
 	}
 }
@@ -151,7 +153,8 @@ void cma_event_unlink(struct cma_channel *ch, struct cma_event **pe)
 		    pe == &ch->head
 			? NULL
 			: (struct cma_event *)((char *)pe - offsetof(struct cma_event, next));
-	if (--ch->count == 0 && read(ch->ch.fd, &v, sizeof(v)) != sizeof(v)) {
+	if (__atomic_sub_fetch(&ch->count, 1, __ATOMIC_RELEASE) == 0 &&
+	    read(ch->ch.fd, &v, sizeof(v)) != sizeof(v)) {
 		/* Counter was non-zero (invariant): cannot block or fail. */
 	}
 }
@@ -205,6 +208,14 @@ static struct cm_runtime *only_runtime(void)
 	return rt;
 }
 
+/* Something queued on the channel (a hint: rdma_get_cm_event checks under cma.lock). */
+static bool has_events(void *arg)
+{
+	const struct cma_channel *ch = arg;
+
+	return __atomic_load_n(&ch->count, __ATOMIC_ACQUIRE) != 0;
+}
+
 CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
 {
 	struct cma_channel *ch = (struct cma_channel *)channel;
@@ -235,7 +246,7 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 		int rc = 0;
 
 		if (rt) /* Run the CM's MADs here meanwhile: one wake-up, not two. */
-			rc = cm_runtime_wait_fd(rt, ch->ch.fd, -1);
+			rc = cm_runtime_wait_ready(rt, ch->ch.fd, has_events, ch, -1);
 		else if (poll(&pfd, 1, -1) < 0)
 			rc = -errno; /* EINTR too, as librdmacm's read(2) of the fd */
 		pthread_mutex_lock(&cma.lock);

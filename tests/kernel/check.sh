@@ -72,7 +72,7 @@ pair() {
         --var side=A --var cm="$cma" --var peercm="$cmb" --var peer=10.77.0.2 \
         --var peer6=fd77::2 --var madcm="$MADCM" --var "rows=${rows// /,}" \
         --var pings="$PINGS" --var conns="${RXEVM_conns:-300}" ${loss:+--var lossrun=$loss} \
-        ${NOTRACE:+--var notrace=1} ${MADCM_KVM_STRACE:+--var strace=1} < /dev/null 2>&1 | stamp > "$R/A.log" &
+        ${NOTRACE:+--var notrace=1} ${MADCM_KVM_STRACE:+--var strace=$MADCM_KVM_STRACE} < /dev/null 2>&1 | stamp > "$R/A.log" &
     a=$!
     # B connects: A's qemu must be listening first.
     for _ in $(seq 1 50); do grep -q . "$R/A.log" 2> /dev/null && break; sleep 0.1; done
@@ -82,7 +82,7 @@ pair() {
         --var side=B --var cm="$cmb" --var peercm="$cma" --var peer=10.77.0.1 \
         --var peer6=fd77::1 --var madcm="$MADCM" --var "rows=${rows// /,}" \
         --var pings="$PINGS" --var conns="${RXEVM_conns:-300}" ${loss:+--var loss=$loss --var lossrun=$loss} \
-        ${NOTRACE:+--var notrace=1} ${MADCM_KVM_STRACE:+--var strace=1} < /dev/null 2>&1 | stamp > "$R/B.log" &
+        ${NOTRACE:+--var notrace=1} ${MADCM_KVM_STRACE:+--var strace=$MADCM_KVM_STRACE} < /dev/null 2>&1 | stamp > "$R/B.log" &
     b=$!
     wait $b; wait $a
     echo "== $name: A=$cma B=$cmb${loss:+ (B: ${loss}% loss)}; pair took $(secs "$s" "$EPOCHREALTIME") s," \
@@ -177,8 +177,12 @@ bench() {
     for f in "$D"/run/bench-*/[AB]/*.strace; do
         [ -f "$f" ] || continue
         printf '   strace %s: ' "${f#"$D"/run/}"
-        awk '$NF == "total" { print "total", $4; next } $1 ~ /^[0-9.]+$/ { print $NF, $4 }' "$f" |
-            sort -k2,2nr | head -n 9 | tr '\n' ' '
+        if grep -q 'Performance counter stats' "$f"; then
+            awk '$1 ~ /^[0-9.,]+$/ { printf "%s %s ", $2, $1 }' "$f"
+        else
+            awk '$NF == "total" { print "total", $4; next } $1 ~ /^[0-9.]+$/ { print $NF, $4 }' "$f" |
+                sort -k2,2nr | head -n 9 | tr '\n' ' '
+        fi
         echo
     done
     return $r

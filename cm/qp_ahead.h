@@ -1,0 +1,50 @@
+/*
+ * QP attributes known ahead, per connection: what rdma_init_qp_attr will
+ * ask for (INIT, RTR, RTS), computed when the REQ or REP that fixes them
+ * is handled (by this process's engine, or by madcmd, which sends them
+ * with the event).  The application thread that moves the QP then takes
+ * them here, under this map's own short lock, without taking the CM loop
+ * or asking the daemon: one lock instead of a contended loop per state.
+ *
+ * A chained hash, an entry freed once its states are taken or its
+ * connection ended, so a burst of 1,000 connections finds every one (a
+ * direct-mapped table lost a third of them to collisions).
+ */
+#ifndef MADCM_CM_QP_AHEAD_H
+#define MADCM_CM_QP_AHEAD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#define CM_QP_AHEAD_BUCKETS 4096
+#define CM_QP_AHEAD_MAX (1u << 16) /* entries; past it, the caller asks the engine */
+
+struct cm_qp_ahead {
+	struct cm_qp_ahead *next;
+	uint32_t id;
+	uint8_t valid; /* bit (state - IBV_QPS_INIT): INIT, RTR, RTS */
+	struct ibv_qp_attr attr[3];
+	int mask[3];
+};
+
+struct cm_qp_ahead_map {
+	pthread_mutex_t lock;
+	struct cm_qp_ahead **b; /* [CM_QP_AHEAD_BUCKETS] */
+	unsigned n;
+};
+
+int cm_qp_ahead_init(struct cm_qp_ahead_map *m);
+void cm_qp_ahead_destroy(struct cm_qp_ahead_map *m);
+/* Keep connection id's attributes for `state` (INIT..RTS; others ignored). */
+void cm_qp_ahead_put(struct cm_qp_ahead_map *m, uint32_t id, enum ibv_qp_state state,
+		     const struct ibv_qp_attr *attr, int mask);
+/* Take them (once): true with *attr, *mask; false when not known ahead. */
+bool cm_qp_ahead_take(struct cm_qp_ahead_map *m, uint32_t id, enum ibv_qp_state state,
+		      struct ibv_qp_attr *attr, int *mask);
+/* The connection ended: what it did not take goes. */
+void cm_qp_ahead_drop(struct cm_qp_ahead_map *m, uint32_t id);
+
+#endif
