@@ -23,7 +23,6 @@
 #include "sa/sa_wire.h"
 
 #define DEFAULT_MAX_EVENTS (1u << 20)
-#define TFD_LINGER_NS 1000000ull /* 1 ms: see cm_runtime.lingering */
 
 /*
  * Events travel from the loop thread to application threads through a
@@ -70,17 +69,6 @@ struct cm_runtime {
 	 * (mad_loop_pause_fd).  On the loop.
 	 */
 	unsigned tfd_waiters;
-	/*
-	 * The last waiter left: the loop thread gets tfd back only after
-	 * TFD_LINGER_NS without a waiter (linger), since a thread that just
-	 * took its event is usually back for the next one well before; the
-	 * watch stays paused meanwhile (no epoll_ctl out and in per event),
-	 * and the loop thread is not there to compete for the loop with the
-	 * thread coming back.  A MAD that comes in that gap waits for one or
-	 * the other: at most TFD_LINGER_NS.  On the loop.
-	 */
-	bool lingering;
-	struct mad_timer linger;
 	bool (*hook)(void *arg, struct cm_runtime *rt, const struct cm_event *ev);
 	void *hook_arg;
 	int (*modify_qp)(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
@@ -580,11 +568,9 @@ static void eng_event(void *ctx, const struct cm_event *ev)
 	deliver(rt, ev);
 }
 
-/* The transport fd goes (closed, or its device gone): no watch, no linger. */
+/* The transport fd goes (closed, or its device gone). */
 static void unwatch_tfd(struct cm_runtime *rt)
 {
-	mad_timer_cancel(mad_loop_timers(rt->loop), &rt->linger);
-	rt->lingering = false;
 	if (rt->tfd >= 0)
 		mad_loop_unwatch_fd(rt->loop, rt->tfd);
 	rt->tfd = -1;
@@ -1053,39 +1039,19 @@ struct tfd_wait_args {
  * A waiting thread starts or stops waiting for tfd itself: the first one
  * pauses the loop thread's watch, the last one resumes it.
  */
-/* TFD_LINGER_NS without a waiter: the loop thread watches tfd again. */
-static void linger_end(struct mad_timer *t, void *arg)
-{
-	struct cm_runtime *rt = arg;
-
-	(void)t;
-	if (!rt->lingering)
-		return;
-	rt->lingering = false;
-	if (rt->tfd >= 0 && !rt->tfd_waiters)
-		mad_loop_pause_fd(rt->loop, rt->tfd, false);
-}
-
 static void tfd_wait_here(void *arg)
 {
 	struct tfd_wait_args *a = arg;
 	struct cm_runtime *rt = a->rt;
 
+	/*
+	 * Given back at once when the last waiter leaves: keeping it paused
+	 * a while longer (1 ms, for the thread to come back) was measured
+	 * slower on one-CPU VMs (the MADs of that gap wait for the thread).
+	 */
 	if (!a->wait) {
-		if (rt->tfd >= 0 && rt->tfd_waiters && !--rt->tfd_waiters) {
-			/* The watch stays paused a while (cm_runtime.lingering). */
-			rt->lingering = !mad_timer_arm(mad_loop_timers(rt->loop), &rt->linger,
-						       TFD_LINGER_NS, linger_end, rt);
-			if (!rt->lingering)
-				mad_loop_pause_fd(rt->loop, rt->tfd, false);
-		}
-		return;
-	}
-	if (rt->tfd >= 0 && rt->lingering) {
-		/* Still paused for the last waiter: this one takes it over. */
-		mad_timer_cancel(mad_loop_timers(rt->loop), &rt->linger);
-		rt->lingering = false;
-		rt->tfd_waiters++;
+		if (rt->tfd >= 0 && rt->tfd_waiters && !--rt->tfd_waiters)
+			mad_loop_pause_fd(rt->loop, rt->tfd, false);
 		return;
 	}
 	a->wait = rt->tfd >= 0 && (rt->tfd_waiters || !mad_loop_pause_fd(rt->loop, rt->tfd, true));
