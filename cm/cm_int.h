@@ -150,6 +150,9 @@ struct cm_engine {
 	struct cm_listen *listens;
 	int nlistens;
 	uint32_t tid_seq;
+	/* Random words for local IDs (random32 in ids.c), 64 per getrandom(2). */
+	uint32_t rnd[64];
+	unsigned nrnd;
 	/*
 	 * Comm IDs reserved for a later cm_engine_connect_as (madcmd grants
 	 * them to its clients ahead): open addressing, 0 empty, ~0u deleted.

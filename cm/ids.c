@@ -138,12 +138,13 @@ void cm_ids_destroy(struct cm_engine *e)
 
 static uint32_t random32(struct cm_engine *e)
 {
-	uint32_t v;
-
 	if (e->cfg.random32)
 		return e->cfg.random32(e->cfg.ctx);
-	if (getrandom(&v, sizeof(v), 0) == (ssize_t)sizeof(v))
-		return v;
+	/* One system call per 64 IDs, not one per connection. */
+	if (!e->nrnd && getrandom(e->rnd, sizeof(e->rnd), 0) == (ssize_t)sizeof(e->rnd))
+		e->nrnd = sizeof(e->rnd) / sizeof(e->rnd[0]);
+	if (e->nrnd)
+		return e->rnd[--e->nrnd];
 	/* No entropy (very early boot): still unique thanks to the check. */
 	return mix(++e->tid_seq ^ (uintptr_t)e);
 }

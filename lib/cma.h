@@ -133,6 +133,14 @@ struct cma_channel {
 	struct rdma_event_channel ch; /* public part first: apps see &ch */
 	struct cma_event *head, *tail;
 	unsigned count;
+	/*
+	 * The eventfd holds a count: readable, as the channel must poll
+	 * whenever it has events.  One exception: an event the thread
+	 * waiting in rdma_get_cm_event on this channel queues itself (it
+	 * ran the MAD) is not signalled, since that thread takes it next;
+	 * before it returns, what is left is signalled (cma_channel.c).
+	 */
+	bool signaled;
 	unsigned ids; /* ids using this channel */
 	bool private_sync;
 	/*

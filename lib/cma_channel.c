@@ -116,10 +116,24 @@ struct cma_event *cma_event_new(struct cma_id *id, enum rdma_cm_event_type type,
 	return e;
 }
 
-void cma_event_queue(struct cma_channel *ch, struct cma_event *e)
+/* The channel this thread waits on in rdma_get_cm_event, running MADs. */
+static __thread struct cma_channel *self_wait;
+
+/* Make the fd readable (it has events); under cma.lock. */
+static void signal_fd(struct cma_channel *ch)
 {
 	uint64_t one = 1;
 
+	if (ch->signaled || !ch->count)
+		return;
+	ch->signaled = true;
+	if (write(ch->ch.fd, &one, sizeof(one)) != sizeof(one)) {
+		/* An eventfd write of 1 cannot fail short of a bad fd. */
+	}
+}
+
+void cma_event_queue(struct cma_channel *ch, struct cma_event *e)
+{
 	e->next = NULL;
 	if (ch->tail)
 		ch->tail->next = e;
@@ -127,10 +141,10 @@ void cma_event_queue(struct cma_channel *ch, struct cma_event *e)
 		ch->head = e;
 	ch->tail = e;
 	/* Atomic: a waiter reads it without cma.lock (has_events). */
-	if (__atomic_fetch_add(&ch->count, 1, __ATOMIC_RELEASE) == 0 &&
-	    write(ch->ch.fd, &one, sizeof(one)) != sizeof(one)) {
-		/* An eventfd write of 1 cannot fail short of a bad fd. */
-	}
+	__atomic_fetch_add(&ch->count, 1, __ATOMIC_RELEASE);
+	/* Its own waiter takes it next: no write now, no read then. */
+	if (self_wait != ch)
+		signal_fd(ch);
 }
 
 void cma_report(struct cma_id *id, struct cma_event *e)
@@ -153,9 +167,11 @@ void cma_event_unlink(struct cma_channel *ch, struct cma_event **pe)
 		    pe == &ch->head
 			? NULL
 			: (struct cma_event *)((char *)pe - offsetof(struct cma_event, next));
-	if (__atomic_sub_fetch(&ch->count, 1, __ATOMIC_RELEASE) == 0 &&
-	    read(ch->ch.fd, &v, sizeof(v)) != sizeof(v)) {
-		/* Counter was non-zero (invariant): cannot block or fail. */
+	if (__atomic_sub_fetch(&ch->count, 1, __ATOMIC_RELEASE) == 0 && ch->signaled) {
+		ch->signaled = false;
+		if (read(ch->ch.fd, &v, sizeof(v)) != sizeof(v)) {
+			/* Counter was non-zero (signaled): cannot block or fail. */
+		}
 	}
 }
 
@@ -245,9 +261,12 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 		pthread_mutex_unlock(&cma.lock);
 		int rc = 0;
 
-		if (rt) /* Run the CM's MADs here meanwhile: one wake-up, not two. */
+		if (rt) { /* Run the CM's MADs here meanwhile: one wake-up, not two. */
+			self_wait = ch;
 			rc = cm_runtime_wait_ready(rt, ch->ch.fd, has_events, ch, -1);
-		else if (poll(&pfd, 1, -1) < 0)
+			self_wait = NULL;
+		}
+		if (!rt && poll(&pfd, 1, -1) < 0)
 			rc = -errno; /* EINTR too, as librdmacm's read(2) of the fd */
 		pthread_mutex_lock(&cma.lock);
 		ch->waiters--;
@@ -256,10 +275,12 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 			wait_forever();
 		}
 		if (rc) {
+			signal_fd(ch); /* what it queued itself is for others now */
 			pthread_mutex_unlock(&cma.lock);
 			return cma_err(-rc);
 		}
 	}
+	signal_fd(ch); /* events left after this one: the fd polls readable */
 	/* The listener's backlog counts requests not yet read (ucma). */
 	if (e->listen)
 		e->listen->pending_reqs--;

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <poll.h>
@@ -195,6 +196,22 @@ static int roce_pick(const struct roce_port *r, const uint8_t *dgid)
 	return best;
 }
 
+/*
+ * Ports whose fd is non-blocking (libibumad opens /dev/infiniband/umad*
+ * so): read at once, EAGAIN when empty, with no poll(2) before each MAD.
+ * Others (umad emulations such as ibsim's umad2sim) are polled first.
+ */
+#define NONBLOCK_FDS 1024
+static _Atomic bool fd_nonblock[NONBLOCK_FDS];
+
+static void note_nonblock(int portid, bool open)
+{
+	int fd = umad_get_fd(portid), fl = open && fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+
+	if (fd >= 0 && fd < NONBLOCK_FDS)
+		fd_nonblock[fd] = fl >= 0 && (fl & O_NONBLOCK);
+}
+
 static int real_open_port(void *ctx, const char *ca, int port)
 {
 	char path[160], ll[32];
@@ -207,6 +224,7 @@ static int real_open_port(void *ctx, const char *ca, int port)
 	id = umad_open_port(ca, port);
 	if (id < 0)
 		return id;
+	note_nonblock(id, true);
 	pthread_once(&roce_once, roce_init);
 	if (umad_get_port(ca, port, &p) < 0)
 		return id;
@@ -275,6 +293,7 @@ static void real_close_port(void *ctx, int portid)
 			roce_ports[i].portid = -1;
 		pthread_mutex_unlock(&roce_ports[i].lock);
 	}
+	note_nonblock(portid, false);
 	umad_close_port(portid);
 }
 
@@ -345,29 +364,37 @@ static int real_recv(void *ctx, int portid, void *buf, size_t cap, size_t *len, 
 	struct pollfd pfd;
 	ib_mad_addr_t *a;
 	int length = 65536, rc;
+	bool nonblock;
 
 	(void)ctx;
 	/*
 	 * umad_recv() with a zero timeout reads without polling; on a
-	 * blocking fd that would stall the progress loop.  Look first.
+	 * blocking fd that would stall the progress loop: look first there.
 	 */
 	pfd.fd = umad_get_fd(portid);
 	pfd.events = POLLIN;
+	pfd.revents = 0;
 	if (pfd.fd < 0)
 		return -EBADF;
+	nonblock = pfd.fd < NONBLOCK_FDS && fd_nonblock[pfd.fd];
 	for (;;) {
-		if (poll(&pfd, 1, 0) <= 0)
+		if (!nonblock && poll(&pfd, 1, 0) <= 0)
 			return -EAGAIN;
 		errno = 0;
 		length = 65536;
 		rc = umad_recv(portid, ubuf, &length, 0);
 		if (rc < 0 && (rc == -ENOSPC || errno == ENOSPC))
 			return -EIO;
+		if (rc < 0 && nonblock &&
+		    (errno == EAGAIN || errno == EWOULDBLOCK || rc == -EAGAIN || rc == -ETIMEDOUT))
+			return -EAGAIN; /* empty */
 		/*
 		 * Nothing to read from a hung-up or failed fd: the device is
 		 * gone (removed, or its driver died); say so, or a caller that
 		 * polls it again would spin on it for ever.
 		 */
+		if (rc < 0 && nonblock && poll(&pfd, 1, 0) < 0)
+			return -EAGAIN;
 		if (rc < 0)
 			return pfd.revents & (POLLHUP | POLLERR | POLLNVAL) ? -ENODEV : -EAGAIN;
 		/* A send completion (kernel timeout): our own timer handles it. */

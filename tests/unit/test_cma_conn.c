@@ -525,6 +525,51 @@ static void test_migrate_listener_with_request(void **state)
 	rdma_destroy_event_channel(other);
 }
 
+/*
+ * Events the waiting thread queued itself (it ran their MADs) are not
+ * signalled on the channel's fd while it takes the first, but whatever is
+ * left when rdma_get_cm_event returns makes the fd readable: a poller
+ * never misses an event.
+ */
+static void test_fd_readable_after_own_events(void **state)
+{
+	struct rdma_conn_param p = {.responder_resources = 1, .initiator_depth = 1};
+	struct rdma_cm_id *l, *a1, *a2, *c1, *c2;
+	struct rdma_cm_event *ev1, *ev2;
+	struct pollfd pfd = {.fd = pch->fd, .events = POLLIN};
+
+	(void)state;
+	l = listener(21011);
+	a1 = routed(21011);
+	a2 = routed(21011);
+	make_qp(a1);
+	make_qp(a2);
+	assert_int_equal(rdma_connect(a1, &p), 0);
+	assert_int_equal(rdma_connect(a2, &p), 0);
+	usleep(20000); /* both REQs there, mostly: one wait runs them both */
+	assert_int_equal(rdma_get_cm_event(pch, &ev1), 0);
+	assert_int_equal(ev1->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_int_equal(poll(&pfd, 1, FAKE_CMA_WAIT_MS), 1); /* the second */
+	assert_int_equal(rdma_get_cm_event(pch, &ev2), 0);
+	assert_int_equal(ev2->event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_int_equal(poll(&pfd, 1, 0), 0); /* nothing left: not readable */
+	c1 = ev1->id;
+	c2 = ev2->id;
+	assert_int_equal(rdma_reject(c1, NULL, 0), 0);
+	assert_int_equal(rdma_reject(c2, NULL, 0), 0);
+	ack(ev1);
+	ack(ev2);
+	rdma_destroy_id(c1);
+	rdma_destroy_id(c2);
+	ack(expect_event(ach, RDMA_CM_EVENT_REJECTED));
+	ack(expect_event(ach, RDMA_CM_EVENT_REJECTED));
+	rdma_destroy_qp(a1);
+	rdma_destroy_qp(a2);
+	rdma_destroy_id(a1);
+	rdma_destroy_id(a2);
+	rdma_destroy_id(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -538,6 +583,7 @@ int main(void)
 	    cmocka_unit_test(test_connect_without_qp),
 	    cmocka_unit_test(test_migrate_listener_with_request),
 	    cmocka_unit_test(test_ece),
+	    cmocka_unit_test(test_fd_readable_after_own_events),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
