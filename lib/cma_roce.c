@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include <infiniband/ib.h>
 
@@ -398,13 +400,37 @@ int cma_roce_resolve(struct cma_id *id, const struct sockaddr *dst, struct cma_p
 	return 0;
 }
 
-/* The MTU of a netdev (sysfs), 0 when unknown. */
+/*
+ * The MTU of a netdev, 0 when unknown: asked at every route, as the
+ * kernel reads the netdev's, with one ioctl on a socket kept for it
+ * (sysfs, where that fails, costs an open, a read and a close).
+ */
 static unsigned netdev_mtu(const char *ndev)
 {
+	static int sock = -1;
 	char path[96], line[32];
+	struct ifreq ifr;
+	int fd;
 
 	if (!ndev[0])
 		return 0;
+	fd = __atomic_load_n(&sock, __ATOMIC_ACQUIRE);
+	if (fd < 0) {
+		int nfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), old = -1;
+
+		if (nfd >= 0 && !__atomic_compare_exchange_n(&sock, &old, nfd, false,
+							     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			close(nfd); /* another thread's came first */
+			nfd = old;
+		}
+		fd = nfd;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	if (fd >= 0 && strlen(ndev) < sizeof(ifr.ifr_name)) {
+		strcpy(ifr.ifr_name, ndev);
+		if (ioctl(fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
+			return (unsigned)ifr.ifr_mtu;
+	}
 	snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", ndev);
 	return read_line(path, line, sizeof(line)) ? 0 : (unsigned)strtoul(line, NULL, 10);
 }
