@@ -37,13 +37,13 @@ int madcmd_client_send(int fd, const void *m, size_t len)
 	}
 }
 
-int madcmd_client_recv(int fd, void *buf, size_t cap, bool wait)
+ssize_t madcmd_client_recv_packet(int fd, void *buf, size_t cap, bool wait)
 {
 	for (;;) {
 		ssize_t n = recv(fd, buf, cap, MSG_TRUNC | MSG_DONTWAIT);
 
 		if (n > 0)
-			return (size_t)n > cap ? -EPROTO : madcmd_check(buf, (size_t)n);
+			return n;
 		if (n == 0)
 			return -ENOTCONN;
 		if (errno == EINTR)
@@ -57,6 +57,15 @@ int madcmd_client_recv(int fd, void *buf, size_t cap, bool wait)
 		if (poll(&p, 1, -1) < 0 && errno != EINTR)
 			return -errno;
 	}
+}
+
+int madcmd_client_recv(int fd, void *buf, size_t cap, bool wait)
+{
+	ssize_t n = madcmd_client_recv_packet(fd, buf, cap, wait);
+
+	if (n < 0)
+		return (int)n;
+	return (size_t)n > cap ? -EPROTO : madcmd_check(buf, (size_t)n);
 }
 
 int madcmd_session_open(const char *path, enum madcmd_kind kind, const char *ca, int port,
@@ -158,17 +167,6 @@ static void ahead_put(struct rt_remote *r, uint32_t id, uint32_t n, const struct
 		cm_qp_ahead_put(&r->ahead, id, qp[i].state, &qp[i].attr, qp[i].mask);
 }
 
-bool rt_remote_qp_ahead(struct rt_remote *r, uint32_t id, enum ibv_qp_state state,
-			struct ibv_qp_attr *attr, int *mask)
-{
-	return cm_qp_ahead_take(&r->ahead, id, state, attr, mask);
-}
-
-void rt_remote_forget(struct rt_remote *r, uint32_t id)
-{
-	cm_qp_ahead_drop(&r->ahead, id);
-}
-
 static void keep(struct rt_remote *r, const struct cm_event *ev)
 {
 	if (r->pcount == r->pcap) {
@@ -240,16 +238,8 @@ static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len, str
 
 	memcpy(&in, msg, len < sizeof(in) ? len : sizeof(in)); /* aligned for the structs */
 	if (t == MADCMD_EVENT) {
-		switch (in.e.ev.type) {
-		case CM_EV_REJ_RCVD:
-		case CM_EV_REQ_ERROR:
-		case CM_EV_REP_ERROR:
-		case CM_EV_TIMEWAIT_EXIT:
-			cm_qp_ahead_drop(&r->ahead, in.e.ev.id); /* ended before its QP moved */
-			break;
-		default:
-			ahead_put(r, in.e.ev.id, in.e.nqp, in.e.qp);
-		}
+		/* Dropped again with the connection's end (cm/runtime.c, ahead_on_event). */
+		ahead_put(r, in.e.ev.id, in.e.nqp, in.e.qp);
 		keep(r, &in.e.ev);
 	} else if (t == MADCMD_GRANT) {
 		grants_put(r, &in.g);
@@ -282,24 +272,12 @@ static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t
 
 	if (!r->in)
 		return -ENOTCONN;
-	for (;;) {
-		struct pollfd p = {.fd = r->fd, .events = POLLIN};
-
-		n = recv(r->fd, r->in, MADCMD_BATCH_MAX, MSG_TRUNC | MSG_DONTWAIT);
-		if (n > 0)
-			break;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == 0 || errno != EAGAIN) {
-			lose(r); /* EOF, ECONNRESET: the daemon is gone */
-			return -ENOTCONN;
-		}
-		if (!wait)
-			return -EAGAIN;
-		if (poll(&p, 1, -1) < 0 && errno != EINTR) {
-			lose(r);
-			return -ENOTCONN;
-		}
+	n = madcmd_client_recv_packet(r->fd, r->in, MADCMD_BATCH_MAX, wait);
+	if (n == -EAGAIN)
+		return -EAGAIN;
+	if (n < 0) {
+		lose(r); /* EOF, ECONNRESET: the daemon is gone */
+		return -ENOTCONN;
 	}
 	if (n > MADCMD_BATCH_MAX) {
 		r->malformed++; /* truncated: nothing in it can be trusted */

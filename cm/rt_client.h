@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cm/qp_ahead.h"
 #include "cm/rt_proto.h"
@@ -26,6 +27,11 @@ int madcmd_client_send(int fd, const void *m, size_t len);
  * (malformed, dropped).
  */
 int madcmd_client_recv(int fd, void *buf, size_t cap, bool wait);
+/*
+ * The same, unchecked (a CM session's packets are batches): its size,
+ * which is over cap when it was truncated, or -EAGAIN, -ENOTCONN.
+ */
+ssize_t madcmd_client_recv_packet(int fd, void *buf, size_t cap, bool wait);
 
 /*
  * Open a session: connect to the daemon's socket, HELLO, wait for its
@@ -45,8 +51,9 @@ struct rt_remote {
 	/* Comm IDs the daemon granted (MADCMD_GRANT), for CONNECT_AS. */
 	uint32_t grant[RT_GRANTS];
 	unsigned ghead, gcount;
-	struct cm_qp_ahead_map ahead; /* QP attributes the daemon sent ahead */
-	bool lost;		      /* the daemon is gone: every call fails with -ENOTCONN */
+	/* QP attributes the daemon sent with the REPLY or EVENT that made them known. */
+	struct cm_qp_ahead_map ahead;
+	bool lost; /* the daemon is gone: every call fails with -ENOTCONN */
 	bool lost_reported;
 	/* Events read while a command waited for its REPLY, in order. */
 	struct cm_event *pend;
@@ -76,14 +83,6 @@ int rt_remote_post(struct rt_remote *r, const struct cm_rt_cmd *c);
 int rt_remote_post_async(struct rt_remote *r, const struct cm_rt_cmd *c);
 /* A comm ID the daemon granted, for a CONNECT_AS: false when none is left. */
 bool rt_remote_grant(struct rt_remote *r, uint32_t *id);
-/*
- * The attributes of connection `id` in `state` that the daemon sent with
- * the REPLY or EVENT that made them known: true (once) with *attr, *mask.
- */
-bool rt_remote_qp_ahead(struct rt_remote *r, uint32_t id, enum ibv_qp_state state,
-			struct ibv_qp_attr *attr, int *mask);
-/* Forget what came ahead for connection `id` (it was released). */
-void rt_remote_forget(struct rt_remote *r, uint32_t id);
 /* Read what the socket holds without waiting: messages read, or -ENOTCONN. */
 int rt_remote_poll(struct rt_remote *r);
 /*

@@ -256,6 +256,12 @@ static int modify(struct cm_runtime *rt, struct ibv_qp *qp, struct ibv_qp_attr *
 	return rc > 0 ? -rc : rc;
 }
 
+/* Where the QP attributes known ahead are kept: this process's, or the session's. */
+static struct cm_qp_ahead_map *ahead_of(struct cm_runtime *rt)
+{
+	return rt->remote ? &rt->remote->ahead : &rt->ahead;
+}
+
 /*
  * The engine's calls auto QP makes: in this process, or for a runtime
  * served by madcmd, as commands to the daemon (same results).
@@ -276,7 +282,7 @@ static int e_init_qp_attr(struct cm_runtime *rt, uint32_t id, enum ibv_qp_state 
 	if (!rt->remote)
 		return cm_engine_init_qp_attr(rt->engine, id, to, a, mask);
 	/* Sent ahead with the REPLY or EVENT that made them known: no round trip. */
-	if (rt_remote_qp_ahead(rt->remote, id, to, a, mask))
+	if (cm_qp_ahead_take(ahead_of(rt), id, to, a, mask))
 		return 0;
 	memset(&c, 0, sizeof(c));
 	c.op = CM_RT_INIT_QP_ATTR;
@@ -498,15 +504,18 @@ static void auto_rep(struct cm_runtime *rt, const struct cm_event *ev, struct ib
 }
 
 /*
- * In this process, what a REQ or REP fixes of its QP's INIT, RTR and RTS,
- * for the application thread that moves the QP (cm_runtime_init_qp_attr)
- * to take without the loop; madcmd sends the same with its events.
+ * What a REQ or REP fixes of its QP's INIT, RTR and RTS, for the thread
+ * that moves the QP (cm_runtime_init_qp_attr) to take without the loop:
+ * computed here in this process (madcmd sends them with its events), and
+ * dropped, for both, when the connection ends before its QP moved.
  */
 static void ahead_on_event(struct cm_runtime *rt, const struct cm_event *ev)
 {
 	switch (ev->type) {
 	case CM_EV_REQ_RCVD:
 	case CM_EV_REP_RCVD:
+		if (rt->remote || !rt->engine)
+			break;
 		for (int s = IBV_QPS_INIT; s <= IBV_QPS_RTS; s++) {
 			struct ibv_qp_attr a;
 			int mask;
@@ -520,7 +529,7 @@ static void ahead_on_event(struct cm_runtime *rt, const struct cm_event *ev)
 	case CM_EV_REQ_ERROR:
 	case CM_EV_REP_ERROR:
 	case CM_EV_TIMEWAIT_EXIT:
-		cm_qp_ahead_drop(&rt->ahead, ev->id);
+		cm_qp_ahead_drop(ahead_of(rt), ev->id);
 		break;
 	default:
 		break;
@@ -532,8 +541,7 @@ static void eng_event(void *ctx, const struct cm_event *ev)
 	struct cm_runtime *rt = ctx;
 	struct ibv_qp *qp;
 
-	if (!rt->remote && rt->engine)
-		ahead_on_event(rt, ev);
+	ahead_on_event(rt, ev);
 	switch (ev->type) {
 	case CM_EV_REP_RCVD:
 		qp = qp_map_take(&rt->qps, ev->id);
@@ -847,6 +855,8 @@ static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
 {
 	struct cm_engine *e = rt->engine;
 
+	if (c->op == CM_RT_RELEASE || c->op == CM_RT_DROP)
+		cm_qp_ahead_drop(ahead_of(rt), c->id); /* what it did not take */
 	if (rt->remote) {
 		uint32_t granted;
 
@@ -872,10 +882,8 @@ static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
 		}
 		if (c->op == CM_RT_ACCEPT && c->auto_qp.qp)
 			return auto_accept(rt, c);
-		if (c->op == CM_RT_RELEASE || c->op == CM_RT_DROP) {
+		if (c->op == CM_RT_RELEASE || c->op == CM_RT_DROP)
 			qp_map_take(&rt->qps, c->id);
-			rt_remote_forget(rt->remote, c->id);
-		}
 		/*
 		 * Posted, no REPLY waited for: an MRA's result is never read
 		 * (lib/ arms them on events); an RTU can only fail once the
@@ -887,14 +895,8 @@ static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
 		if (c->op == CM_RT_MRA || c->op == CM_RT_RTU || c->op == CM_RT_DISCONNECT ||
 		    c->op == CM_RT_RELEASE)
 			return rt_remote_post(rt->remote, c);
-		/* lib/ moves its QPs itself: with what came ahead, no round trip. */
-		if (c->op == CM_RT_INIT_QP_ATTR &&
-		    rt_remote_qp_ahead(rt->remote, c->id, c->qp.state, &c->qp.attr, &c->qp.mask))
-			return 0;
 		return remote_exec(rt, c);
 	}
-	if (c->op == CM_RT_RELEASE || c->op == CM_RT_DROP)
-		cm_qp_ahead_drop(&rt->ahead, c->id); /* what it did not take */
 	switch (c->op) {
 	case CM_RT_LISTEN:
 		return cm_engine_listen(e, c->listen.service_id, c->listen.mask, c->user);
@@ -1421,7 +1423,7 @@ int cm_runtime_init_qp_attr(struct cm_runtime *rt, uint32_t id, enum ibv_qp_stat
 	if (!rt || !attr || !mask)
 		return -EINVAL;
 	/* Known ahead (qp_ahead.h): no loop to take, no daemon to ask. */
-	if (cm_qp_ahead_take(rt->remote ? &rt->remote->ahead : &rt->ahead, id, state, attr, mask))
+	if (cm_qp_ahead_take(ahead_of(rt), id, state, attr, mask))
 		return 0;
 	c.qp.state = state;
 	rc = cm_runtime_exec(rt, &c);

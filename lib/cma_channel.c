@@ -265,9 +265,9 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 			self_wait = ch;
 			rc = cm_runtime_wait_ready(rt, ch->ch.fd, has_events, ch, -1);
 			self_wait = NULL;
-		}
-		if (!rt && poll(&pfd, 1, -1) < 0)
+		} else if (poll(&pfd, 1, -1) < 0) {
 			rc = -errno; /* EINTR too, as librdmacm's read(2) of the fd */
+		}
 		pthread_mutex_lock(&cma.lock);
 		ch->waiters--;
 		if (ch->dead) {
