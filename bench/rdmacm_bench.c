@@ -46,6 +46,9 @@
  *        [-P PORT] [-C] [--engine-rate CONN_PER_S] [--engine-lat US]
  *                                                      # on another
  * e.g. from a build directory: bench/rdmacm_bench -n 100
+ * RDMACM_BENCH_MARKS=1: each step's CLOCK_MONOTONIC window on stderr
+ * ("mark STEP START END", seconds), for `perf record -k CLOCK_MONOTONIC`
+ * and `perf script --time START,END`.
  */
 #include "config.h"
 
@@ -631,6 +634,8 @@ static void run_step(struct node *nodes, unsigned n, enum step s, struct step_ti
 	}
 	memset(st, 0, sizeof(*st));
 	st->total = now_ns() - t0;
+	if (getenv("RDMACM_BENCH_MARKS")) /* windows for perf record -k CLOCK_MONOTONIC */
+		fprintf(stderr, "mark %s %.6f %.6f\n", step_name[s], t0 / 1e9, (t0 + st->total) / 1e9);
 	st->calls = calls;
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t d;

@@ -85,9 +85,8 @@ bool cm_qp_ahead_take(struct cm_qp_ahead_map *m, uint32_t id, enum ibv_qp_state 
 	if (a && (a->valid & (1u << k))) {
 		*attr = a->attr[k];
 		*mask = a->mask[k];
-		a->valid &= (uint8_t) ~(1u << k);
-		if (!a->valid)
-			unlink_entry(m, pp);
+		if (state == IBV_QPS_RTS)
+			unlink_entry(m, pp); /* the last move: INIT and RTR are not asked again */
 		got = true;
 	}
 	pthread_mutex_unlock(&m->lock);

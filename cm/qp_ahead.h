@@ -6,8 +6,10 @@
  * them here, under this map's own short lock, without taking the CM loop
  * or asking the daemon: one lock instead of a contended loop per state.
  *
- * A chained hash, an entry freed once its states are taken or its
- * connection ended, so a burst of 1,000 connections finds every one (a
+ * INIT and RTR may be taken again (librdmacm moves a QP to INIT twice:
+ * in rdma_create_qp and again before RTR, ucma_modify_qp_rtr); taking RTS,
+ * the last move, frees the entry, as does the connection's end.
+ * A chained hash, so a burst of 1,000 connections finds every one (a
  * direct-mapped table lost a third of them to collisions).
  */
 #ifndef MADCM_CM_QP_AHEAD_H
@@ -41,7 +43,7 @@ void cm_qp_ahead_destroy(struct cm_qp_ahead_map *m);
 /* Keep connection id's attributes for `state` (INIT..RTS; others ignored). */
 void cm_qp_ahead_put(struct cm_qp_ahead_map *m, uint32_t id, enum ibv_qp_state state,
 		     const struct ibv_qp_attr *attr, int mask);
-/* Take them (once): true with *attr, *mask; false when not known ahead. */
+/* Take them: true with *attr, *mask; false when not known ahead.  RTS ends the entry. */
 bool cm_qp_ahead_take(struct cm_qp_ahead_map *m, uint32_t id, enum ibv_qp_state state,
 		      struct ibv_qp_attr *attr, int *mask);
 /* The connection ended: what it did not take goes. */

@@ -59,6 +59,48 @@ ssize_t madcmd_client_recv_packet(int fd, void *buf, size_t cap, bool wait)
 	}
 }
 
+int madcmd_client_recv_packets(int fd, uint8_t *const *bufs, size_t cap, size_t *lens, int k,
+			       bool wait)
+{
+	struct mmsghdr mm[RT_RECV_PACKETS];
+	struct iovec iov[RT_RECV_PACKETS];
+
+	if (k < 1 || k > RT_RECV_PACKETS)
+		return -EINVAL;
+	for (;;) {
+		int n;
+
+		for (int i = 0; i < k; i++) {
+			iov[i].iov_base = bufs[i];
+			iov[i].iov_len = cap;
+			memset(&mm[i], 0, sizeof(mm[i]));
+			mm[i].msg_hdr.msg_iov = &iov[i];
+			mm[i].msg_hdr.msg_iovlen = 1;
+		}
+		n = recvmmsg(fd, mm, (unsigned)k, MSG_TRUNC | MSG_DONTWAIT, NULL);
+		if (n > 0) {
+			for (int i = 0; i < n; i++) {
+				if (!mm[i].msg_len)
+					return i ? i : -ENOTCONN; /* EOF after i packets */
+				lens[i] = mm[i].msg_len;
+			}
+			return n;
+		}
+		if (n == 0)
+			return -ENOTCONN;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return -ENOTCONN;
+		if (!wait)
+			return -EAGAIN;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
 int madcmd_client_recv(int fd, void *buf, size_t cap, bool wait)
 {
 	ssize_t n = madcmd_client_recv_packet(fd, buf, cap, wait);
@@ -69,7 +111,7 @@ int madcmd_client_recv(int fd, void *buf, size_t cap, bool wait)
 }
 
 int madcmd_session_open(const char *path, enum madcmd_kind kind, const char *ca, int port,
-			struct madcmd_hello_rep *rep)
+			uint8_t mra_on_delivery, struct madcmd_hello_rep *rep)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	struct madcmd_hello h;
@@ -109,6 +151,7 @@ connected:
 	if (ca)
 		strncpy(h.ca, ca, sizeof(h.ca) - 1);
 	h.port = port;
+	h.mra_on_delivery = mra_on_delivery;
 	rc = madcmd_client_send(fd, &h, sizeof(h));
 	if (!rc)
 		rc = madcmd_client_recv(fd, &in, sizeof(in), true);
@@ -128,23 +171,28 @@ connected:
 /* ---- the remote CM of a port ---- */
 
 int rt_remote_open(struct rt_remote *r, const char *path, const char *ca, int port,
-		   struct madcmd_hello_rep *rep)
+		   uint8_t mra_on_delivery, struct madcmd_hello_rep *rep)
 {
 	memset(r, 0, sizeof(*r));
-	r->in = malloc(MADCMD_BATCH_MAX);
-	if (!r->in || cm_qp_ahead_init(&r->ahead)) {
-		free(r->in);
-		r->in = NULL;
-		return -ENOMEM;
-	}
-	r->fd = madcmd_session_open(path, MADCMD_SESSION_CM, ca, port, rep);
+	r->fd = -1;
+	for (int i = 0; i < RT_RECV_PACKETS; i++)
+		if (!(r->in[i] = malloc(MADCMD_BATCH_MAX)))
+			goto nomem;
+	if (cm_qp_ahead_init(&r->ahead))
+		goto nomem;
+	r->fd = madcmd_session_open(path, MADCMD_SESSION_CM, ca, port, mra_on_delivery, rep);
 	if (r->fd < 0) {
-		cm_qp_ahead_destroy(&r->ahead);
-		free(r->in);
-		r->in = NULL;
-		return r->fd;
+		int rc = r->fd;
+
+		rt_remote_close(r);
+		return rc;
 	}
 	return 0;
+nomem:
+	for (int i = 0; i < RT_RECV_PACKETS; i++)
+		free(r->in[i]);
+	memset(r->in, 0, sizeof(r->in));
+	return -ENOMEM;
 }
 
 void rt_remote_close(struct rt_remote *r)
@@ -156,8 +204,9 @@ void rt_remote_close(struct rt_remote *r)
 	r->pend = NULL;
 	r->pcount = r->pcap = r->phead = 0;
 	cm_qp_ahead_destroy(&r->ahead);
-	free(r->in);
-	r->in = NULL;
+	for (int i = 0; i < RT_RECV_PACKETS; i++)
+		free(r->in[i]);
+	memset(r->in, 0, sizeof(r->in));
 }
 
 /* Keep what came ahead (a later message for the connection adds to it). */
@@ -260,34 +309,44 @@ static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len, str
 }
 
 /*
- * Take one packet, a batch of one or more messages (rt_proto.h), each as
- * take_msg: 1 if `want`'s REPLY was among them, 0, -EAGAIN or -ENOTCONN.
+ * Take the packets one receive gives (each a batch of one or more
+ * messages, rt_proto.h), each message as take_msg: 1 if `want`'s REPLY was
+ * among them, 0, -EAGAIN or -ENOTCONN.  *drained: the socket was left
+ * empty (fewer packets than asked for came).
  */
-static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t seq)
+static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t seq,
+		bool *drained)
 {
-	size_t off = 0, len;
-	const void *msg;
-	ssize_t n;
-	int t, got = 0;
+	size_t lens[RT_RECV_PACKETS];
+	int n, got = 0;
 
-	if (!r->in)
+	*drained = true;
+	if (!r->in[0])
 		return -ENOTCONN;
-	n = madcmd_client_recv_packet(r->fd, r->in, MADCMD_BATCH_MAX, wait);
+	n = madcmd_client_recv_packets(r->fd, r->in, MADCMD_BATCH_MAX, lens, RT_RECV_PACKETS,
+				       wait);
 	if (n == -EAGAIN)
 		return -EAGAIN;
 	if (n < 0) {
 		lose(r); /* EOF, ECONNRESET: the daemon is gone */
 		return -ENOTCONN;
 	}
-	if (n > MADCMD_BATCH_MAX) {
-		r->malformed++; /* truncated: nothing in it can be trusted */
-		return 0;
+	*drained = n < RT_RECV_PACKETS;
+	for (int i = 0; i < n; i++) {
+		size_t off = 0, len;
+		const void *msg;
+		int t;
+
+		if (lens[i] > MADCMD_BATCH_MAX) {
+			r->malformed++; /* truncated: nothing in it can be trusted */
+			continue;
+		}
+		while ((t = madcmd_batch_next(r->in[i], lens[i], &off, &msg, &len)) > 0)
+			if (take_msg(r, t, msg, len, want, seq) == 1)
+				got = 1;
+		if (t < 0)
+			r->malformed++; /* the rest of the packet is dropped */
 	}
-	while ((t = madcmd_batch_next(r->in, (size_t)n, &off, &msg, &len)) > 0)
-		if (take_msg(r, t, msg, len, want, seq) == 1)
-			got = 1;
-	if (t < 0)
-		r->malformed++; /* the rest of the packet is dropped */
 	return got;
 }
 
@@ -314,9 +373,11 @@ int rt_remote_call(struct rt_remote *r, struct cm_rt_cmd *c)
 {
 	int rc = send_cmd(r, c, 0);
 
+	bool drained;
+
 	if (rc)
 		return rc;
-	while ((rc = take(r, true, c, r->seq)) == 0)
+	while ((rc = take(r, true, c, r->seq, &drained)) == 0)
 		;
 	return rc == 1 ? 0 : rc;
 }
@@ -333,13 +394,14 @@ int rt_remote_post_async(struct rt_remote *r, const struct cm_rt_cmd *c)
 
 int rt_remote_poll(struct rt_remote *r)
 {
-	int n = 0, rc;
+	bool drained = false;
+	int n = 0, rc = 0;
 
 	if (r->lost)
 		return -ENOTCONN;
-	while ((rc = take(r, false, NULL, 0)) == 0)
+	while (!drained && (rc = take(r, false, NULL, 0, &drained)) == 0)
 		n++;
-	return rc == -EAGAIN ? n : rc;
+	return rc == -EAGAIN || rc >= 0 ? n : rc;
 }
 
 bool rt_remote_pop(struct rt_remote *r, struct cm_event *ev)
@@ -367,7 +429,7 @@ int madcmd_host_open(struct madcmd_host *h, const char *path)
 {
 	memset(h, 0, sizeof(*h));
 	pthread_mutex_init(&h->lock, NULL);
-	h->fd = madcmd_session_open(path, MADCMD_SESSION_HOST, "", 0, NULL);
+	h->fd = madcmd_session_open(path, MADCMD_SESSION_HOST, "", 0, 0, NULL);
 	return h->fd < 0 ? h->fd : 0;
 }
 

@@ -32,17 +32,28 @@ int madcmd_client_recv(int fd, void *buf, size_t cap, bool wait);
  * which is over cap when it was truncated, or -EAGAIN, -ENOTCONN.
  */
 ssize_t madcmd_client_recv_packet(int fd, void *buf, size_t cap, bool wait);
+/*
+ * Up to `k` packets in one system call (recvmmsg), each in its bufs[i] of
+ * `cap` bytes with its size in lens[i] (over cap: truncated): how many, or
+ * -EAGAIN, -ENOTCONN.  Fewer than k means the socket was left empty, so
+ * the caller needs no further receive to learn it.
+ */
+int madcmd_client_recv_packets(int fd, uint8_t *const *bufs, size_t cap, size_t *lens, int k,
+			       bool wait);
 
 /*
  * Open a session: connect to the daemon's socket, HELLO, wait for its
- * HELLO_REP (filled in *rep).  Returns the socket (non-blocking,
+ * HELLO_REP (filled in *rep); mra_on_delivery as in madcmd_hello (CM
+ * sessions; else 0).  Returns the socket (non-blocking,
  * close-on-exec) or -errno: -ENOENT/-ECONNREFUSED without a daemon,
  * -EPROTO for another build's daemon, the daemon's rc otherwise.
  */
 int madcmd_session_open(const char *path, enum madcmd_kind kind, const char *ca, int port,
-			struct madcmd_hello_rep *rep);
+			uint8_t mra_on_delivery, struct madcmd_hello_rep *rep);
 
 #define RT_GRANTS 256 /* >= the daemon's MADCMD_GRANT_TARGET */
+/* Packets one receive takes: two, so that one packet costs one system call. */
+#define RT_RECV_PACKETS 2
 
 /* The CM of a port served by madcmd, as cm/runtime.c uses it. */
 struct rt_remote {
@@ -59,11 +70,12 @@ struct rt_remote {
 	struct cm_event *pend;
 	unsigned phead, pcount, pcap;
 	uint64_t malformed; /* packets dropped by madcmd_check */
-	uint8_t *in;	    /* [MADCMD_BATCH_MAX]: a packet from the daemon */
+	/* [RT_RECV_PACKETS][MADCMD_BATCH_MAX]: packets from the daemon */
+	uint8_t *in[RT_RECV_PACKETS];
 };
 
 int rt_remote_open(struct rt_remote *r, const char *path, const char *ca, int port,
-		   struct madcmd_hello_rep *rep);
+		   uint8_t mra_on_delivery, struct madcmd_hello_rep *rep);
 void rt_remote_close(struct rt_remote *r);
 /*
  * Run one command in the daemon and wait for its REPLY: 0 with c's result

@@ -40,7 +40,7 @@
 #include "mad/addr.h"
 #include "mad/umad_ops.h"
 
-#define MADCMD_PROTO_VERSION 4
+#define MADCMD_PROTO_VERSION 5
 /* Where madcmd listens unless told (madcmd -s, MADCM_DAEMON). */
 #define MADCMD_SOCKET_DEFAULT "/run/madcm/madcmd.sock"
 #define MADCMD_SOCKET_ENV "MADCM_DAEMON"
@@ -96,6 +96,13 @@ struct madcmd_hello {
 	uint32_t layout;	  /* madcmd_layout() of the sender's build */
 	char ca[MAD_CA_NAME_MAX]; /* CM, MAD: the port ("" with port 0: first active) */
 	int32_t port;
+	/*
+	 * CM: the service timeout of the delayed MRA the daemon arms for every
+	 * REQ and REP it sends the session as an EVENT (cm_runtime_params.
+	 * mra_on_delivery); 0: none.
+	 */
+	uint8_t mra_on_delivery;
+	uint8_t reserved[3];
 };
 
 struct madcmd_hello_rep {

@@ -71,6 +71,7 @@ struct cm_runtime {
 	unsigned tfd_waiters;
 	bool (*hook)(void *arg, struct cm_runtime *rt, const struct cm_event *ev);
 	void *hook_arg;
+	uint8_t mra_on_delivery; /* params.mra_on_delivery (in this process) */
 	int (*modify_qp)(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 	void *modify_qp_ctx;
 	struct qp_map qps;
@@ -474,9 +475,16 @@ static int auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
 
 /* ---- engine glue (runs on the loop) ---- */
 
-/* Events: the caller's fast path first, else the queue. */
+/*
+ * Events: the caller's fast path first, else the queue.  A REQ or REP
+ * gets its delayed MRA armed first when asked (params.mra_on_delivery;
+ * served by madcmd, the daemon has armed it).
+ */
 static void deliver(struct cm_runtime *rt, const struct cm_event *ev)
 {
+	if (rt->mra_on_delivery && rt->engine &&
+	    (ev->type == CM_EV_REQ_RCVD || ev->type == CM_EV_REP_RCVD))
+		cm_engine_mra(rt->engine, ev->id, rt->mra_on_delivery, NULL, 0);
 	if (rt->hook && rt->hook(rt->hook_arg, rt, ev))
 		return;
 	evq_push(&rt->q, ev);
@@ -729,7 +737,8 @@ static void open_remote_on_loop(void *arg)
 		o->rc = -ENOMEM;
 		return;
 	}
-	rc = rt_remote_open(rt->remote, o->p->daemon, o->p->ca, o->p->port, &rep);
+	rc = rt_remote_open(rt->remote, o->p->daemon, o->p->ca, o->p->port, o->p->mra_on_delivery,
+			    &rep);
 	if (!rc) {
 		rt->port = rep.port;
 		rc = mad_loop_watch_fd(rt->loop, rt->remote->fd, on_remote_readable, rt);
@@ -769,6 +778,7 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 	rt->tfd = -1;
 	rt->hook = p->on_loop_event;
 	rt->hook_arg = p->on_loop_event_arg;
+	rt->mra_on_delivery = p->mra_on_delivery;
 	rt->modify_qp = p->modify_qp ? p->modify_qp : default_modify_qp;
 	rt->modify_qp_ctx = p->modify_qp_ctx;
 	rc = evq_init(&rt->q, p->max_events);

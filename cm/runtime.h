@@ -88,6 +88,14 @@ struct cm_runtime_params {
 	 */
 	bool (*on_loop_event)(void *arg, struct cm_runtime *rt, const struct cm_event *ev);
 	void *on_loop_event_arg;
+	/*
+	 * Non-zero: for every REQ and REP it delivers, the runtime first arms
+	 * the delayed MRA with this service timeout (cm_engine_mra), as the
+	 * kernel's rdma_cm does for each one it hands to user space; served
+	 * by madcmd, the daemon arms it as it sends the event (HELLO), so it
+	 * costs the program no command.  0: the caller sends MRAs itself.
+	 */
+	uint8_t mra_on_delivery;
 	unsigned sa_timeout_ms; /* per try; 0: 1000 */
 	unsigned sa_retries;	/* 0: 3 */
 	/*

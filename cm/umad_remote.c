@@ -51,7 +51,7 @@ static int r_query_port(void *ctx, const char *ca, int port, struct mad_port_att
 
 static int r_open_port(void *ctx, const char *ca, int port)
 {
-	int fd = madcmd_session_open(ctx, MADCMD_SESSION_MAD, ca, port, NULL);
+	int fd = madcmd_session_open(ctx, MADCMD_SESSION_MAD, ca, port, 0, NULL);
 
 	if (fd < 0)
 		return fd;

@@ -3,12 +3,13 @@
  * on_loop_event hook, arg = the cma_port), so it answers at once where the
  * kernel's cma.c answers in its own context:
  *   - REQ: a new id for the connection request, matched to a listener by
- *     the IP CM header (cma_match_private_data), and a delayed MRA armed
- *     (the kernel arms one for every REQ it hands to user space: it goes
- *     out only if the peer repeats its REQ); beyond the
+ *     the IP CM header (cma_match_private_data), its delayed MRA already
+ *     armed by the runtime (cm_runtime_params.mra_on_delivery: the kernel
+ *     arms one for every REQ it hands to user space; it goes out only if
+ *     the peer repeats its REQ); beyond the
  *     listener's backlog the REQ is dropped without a REJ so the peer
  *     retries (ucma's backlog rule);
- *   - REP: a delayed MRA armed (as the kernel), then, when the id has a QP, the QP is
+ *   - REP: its delayed MRA armed the same way, then, when the id has a QP, the QP is
  *     moved INIT -> RTR -> RTS and the RTU sent (librdmacm's
  *     ucma_process_conn_resp), reported as ESTABLISHED; without a QP the
  *     application gets CONNECT_RESPONSE and calls rdma_establish.
@@ -91,8 +92,6 @@ static int rt_cmd(struct cm_runtime *rt, enum cm_rt_op op, uint32_t conn)
 {
 	struct cm_rt_cmd c = {.op = op, .id = conn};
 
-	if (op == CM_RT_MRA)
-		c.mra.service_timeout = CMA_MRA_SERVICE_TIMEOUT;
 	if (op == CM_RT_REJECT)
 		c.reject.reason = CM_REJ_CONSUMER_DEFINED;
 	return cm_runtime_exec(rt, &c);
@@ -262,8 +261,6 @@ static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_ev
 	l->pending_reqs++;
 	cma_report(child, e);
 	pthread_mutex_unlock(&cma.lock);
-	if (!sidr)
-		rt_cmd(rt, CM_RT_MRA, ev->id);
 }
 
 /* ---- REP (active) ---- */
@@ -292,7 +289,6 @@ static void on_rep(struct cma_id *id, struct cm_runtime *rt, const struct cm_eve
 	qp = id->id.qp != NULL;
 	id->pins++;
 	pthread_mutex_unlock(&cma.lock);
-	rt_cmd(rt, CM_RT_MRA, conn);
 	if (qp) {
 		rc = move(id, IBV_QPS_INIT);
 		if (!rc)

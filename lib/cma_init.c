@@ -154,6 +154,8 @@ int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 	rp.sa = true;
 	rp.on_loop_event = cma_on_cm_event;
 	rp.on_loop_event_arg = p;
+	/* rdma_cm's delayed MRA for each REQ and REP: armed as it is delivered. */
+	rp.mra_on_delivery = CMA_MRA_SERVICE_TIMEOUT;
 	rp.daemon = cma.daemon;		 /* madcmd's port, or NULL: this process's */
 	cma_roce_runtime_params(p, &rp); /* RoCE hook: no SA, QP SGID index */
 	rc = cm_runtime_open(&rt, &rp);

@@ -137,7 +137,13 @@ int mad_loop_create(struct mad_loop **out, uint64_t (*now_ns)(void *), void *clo
 	return 0;
 }
 
-static struct mad_loop_cmd *take_cmds(struct mad_loop *l)
+/*
+ * The queued commands.  The eventfd is reset only when epoll said it was
+ * signalled (`signalled`): a read of it in every turn would be one system
+ * call per turn for nothing.  A wake-up that comes after epoll returned
+ * leaves it set, and the next turn returns at once and resets it.
+ */
+static struct mad_loop_cmd *take_cmds(struct mad_loop *l, bool signalled)
 {
 	struct mad_loop_cmd *c;
 	uint64_t v;
@@ -146,14 +152,14 @@ static struct mad_loop_cmd *take_cmds(struct mad_loop *l)
 	c = l->head;
 	l->head = l->tail = NULL;
 	pthread_mutex_unlock(&l->lock);
-	if (read(l->evfd, &v, sizeof(v)) < 0)
-		(void)0; /* EAGAIN: nothing was signalled */
+	if (signalled && read(l->evfd, &v, sizeof(v)) < 0)
+		(void)0; /* EAGAIN: another turn reset it */
 	return c;
 }
 
-static int run_cmds(struct mad_loop *l)
+static int run_cmds(struct mad_loop *l, bool signalled)
 {
-	struct mad_loop_cmd *c = take_cmds(l);
+	struct mad_loop_cmd *c = take_cmds(l, signalled);
 	int n = 0;
 
 	while (c) {
@@ -222,6 +228,7 @@ static int iterate(struct mad_loop *l, int timeout_ms)
 	uint64_t next = mad_timer_next_deadline(&l->timers);
 	unsigned np = 0;
 	int n = 0, rc;
+	bool signalled = false;
 
 	if (next != UINT64_MAX) {
 		uint64_t now = mad_timer_now(&l->timers);
@@ -250,7 +257,9 @@ static int iterate(struct mad_loop *l, int timeout_ms)
 		if (ev[i].data.u64 == TAG_TFD) {
 			if (read(l->tfd, &v, sizeof(v)) < 0)
 				(void)0; /* EAGAIN: already read */
-		} else if (ev[i].data.u64 != TAG_EVFD) {
+		} else if (ev[i].data.u64 == TAG_EVFD) {
+			signalled = true;
+		} else {
 			/* Level-triggered: a watch gone meanwhile just misses it. */
 			n += run_watches(l, (int)ev[i].data.u64);
 		}
@@ -261,7 +270,7 @@ static int iterate(struct mad_loop *l, int timeout_ms)
 			n++;
 		}
 	n += (int)mad_timer_run(&l->timers);
-	n += run_cmds(l);
+	n += run_cmds(l, signalled);
 	if (l->turn_end)
 		l->turn_end(l->turn_end_arg);
 	own_unlock(l, prev);
@@ -569,7 +578,7 @@ void mad_loop_destroy(struct mad_loop *l)
 		pthread_join(l->thread, NULL);
 	}
 	/* Commands still queued run now so their owners are not left waiting. */
-	run_cmds(l);
+	run_cmds(l, true);
 	mad_timer_heap_destroy(&l->timers);
 	close(l->evfd);
 	close(l->epfd);

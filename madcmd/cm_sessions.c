@@ -213,10 +213,20 @@ static void forward(struct madcmd_session *s, const struct cm_event *ev)
 	memset(&m, 0, sizeof(m));
 	madcmd_hdr_init(&m.h, MADCMD_EVENT, sizeof(m), 0);
 	m.ev = *ev;
-	if (ev->type == CM_EV_REQ_RCVD)
+	if (ev->type == CM_EV_REQ_RCVD || ev->type == CM_EV_REP_RCVD) {
+		/* lib/ moves INIT again on a REP */
 		m.nqp = qp_attrs(s->port, ev->id, req, 3, m.qp);
-	else if (ev->type == CM_EV_REP_RCVD)
-		m.nqp = qp_attrs(s->port, ev->id, req, 3, m.qp); /* lib/ moves INIT again */
+		if (s->mra_on_delivery) {
+			/* What the program would ask for at once (HELLO): no command. */
+			struct cm_rt_cmd c;
+
+			memset(&c, 0, sizeof(c));
+			c.op = CM_RT_MRA;
+			c.id = ev->id;
+			c.mra.service_timeout = s->mra_on_delivery;
+			cm_runtime_exec(s->port->rt, &c);
+		}
+	}
 	madcmd_send_batched(s, &m, sizeof(m));
 }
 

@@ -191,6 +191,7 @@ struct madcmd_session {
 	/* CM */
 	struct madcmd_id *ids;
 	uint32_t nids;
+	uint8_t mra_on_delivery; /* HELLO: arm the delayed MRA of REQ/REP events sent */
 	/* Comm IDs reserved for the session's CONNECT_AS (MADCMD_GRANT). */
 	uint32_t grants[MADCMD_GRANT_TARGET];
 	uint32_t ngrants;

@@ -288,6 +288,8 @@ static void hello(struct madcmd_session *s, const struct madcmd_hello *h)
 	}
 	s->kind = h->kind;
 	s->port = p;
+	if (s->kind == MADCMD_SESSION_CM)
+		s->mra_on_delivery = h->mra_on_delivery;
 	if (p) {
 		p->c.sessions++;
 		p->c.sessions_now++;
@@ -348,32 +350,52 @@ void madcmd_session_input(struct madcmd_session *s, const void *buf, size_t len)
 	bad(s, "message out of place for the session's kind");
 }
 
+#define RECV_BATCH 16 /* packets taken by one recvmmsg(2) */
+
 static void readable(struct madcmd_session *s)
 {
 	/* Aligned for the message structs; one byte more shows truncation. */
-	static _Alignas(16) uint8_t buf[MADCMD_MSG_MAX];
+	static _Alignas(16) uint8_t buf[RECV_BATCH][MADCMD_MSG_MAX];
+	static struct iovec iov[RECV_BATCH];
+	static struct mmsghdr mm[RECV_BATCH];
 
-	/* A budget per wake-up, so one busy session cannot starve the rest. */
-	for (int i = 0; i < 64 && !s->closing; i++) {
-		ssize_t n = recv(s->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+	/*
+	 * A budget per wake-up (64 packets), so one busy session cannot starve
+	 * the rest; recvmmsg takes what is queued in one system call, and a
+	 * short count means the queue is empty (no recv just to see EAGAIN).
+	 */
+	for (int round = 0; round < 4 && !s->closing; round++) {
+		int n;
 
+		for (int i = 0; i < RECV_BATCH; i++) {
+			iov[i].iov_base = buf[i];
+			iov[i].iov_len = sizeof(buf[i]);
+			memset(&mm[i].msg_hdr, 0, sizeof(mm[i].msg_hdr));
+			mm[i].msg_hdr.msg_iov = &iov[i];
+			mm[i].msg_hdr.msg_iovlen = 1;
+		}
+		n = recvmmsg(s->fd, mm, RECV_BATCH, MSG_DONTWAIT | MSG_TRUNC, NULL);
 		if (n < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 				return;
-			if (errno == EINTR)
-				continue;
 			madcmd_session_close(s, "receive failed");
 			return;
 		}
-		if (n == 0) {
-			madcmd_session_close(s, "closed by the peer");
-			return;
+		for (int i = 0; i < n && !s->closing; i++) {
+			size_t len = mm[i].msg_len;
+
+			if (len == 0) {
+				madcmd_session_close(s, "closed by the peer");
+				return;
+			}
+			if (len > sizeof(buf[i]) || (mm[i].msg_hdr.msg_flags & MSG_TRUNC)) {
+				bad(s, "oversized packet");
+				return;
+			}
+			madcmd_session_input(s, buf[i], len);
 		}
-		if ((size_t)n > sizeof(buf)) {
-			bad(s, "oversized packet");
+		if (n < RECV_BATCH)
 			return;
-		}
-		madcmd_session_input(s, buf, (size_t)n);
 	}
 }
 
