@@ -635,7 +635,8 @@ static void run_step(struct node *nodes, unsigned n, enum step s, struct step_ti
 	memset(st, 0, sizeof(*st));
 	st->total = now_ns() - t0;
 	if (getenv("RDMACM_BENCH_MARKS")) /* windows for perf record -k CLOCK_MONOTONIC */
-		fprintf(stderr, "mark %s %.6f %.6f\n", step_name[s], t0 / 1e9, (t0 + st->total) / 1e9);
+		fprintf(stderr, "mark %s %.6f %.6f\n", step_name[s], t0 / 1e9,
+			(t0 + st->total) / 1e9);
 	st->calls = calls;
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t d;

@@ -314,8 +314,7 @@ static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len, str
  * among them, 0, -EAGAIN or -ENOTCONN.  *drained: the socket was left
  * empty (fewer packets than asked for came).
  */
-static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t seq,
-		bool *drained)
+static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t seq, bool *drained)
 {
 	size_t lens[RT_RECV_PACKETS];
 	int n, got = 0;
@@ -323,8 +322,7 @@ static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t
 	*drained = true;
 	if (!r->in[0])
 		return -ENOTCONN;
-	n = madcmd_client_recv_packets(r->fd, r->in, MADCMD_BATCH_MAX, lens, RT_RECV_PACKETS,
-				       wait);
+	n = madcmd_client_recv_packets(r->fd, r->in, MADCMD_BATCH_MAX, lens, RT_RECV_PACKETS, wait);
 	if (n == -EAGAIN)
 		return -EAGAIN;
 	if (n < 0) {
