@@ -851,7 +851,7 @@ int cm_engine_drop(struct cm_engine *e, uint32_t id)
 	c = cm_ids_by_local(e, id);
 	if (!c)
 		return -ENOENT;
-	if (c->state != CM_ST_REQ_RCVD)
+	if (c->state != CM_ST_REQ_RCVD && c->state != CM_ST_MRA_REQ_SENT)
 		return -EINVAL;
 	cm_conn_free(e, c);
 	return 0;

@@ -382,7 +382,11 @@ int cm_engine_sidr_rep(struct cm_engine *e, uint32_t id, const struct cm_sidr_re
  * retries, TimeWait) does so without events to the user.
  */
 int cm_engine_release(struct cm_engine *e, uint32_t id);
-/* REQ_RCVD only: forget the REQ without a REJ (the peer will retry it). */
+/*
+ * A REQ not answered yet (REQ_RCVD, or MRA_REQ_SENT: the delayed MRA
+ * armed when it was delivered): forget it without a REJ (the peer will
+ * retry it).
+ */
 int cm_engine_drop(struct cm_engine *e, uint32_t id);
 
 /*

@@ -477,17 +477,21 @@ static int auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
 
 /*
  * Events: the caller's fast path first, else the queue.  A REQ or REP
- * gets its delayed MRA armed first when asked (params.mra_on_delivery;
- * served by madcmd, the daemon has armed it).
+ * then gets its delayed MRA armed when asked (params.mra_on_delivery),
+ * as the kernel's rdma_cm arms it once its handler took the event: a REQ
+ * the hook rejected or dropped has no connection left to arm it on (the
+ * call fails, harmlessly).  Nobody can answer it in between: that needs
+ * the loop, held here.  Served by madcmd, the daemon arms it.
  */
 static void deliver(struct cm_runtime *rt, const struct cm_event *ev)
 {
-	if (rt->mra_on_delivery && rt->engine &&
-	    (ev->type == CM_EV_REQ_RCVD || ev->type == CM_EV_REP_RCVD))
+	bool mra = rt->mra_on_delivery && rt->engine &&
+		   (ev->type == CM_EV_REQ_RCVD || ev->type == CM_EV_REP_RCVD);
+
+	if (!rt->hook || !rt->hook(rt->hook_arg, rt, ev))
+		evq_push(&rt->q, ev);
+	if (mra)
 		cm_engine_mra(rt->engine, ev->id, rt->mra_on_delivery, NULL, 0);
-	if (rt->hook && rt->hook(rt->hook_arg, rt, ev))
-		return;
-	evq_push(&rt->q, ev);
 }
 
 /* The active side of auto QP on the REP: RTR, RTS, RTU, then ESTABLISHED. */

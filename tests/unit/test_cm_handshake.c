@@ -440,6 +440,29 @@ static void test_rej_mra_req_rcvd(void **state)
 	assert_non_null(cmh_event(&H, A, CM_EV_REJ_RCVD));
 }
 
+/*
+ * A REQ whose delayed MRA was armed when it was delivered (rdma_cm's) can
+ * still be dropped without a REJ (a listener's full backlog): nothing
+ * goes out, the peer retries.
+ */
+static void test_drop_after_delayed_mra(void **state)
+{
+	uint32_t a, b;
+
+	(void)state;
+	H.n[B].auto_accept = false;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	assert_int_equal(cm_engine_mra(H.n[B].e, b, CM_MRA_FLAG_DELAY | 24, NULL, 0), 0);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_MRA_REQ_SENT);
+	assert_int_equal(cm_engine_drop(H.n[B].e, b), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_MRA), 0);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REJ), 0);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_REQ_SENT);
+	assert_int_equal(cm_engine_drop(H.n[B].e, b), -ENOENT);
+}
+
 /* REJ of the REP by the active user: passive REP_SENT -> IDLE. */
 static void test_rej_rep_sent(void **state)
 {
@@ -1051,6 +1074,7 @@ int main(void)
 	    T(test_req_semantic_rej),
 	    T(test_rej_req_sent),
 	    T(test_rej_mra_req_rcvd),
+	    T(test_drop_after_delayed_mra),
 	    T(test_rej_rep_sent),
 	    T(test_rej_rep_rcvd),
 	    T(test_rej_established),
