@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "cm/cm_wire.h"
+#include "cm/runtime.h"
 #include "lib/cma.h"
 #include "tests/unit/fake_verbs.h"
 
@@ -570,6 +571,97 @@ static void test_fd_readable_after_own_events(void **state)
 	rdma_destroy_id(l);
 }
 
+/* h2's CM counters (port LID 6: fake1), read on its loop after what it ran. */
+static struct cm_rt_stats h2_stats(void)
+{
+	struct cm_rt_cmd c = {.op = CM_RT_STATS};
+
+	for (int d = 0; d < cma.ndevs; d++)
+		for (int i = 0; i < cma.devs[d].nports; i++)
+			if (cma.devs[d].ports[i].lid == 6 && cma.devs[d].ports[i].rt) {
+				assert_int_equal(cm_runtime_exec(cma.devs[d].ports[i].rt, &c), 0);
+				return c.stats;
+			}
+	fail_msg("h2 has no CM runtime");
+	return c.stats;
+}
+
+/* Wait until h2 has received `n` REQs in all (each run to its end). */
+static void h2_wait_reqs(uint64_t n)
+{
+	for (int i = 0; i < 2000 && h2_stats().cm.rcvd[CM_STAT_REQ] < n; i++)
+		usleep(1000);
+	assert_int_equal(h2_stats().cm.rcvd[CM_STAT_REQ], n);
+}
+
+/*
+ * A REQ past the listener's backlog (requests not yet read) is dropped
+ * without a REJ, as ucma drops it, and forgotten although its delayed
+ * MRA was armed: the peer's retry of it is a new request, reported once
+ * there is room, not a duplicate answered with that MRA.
+ */
+static void test_backlog_drop(void **state)
+{
+	struct sockaddr_in la = v4("198.18.0.2", 21030);
+	struct rdma_conn_param p = {.responder_resources = 1, .initiator_depth = 1};
+	struct rdma_cm_id *l, *a1, *a2, *c1, *c2;
+	struct rdma_cm_event *ev1, *ev2;
+	const struct fake_mad *req = NULL;
+	struct fake_umad *h1 = &fake_cma_fabric.ca[0];
+	uint64_t reqs, live, dups;
+	unsigned rejs;
+
+	(void)state;
+	assert_int_equal(rdma_create_id(pch, &l, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(l, (struct sockaddr *)&la), 0);
+	assert_int_equal(rdma_listen(l, 1), 0);
+	a1 = routed(21030);
+	a2 = routed(21030);
+	make_qp(a1);
+	make_qp(a2);
+	reqs = h2_stats().cm.rcvd[CM_STAT_REQ];
+	live = h2_stats().cm.conns_live;
+	dups = h2_stats().cm.duplicates[CM_STAT_REQ];
+	rejs = fake_fabric_count_cm(&fake_cma_fabric, 1, 0x0012);
+	assert_int_equal(rdma_connect(a1, &p), 0);
+	h2_wait_reqs(reqs + 1); /* reported, not read: the backlog of 1 is full */
+	assert_int_equal(rdma_connect(a2, &p), 0);
+	h2_wait_reqs(reqs + 2);
+	/* a2's REQ: no REJ, no connection kept for it. */
+	assert_int_equal(h2_stats().cm.conns_live, live + 1);
+	assert_int_equal(fake_fabric_count_cm(&fake_cma_fabric, 1, 0x0012), rejs);
+	ev1 = expect_event(pch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_null(fake_cma_next_event(pch, 50));
+	/* a2's REQ again, as its CM retry would send it: a new request now. */
+	for (unsigned i = 0; i < h1->nsent; i++)
+		if (h1->sent[i].mad[1] == 0x07 && h1->sent[i].mad[16] == 0x00 &&
+		    h1->sent[i].mad[17] == 0x10)
+			req = &h1->sent[i];
+	assert_non_null(req);
+	assert_int_equal(fake_fabric_ops.send(&fake_cma_fabric,
+					      fake_cma_fabric.agents[req->agent].open, req->agent,
+					      req->mad, req->len, &req->addr, 0),
+			 0);
+	ev2 = expect_event(pch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_ptr_not_equal(ev2->id, ev1->id);
+	assert_int_equal(h2_stats().cm.duplicates[CM_STAT_REQ], dups);
+	c1 = ev1->id;
+	c2 = ev2->id;
+	assert_int_equal(rdma_reject(c1, NULL, 0), 0);
+	assert_int_equal(rdma_reject(c2, NULL, 0), 0);
+	ack(ev1);
+	ack(ev2);
+	ack(expect_event(ach, RDMA_CM_EVENT_REJECTED));
+	ack(expect_event(ach, RDMA_CM_EVENT_REJECTED));
+	rdma_destroy_id(c1);
+	rdma_destroy_id(c2);
+	rdma_destroy_qp(a1);
+	rdma_destroy_qp(a2);
+	rdma_destroy_id(a1);
+	rdma_destroy_id(a2);
+	rdma_destroy_id(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -584,6 +676,7 @@ int main(void)
 	    cmocka_unit_test(test_migrate_listener_with_request),
 	    cmocka_unit_test(test_ece),
 	    cmocka_unit_test(test_fd_readable_after_own_events),
+	    cmocka_unit_test(test_backlog_drop),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
