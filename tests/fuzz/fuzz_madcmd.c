@@ -9,7 +9,9 @@
  *             chunk's first byte names, the rest of the chunk as the body
  *             (zero-padded to the type's size; MAD_* lengths made
  *             consistent), so that commands, port requests and MAD sends
- *             get past madcmd_check and reach the daemon's handlers.
+ *             get past madcmd_check and reach the daemon's handlers;
+ *   bit 3:    HELLO names a CA (bit 4: which); bit 5: HELLO asks for the
+ *             delayed MRA on delivery; bit 6: the privilege check's answer.
  * Then chunks: a length byte and that many bytes, up to 8.  After each
  * input the session is closed and the daemon must hold nothing of it.
  * The whole input is also read as a batch from a daemon (madcmd_batch_next,
@@ -182,6 +184,8 @@ static void hello(int fd, uint32_t kind, uint8_t which)
 	h.layout = madcmd_layout();
 	if (which & 8)
 		snprintf(h.ca, sizeof(h.ca), "fake%d", (which >> 4) & 1);
+	if (which & 0x20) /* the daemon arms the delayed MRA of REQ/REP events */
+		h.mra_on_delivery = 0x80 | 24;
 	put(fd, &h, sizeof(h));
 	if (kind == MADCMD_SESSION_MAD) {
 		struct madcmd_mad_reg r;
