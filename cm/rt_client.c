@@ -370,7 +370,6 @@ static int send_cmd(struct rt_remote *r, const struct cm_rt_cmd *c, uint32_t fla
 int rt_remote_call(struct rt_remote *r, struct cm_rt_cmd *c)
 {
 	int rc = send_cmd(r, c, 0);
-
 	bool drained;
 
 	if (rc)

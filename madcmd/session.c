@@ -354,7 +354,7 @@ void madcmd_session_input(struct madcmd_session *s, const void *buf, size_t len)
 
 static void readable(struct madcmd_session *s)
 {
-	/* Aligned for the message structs; one byte more shows truncation. */
+	/* Aligned for the message structs; MSG_TRUNC reports a longer packet's size. */
 	static _Alignas(16) uint8_t buf[RECV_BATCH][MADCMD_MSG_MAX];
 	static struct iovec iov[RECV_BATCH];
 	static struct mmsghdr mm[RECV_BATCH];
