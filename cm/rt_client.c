@@ -37,28 +37,6 @@ int madcmd_client_send(int fd, const void *m, size_t len)
 	}
 }
 
-ssize_t madcmd_client_recv_packet(int fd, void *buf, size_t cap, bool wait)
-{
-	for (;;) {
-		ssize_t n = recv(fd, buf, cap, MSG_TRUNC | MSG_DONTWAIT);
-
-		if (n > 0)
-			return n;
-		if (n == 0)
-			return -ENOTCONN;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN)
-			return -ENOTCONN;
-		if (!wait)
-			return -EAGAIN;
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-
-		if (poll(&p, 1, -1) < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
 int madcmd_client_recv_packets(int fd, uint8_t *const *bufs, size_t cap, size_t *lens, int k,
 			       bool wait)
 {
@@ -99,6 +77,15 @@ int madcmd_client_recv_packets(int fd, uint8_t *const *bufs, size_t cap, size_t 
 		if (poll(&p, 1, -1) < 0 && errno != EINTR)
 			return -errno;
 	}
+}
+
+ssize_t madcmd_client_recv_packet(int fd, void *buf, size_t cap, bool wait)
+{
+	uint8_t *bufs[1] = {buf};
+	size_t len;
+	int n = madcmd_client_recv_packets(fd, bufs, cap, &len, 1, wait);
+
+	return n < 0 ? n : (ssize_t)len;
 }
 
 int madcmd_client_recv(int fd, void *buf, size_t cap, bool wait)

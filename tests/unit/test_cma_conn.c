@@ -527,6 +527,30 @@ static void test_migrate_listener_with_request(void **state)
 }
 
 /*
+ * Two requests from a1 and a2 to listener l, reported as ev1 and ev2:
+ * reject both, see both REJECTED on h1, and free everything.
+ */
+static void reject_both(struct rdma_cm_event *ev1, struct rdma_cm_event *ev2, struct rdma_cm_id *a1,
+			struct rdma_cm_id *a2, struct rdma_cm_id *l)
+{
+	struct rdma_cm_id *c1 = ev1->id, *c2 = ev2->id;
+
+	assert_int_equal(rdma_reject(c1, NULL, 0), 0);
+	assert_int_equal(rdma_reject(c2, NULL, 0), 0);
+	ack(ev1);
+	ack(ev2);
+	rdma_destroy_id(c1);
+	rdma_destroy_id(c2);
+	ack(expect_event(ach, RDMA_CM_EVENT_REJECTED));
+	ack(expect_event(ach, RDMA_CM_EVENT_REJECTED));
+	rdma_destroy_qp(a1);
+	rdma_destroy_qp(a2);
+	rdma_destroy_id(a1);
+	rdma_destroy_id(a2);
+	rdma_destroy_id(l);
+}
+
+/*
  * Events the waiting thread queued itself (it ran their MADs) are not
  * signalled on the channel's fd while it takes the first, but whatever is
  * left when rdma_get_cm_event returns makes the fd readable: a poller
@@ -535,7 +559,7 @@ static void test_migrate_listener_with_request(void **state)
 static void test_fd_readable_after_own_events(void **state)
 {
 	struct rdma_conn_param p = {.responder_resources = 1, .initiator_depth = 1};
-	struct rdma_cm_id *l, *a1, *a2, *c1, *c2;
+	struct rdma_cm_id *l, *a1, *a2;
 	struct rdma_cm_event *ev1, *ev2;
 	struct pollfd pfd = {.fd = pch->fd, .events = POLLIN};
 
@@ -554,21 +578,7 @@ static void test_fd_readable_after_own_events(void **state)
 	assert_int_equal(rdma_get_cm_event(pch, &ev2), 0);
 	assert_int_equal(ev2->event, RDMA_CM_EVENT_CONNECT_REQUEST);
 	assert_int_equal(poll(&pfd, 1, 0), 0); /* nothing left: not readable */
-	c1 = ev1->id;
-	c2 = ev2->id;
-	assert_int_equal(rdma_reject(c1, NULL, 0), 0);
-	assert_int_equal(rdma_reject(c2, NULL, 0), 0);
-	ack(ev1);
-	ack(ev2);
-	rdma_destroy_id(c1);
-	rdma_destroy_id(c2);
-	ack(expect_event(ach, RDMA_CM_EVENT_REJECTED));
-	ack(expect_event(ach, RDMA_CM_EVENT_REJECTED));
-	rdma_destroy_qp(a1);
-	rdma_destroy_qp(a2);
-	rdma_destroy_id(a1);
-	rdma_destroy_id(a2);
-	rdma_destroy_id(l);
+	reject_both(ev1, ev2, a1, a2, l);
 }
 
 /* h2's CM counters (port LID 6: fake1), read on its loop after what it ran. */
@@ -604,7 +614,7 @@ static void test_backlog_drop(void **state)
 {
 	struct sockaddr_in la = v4("198.18.0.2", 21030);
 	struct rdma_conn_param p = {.responder_resources = 1, .initiator_depth = 1};
-	struct rdma_cm_id *l, *a1, *a2, *c1, *c2;
+	struct rdma_cm_id *l, *a1, *a2;
 	struct rdma_cm_event *ev1, *ev2;
 	const struct fake_mad *req = NULL;
 	struct fake_umad *h1 = &fake_cma_fabric.ca[0];
@@ -645,21 +655,7 @@ static void test_backlog_drop(void **state)
 	ev2 = expect_event(pch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	assert_ptr_not_equal(ev2->id, ev1->id);
 	assert_int_equal(h2_stats().cm.duplicates[CM_STAT_REQ], dups);
-	c1 = ev1->id;
-	c2 = ev2->id;
-	assert_int_equal(rdma_reject(c1, NULL, 0), 0);
-	assert_int_equal(rdma_reject(c2, NULL, 0), 0);
-	ack(ev1);
-	ack(ev2);
-	ack(expect_event(ach, RDMA_CM_EVENT_REJECTED));
-	ack(expect_event(ach, RDMA_CM_EVENT_REJECTED));
-	rdma_destroy_id(c1);
-	rdma_destroy_id(c2);
-	rdma_destroy_qp(a1);
-	rdma_destroy_qp(a2);
-	rdma_destroy_id(a1);
-	rdma_destroy_id(a2);
-	rdma_destroy_id(l);
+	reject_both(ev1, ev2, a1, a2, l);
 }
 
 int main(void)
