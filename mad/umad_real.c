@@ -199,7 +199,10 @@ static int roce_pick(const struct roce_port *r, const uint8_t *dgid)
 /*
  * Ports whose fd is non-blocking (libibumad opens /dev/infiniband/umad*
  * so): read at once, EAGAIN when empty, with no poll(2) before each MAD.
- * Others (umad emulations such as ibsim's umad2sim) are polled first.
+ * A real fd opened blocking (an older libibumad, an emulation on a
+ * socket) is made non-blocking here, since every read of ours is a look
+ * (timeout 0); an fd fcntl(2) does not know (ibsim's umad2sim fakes its
+ * numbers) is polled first.
  */
 #define NONBLOCK_FDS 1024
 static _Atomic bool fd_nonblock[NONBLOCK_FDS];
@@ -208,6 +211,8 @@ static void note_nonblock(int portid, bool open)
 {
 	int fd = umad_get_fd(portid), fl = open && fd >= 0 ? fcntl(fd, F_GETFL) : -1;
 
+	if (fl >= 0 && !(fl & O_NONBLOCK) && !fcntl(fd, F_SETFL, fl | O_NONBLOCK))
+		fl |= O_NONBLOCK;
 	if (fd >= 0 && fd < NONBLOCK_FDS)
 		fd_nonblock[fd] = fl >= 0 && (fl & O_NONBLOCK);
 }

@@ -76,9 +76,19 @@ FSC_EXPORT int fsc_send(int fd, uint16_t type, uint16_t flags, uint32_t seq, int
 		struct msghdr mh = {.msg_iov = iov, .msg_iovlen = n ? 2 : 1};
 		ssize_t r;
 
-		do
+		for (;;) {
+			struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+
 			r = sendmsg(fd, &mh, MSG_NOSIGNAL);
-		while (r < 0 && errno == EINTR);
+			if (r >= 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK))
+				break;
+			/* An fd its user made non-blocking (as libibumad opens
+			 * umad fds): a umad write never says the queue is
+			 * full (the MAD layer keeps what the QP cannot take
+			 * yet), so wait for room rather than lose the MAD. */
+			if (errno != EINTR)
+				poll(&pfd, 1, -1);
+		}
 		if (r < 0) {
 			ret = -errno;
 			break;
@@ -111,6 +121,16 @@ FSC_EXPORT ssize_t fsc_recv(int fd, struct fsp_hdr *hdr, void **body, int timeou
 			do
 				n = recv(fd, frag, sizeof(frag), 0);
 			while (n < 0 && errno == EINTR);
+			goto got;
+		}
+		if (!buf && timeout_ms == 0) {
+			/* a look, as a non-blocking read(2) of a umad fd: one
+			 * recv() that says EAGAIN when empty, no poll() first */
+			do
+				n = recv(fd, frag, sizeof(frag), MSG_DONTWAIT);
+			while (n < 0 && errno == EINTR);
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				return -EAGAIN;
 			goto got;
 		}
 		do
