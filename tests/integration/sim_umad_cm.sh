@@ -14,6 +14,14 @@ wait_for "grep -q 'server lid' $FABSIM_DIR/server.out" 10 || fail "server did no
 on h1 "$PINGPONG" client "$(lid_of h3)" 200 || fail "ping-pong"
 wait $! || fail "server: $(cat "$FABSIM_DIR/server.out")"
 
+# a burst on a non-blocking fd (libibumad opens umad fds so): every send
+# goes out (a umad write never says the queue is full), every answer comes
+on_bg h3 "$PINGPONG" server 3000 >"$FABSIM_DIR/server.out" 2>&1
+bg_pids="$bg_pids $!"
+wait_for "grep -q 'server lid' $FABSIM_DIR/server.out" 10 || fail "burst server did not start"
+on h1 "$PINGPONG" burst "$(lid_of h3)" 3000 || fail "burst on a non-blocking fd"
+wait $! || fail "burst server: $(cat "$FABSIM_DIR/server.out")"
+
 # in one process: a second registration of 0x07/Send fails EINVAL
 on h2 "$PINGPONG" dupreg || fail "in-process duplicate registration did not fail"
 

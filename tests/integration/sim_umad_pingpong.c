@@ -7,6 +7,13 @@
  *   sim_umad_pingpong server COUNT           answer COUNT Sends, then exit
  *   sim_umad_pingpong client DLID COUNT      send COUNT Sends, wait for each
  *                                            answer; prints the mean RTT (us)
+ *   sim_umad_pingpong burst DLID COUNT       on a non-blocking fd (as libibumad
+ *                                            opens them), send COUNT Sends
+ *                                            back to back, taking answers with
+ *                                            zero-timeout looks in between (as
+ *                                            madcm reads); exit 0 when every
+ *                                            send went out and COUNT answers
+ *                                            came back
  *   sim_umad_pingpong reg CLASS [SECONDS]    register CLASS v2 Send (hold it
  *                                            SECONDS); exit 0 if registered,
  *                                            3 if EINVAL (the kernel's answer
@@ -24,6 +31,7 @@
  *                                            ourselves; prints the record count
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,6 +171,53 @@ static int client(int dlid, int count)
 	return 0;
 }
 
+/* Take what has come (timeout 0); -1 on an error other than "empty". */
+static int take_answers(int fd, void *umad, int timeout_ms)
+{
+	int n = 0;
+
+	for (;;) {
+		int len = MAD_LEN, ret = umad_recv(fd, umad, &len, timeout_ms);
+
+		if (ret < 0)
+			return ret == -EWOULDBLOCK || ret == -EAGAIN || ret == -ETIMEDOUT ? n : -1;
+		n++;
+		if (timeout_ms)
+			return n;
+	}
+}
+
+static int burst(int dlid, int count)
+{
+	int agent, fd = open_and_register(CM_CLASS, &agent), got = 0, fl, r;
+	void *umad = calloc(1, umad_size() + MAD_LEN);
+	void *ans = calloc(1, umad_size() + MAD_LEN);
+
+	if (fd < 0 || agent < 0 || !umad || !ans)
+		return 1;
+	fl = fcntl(umad_get_fd(fd), F_GETFL);
+	if (fl < 0 || fcntl(umad_get_fd(fd), F_SETFL, fl | O_NONBLOCK)) {
+		perror("burst: O_NONBLOCK");
+		return 1;
+	}
+	for (int i = 0; i < count; i++) {
+		build_send(umad, 0x2000 + (uint64_t)i, dlid);
+		if (umad_send(fd, agent, umad, MAD_LEN, 0, 0)) {
+			fprintf(stderr, "burst: send %d failed: %s\n", i, strerror(errno));
+			return 1;
+		}
+		if ((r = take_answers(fd, ans, 0)) < 0) {
+			fprintf(stderr, "burst: look failed\n");
+			return 1;
+		}
+		got += r;
+	}
+	while (got < count && (r = take_answers(fd, ans, 5000)) > 0)
+		got += r;
+	printf("burst: %d sent, %d answered\n", count, got);
+	return got == count ? 0 : 1;
+}
+
 static int get_request(int dlid, int timeout_ms, int retries)
 {
 	int agent, fd = open_and_register(CM_CLASS, &agent), len = MAD_LEN, ret;
@@ -274,6 +329,8 @@ int main(int argc, char **argv)
 		return server(atoi(argv[2]));
 	if (!strcmp(argv[1], "client") && argc >= 4)
 		return client(atoi(argv[2]), atoi(argv[3]));
+	if (!strcmp(argv[1], "burst") && argc >= 4)
+		return burst(atoi(argv[2]), atoi(argv[3]));
 	if (!strcmp(argv[1], "reg") && argc >= 3) {
 		int agent, fd = open_and_register((int)strtol(argv[2], NULL, 0), &agent);
 
