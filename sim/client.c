@@ -116,21 +116,12 @@ FSC_EXPORT ssize_t fsc_recv(int fd, struct fsp_hdr *hdr, void **body, int timeou
 		ssize_t n;
 		int r;
 
-		if (!buf && timeout_ms < 0) {
-			/* blocking wait: recv() alone, no poll() round */
+		if (!buf && timeout_ms <= 0) {
+			/* a blocking wait, or a look (a non-blocking read(2)
+			 * of a umad fd): recv() alone, no poll() round */
 			do
-				n = recv(fd, frag, sizeof(frag), 0);
+				n = recv(fd, frag, sizeof(frag), timeout_ms ? 0 : MSG_DONTWAIT);
 			while (n < 0 && errno == EINTR);
-			goto got;
-		}
-		if (!buf && timeout_ms == 0) {
-			/* a look, as a non-blocking read(2) of a umad fd: one
-			 * recv() that says EAGAIN when empty, no poll() first */
-			do
-				n = recv(fd, frag, sizeof(frag), MSG_DONTWAIT);
-			while (n < 0 && errno == EINTR);
-			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-				return -EAGAIN;
 			goto got;
 		}
 		do
@@ -142,7 +133,7 @@ FSC_EXPORT ssize_t fsc_recv(int fd, struct fsp_hdr *hdr, void **body, int timeou
 		}
 		if (r == 0) {
 			free(buf);
-			return timeout_ms == 0 ? -EAGAIN : -ETIMEDOUT;
+			return -ETIMEDOUT;
 		}
 		do
 			n = recv(fd, frag, sizeof(frag), MSG_DONTWAIT);
@@ -150,6 +141,8 @@ FSC_EXPORT ssize_t fsc_recv(int fd, struct fsp_hdr *hdr, void **body, int timeou
 	got:
 		if (n < 0) {
 			if (errno == EAGAIN && !buf) {
+				if (timeout_ms == 0) /* a look: empty */
+					return -EAGAIN;
 				if (timeout_ms < 0) /* someone made the fd non-blocking */
 					poll(&pfd, 1, -1);
 				continue;
