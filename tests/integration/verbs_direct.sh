@@ -66,6 +66,7 @@ cat "$vt_dir/cli.out"
 [ $crc -eq 0 ] || fail "a drop rule added mid-stream did not end it in RETRY_EXC_ERR"
 grep -q "transport retry counter exceeded" "$vt_dir/cli.out" || fail "wrong status"
 fabsim fault clear >/dev/null
+wait_active h1 || fail "h1 not Active again after the drop rule"
 
 for i in 1 2 3 4 5 6 7 8; do
 	pair h1 h2 "write_bw$i" ib_write_bw -p "$(vt_port $((50 + i)))" -n 200 >"$vt_dir/bw.out" 2>&1 ||

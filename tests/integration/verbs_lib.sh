@@ -50,6 +50,18 @@ fabsim() {
 	"$FABSIM" --dir "$vt_dir/fab" "$@"
 }
 
+# Wait up to SECONDS (default 30) until HOST's port is Active again: after
+# a rule dropped its SMPs, OpenSM may have dropped the port and brings it
+# back through Init on a later sweep.
+wait_active() {
+	i=0
+	until fabsim hosts | grep -q "^$1 .* state Active "; do
+		i=$((i + 1))
+		[ $i -le $((${2:-30} * 5)) ] || return 1
+		sleep 0.2
+	done
+}
+
 fail() {
 	echo "FAIL: $*"
 	exit 1
