@@ -671,6 +671,21 @@ static bool rc_retire_upto(struct vqp *qp, uint32_t psn, bool inclusive)
 	return progress;
 }
 
+/* The buffers a READ response or atomic ACK lands in may have been
+ * deregistered since the request left: a local protection error.  Only the
+ * WQE the response answers is checked: a late duplicate of a READ that
+ * already completed (its request was resent after a timeout and answered
+ * twice) must not fail the SEND behind it, whose buffers need no
+ * LOCAL_WRITE; the check before the match did, and rping's server saw
+ * IBV_WC_LOC_PROT_ERR on a loaded host. */
+static bool resp_buffers_gone(struct vqp *qp, const struct vwqe *w)
+{
+	if (!sges_check(vqp_ibqp(qp)->pd, w, true))
+		return false;
+	sq_fail(qp, IBV_WC_LOC_PROT_ERR);
+	return true;
+}
+
 static void rc_requester_rx(struct vqp *qp, const struct vpkt *p)
 {
 	uint8_t op = p->opcode & 0x1f;
@@ -747,17 +762,14 @@ static void rc_requester_rx(struct vqp *qp, const struct vpkt *p)
 	if (!qp->send_idx)
 		return;
 	w = &qp->sq.q[qp->sq.head];
-	/* The buffers may have been deregistered since the request left. */
-	if (sges_check(vqp_ibqp(qp)->pd, w, true)) {
-		sq_fail(qp, IBV_WC_LOC_PROT_ERR);
-		return;
-	}
 	if (op == VOP_ATOMIC_ACK) {
 		uint64_t orig = p->orig;
 
 		if ((w->opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
 		     w->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) ||
 		    p->psn != w->psn)
+			return;
+		if (resp_buffers_gone(qp, w))
 			return;
 		sg_copy(w, 0, (uint8_t *)&orig, 8, true);
 		sq_complete_head(qp, IBV_WC_SUCCESS);
@@ -768,6 +780,8 @@ static void rc_requester_rx(struct vqp *qp, const struct vpkt *p)
 		if (w->opcode != IBV_WR_RDMA_READ || p->psn != want)
 			return; /* out of order: the timeout resends the READ */
 		if (p->paylen > w->len - w->read_off)
+			return;
+		if (resp_buffers_gone(qp, w))
 			return;
 		sg_copy(w, w->read_off, (uint8_t *)p->payload, p->paylen, true);
 		w->read_off += p->paylen;

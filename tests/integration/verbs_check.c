@@ -11,6 +11,15 @@
  *                                   the client's from FILE.cli
  *   verbs_check client FILE         RC requester: streams SENDs until a
  *                                   completion fails; prints its status
+ *   verbs_check server FILE N       the same responder, exiting after N
+ *                                   messages
+ *   verbs_check read-send FILE N    RC requester for `server FILE N`: N
+ *                                   times an RDMA READ of the server's
+ *                                   buffer and, behind it, a SEND from a
+ *                                   buffer registered without
+ *                                   LOCAL_WRITE (as rping's send buffer);
+ *                                   every completion must succeed, also
+ *                                   when READ responses are duplicated
  *   verbs_check mcast-recv MGID SEC [noattach]
  *                                   join MGID through the SA, attach (or
  *                                   not), print how many messages came
@@ -577,10 +586,15 @@ static void write_info(const char *path, struct ep *e)
 	f = fopen(tmp, "w");
 	if (!f)
 		exit(1);
-	fprintf(f, "%u %u %u\n", port.lid, e->qp->qp_num, e->psn);
+	/* The buffer for RDMA READs (read-send) follows the address. */
+	fprintf(f, "%u %u %u %" PRIu64 " %u\n", port.lid, e->qp->qp_num, e->psn,
+		(uint64_t)(uintptr_t)e->buf, e->mr->rkey);
 	fclose(f);
 	rename(tmp, path);
 }
+
+static uint64_t peer_addr;
+static unsigned peer_rkey;
 
 static void read_info(const char *path, unsigned *lid, unsigned *qpn, unsigned *psn)
 {
@@ -588,10 +602,11 @@ static void read_info(const char *path, unsigned *lid, unsigned *qpn, unsigned *
 		FILE *f = fopen(path, "r");
 
 		if (f) {
-			int n = fscanf(f, "%u %u %u", lid, qpn, psn);
+			int n = fscanf(f, "%u %u %u %" SCNu64 " %u", lid, qpn, psn, &peer_addr,
+				       &peer_rkey);
 
 			fclose(f);
-			if (n == 3)
+			if (n == 5)
 				return;
 		}
 		usleep(100000);
@@ -600,7 +615,11 @@ static void read_info(const char *path, unsigned *lid, unsigned *qpn, unsigned *
 	exit(1);
 }
 
-static int cmd_pair(const char *file, bool server)
+static int read_send(struct ep *e, long n);
+
+/* server: limit 0 runs until the QP fails or 60 s pass; client: limit 0
+ * streams SENDs, otherwise runs read_send for limit rounds. */
+static int cmd_pair(const char *file, bool server, long limit)
 {
 	char mine[4096], theirs[4096];
 	unsigned lid, qpn, psn;
@@ -634,11 +653,14 @@ static int cmd_pair(const char *file, bool server)
 				break;
 			}
 			post_recv(&e, 0, 4096);
-			done++;
+			if (++done == limit)
+				break;
 		}
 		printf("server: %ld received\n", done);
 		return 0;
 	}
+	if (limit)
+		return read_send(&e, limit);
 	/* Client: keep up to 8 SENDs in flight until one fails. */
 	for (double end = now_ms() + 60000; now_ms() < end;) {
 		while (sent - done < 8 && !post(&e, IBV_WR_SEND, 2048, 0, 0, 0))
@@ -668,6 +690,67 @@ static int cmd_pair(const char *file, bool server)
 	}
 	printf("client: no failure within 60 s\n");
 	return 1;
+}
+
+/* N rounds of an RDMA READ and a SEND behind it, posted together.  With
+ * READ responses duplicated on the way (a `dup` fault; on a real fabric a
+ * READ resent after a timeout is answered twice), the duplicate arrives
+ * when the SEND is at the head of the send queue: it must be ignored, not
+ * checked against the SEND's buffer, which has no LOCAL_WRITE. */
+static int read_send(struct ep *e, long n)
+{
+	static uint8_t msg[256];
+	struct ibv_mr *smr = ibv_reg_mr(pd, msg, sizeof(msg), 0);
+	struct ibv_wc wc;
+	long ok = 0;
+
+	if (!smr) {
+		perror("ibv_reg_mr");
+		return 1;
+	}
+	for (long i = 0; i < n; i++) {
+		struct ibv_sge rsg = {.addr = (uintptr_t)e->buf,
+				      .length = 512,
+				      .lkey = e->mr->lkey},
+			       ssg = {.addr = (uintptr_t)msg,
+				      .length = sizeof(msg),
+				      .lkey = smr->lkey};
+		struct ibv_send_wr swr = {.wr_id = 2,
+					  .sg_list = &ssg,
+					  .num_sge = 1,
+					  .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED},
+				   rwr = {.wr_id = 1,
+					  .next = &swr,
+					  .sg_list = &rsg,
+					  .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_READ,
+					  .send_flags = IBV_SEND_SIGNALED},
+				   *bad;
+
+		rwr.wr.rdma.remote_addr = peer_addr;
+		rwr.wr.rdma.rkey = peer_rkey;
+		if (ibv_post_send(e->qp, &rwr, &bad)) {
+			perror("ibv_post_send");
+			return 1;
+		}
+		for (int k = 0; k < 2; k++) {
+			if (!wait_wc(e->cq, &wc, 5000)) {
+				printf("read-send: round %ld: no completion\n", i);
+				return 1;
+			}
+			if (wc.status != IBV_WC_SUCCESS) {
+				printf("read-send: round %ld: %s %s\n", i,
+				       wc.wr_id == 1 ? "READ" : "SEND",
+				       ibv_wc_status_str(wc.status));
+				return 1;
+			}
+			ok++;
+		}
+	}
+	printf("read-send: %ld completions, all successful\n", ok);
+	ibv_dereg_mr(smr);
+	return 0;
 }
 
 /* ---- multicast ---------------------------------------------------------- */
@@ -1114,9 +1197,11 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "loopback"))
 		return cmd_loopback();
 	if (argc >= 3 && !strcmp(argv[1], "server"))
-		return cmd_pair(argv[2], true);
+		return cmd_pair(argv[2], true, argc >= 4 ? atol(argv[3]) : 0);
 	if (argc >= 3 && !strcmp(argv[1], "client"))
-		return cmd_pair(argv[2], false);
+		return cmd_pair(argv[2], false, 0);
+	if (argc >= 4 && !strcmp(argv[1], "read-send"))
+		return cmd_pair(argv[2], false, atol(argv[3]));
 	if (argc >= 4 && !strcmp(argv[1], "mcast-recv"))
 		return cmd_mcast(argv[2], atoi(argv[3]), false,
 				 !(argc >= 5 && !strcmp(argv[4], "noattach")));

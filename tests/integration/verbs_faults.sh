@@ -13,4 +13,18 @@ echo "$stats"
 n=$(echo "$stats" | sed -n 's/.*drop_fault \([0-9]*\).*/\1/p')
 [ "${n:-0}" -gt 0 ] || fail "no data packet was dropped by the fault rule"
 fabsim fault clear
+
+# Every data packet on h1's link duplicated: a READ response arrives twice,
+# the second copy when the SEND posted behind the READ heads the send
+# queue.  It must be dropped as a duplicate; checking it against the SEND's
+# buffer (no LOCAL_WRITE, as rping's) failed the SEND with LOC_PROT_ERR.
+fabsim fault add link h1:1 dup prob 1 || fail "fault add dup"
+info=$vt_dir/dup.info
+bg_on h2 "$VERBS_CHECK" server "$info" 50 >"$vt_dir/dup.srv" 2>&1
+spid=$!
+on h1 "$VERBS_CHECK" read-send "$info" 50 >"$vt_dir/dup.cli" 2>&1 ||
+	{ cat "$vt_dir/dup.cli" "$vt_dir/dup.srv"; fail "READ then SEND with duplicated packets"; }
+wait "$spid" || { cat "$vt_dir/dup.srv"; fail "server of the duplicated READs"; }
+cat "$vt_dir/dup.cli" "$vt_dir/dup.srv"
+fabsim fault clear
 echo PASS
