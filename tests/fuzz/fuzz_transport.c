@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t mad[MAD_SIZE];
 	size_t pos = 0;
 
-	fake_umad_init(&f);
+	fake_umad_reset(&f);
 	mad_timer_heap_init(&h, fake_clock, NULL);
 	p.ops = &fake_umad_ops;
 	p.ops_ctx = &f;
@@ -112,6 +112,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mad_transport_close(t);
 out:
 	mad_timer_heap_destroy(&h);
-	fake_umad_destroy(&f);
 	return 0;
 }

@@ -142,9 +142,8 @@ const struct mad_umad_ops fake_umad_ops = {
     .recv = f_recv,
 };
 
-void fake_umad_init(struct fake_umad *f)
+static void port_defaults(struct fake_umad *f)
 {
-	memset(f, 0, sizeof(*f));
 	strcpy(f->port.ca_name, "fake0");
 	f->port.portnum = 1;
 	f->port.lid = 5;
@@ -155,9 +154,35 @@ void fake_umad_init(struct fake_umad *f)
 	f->port.gid[0] = 0xfe;
 	f->port.gid[1] = 0x80;
 	f->port.gid[15] = 5;
+}
+
+void fake_umad_init(struct fake_umad *f)
+{
+	memset(f, 0, sizeof(*f));
+	port_defaults(f);
 	f->sent = calloc(FAKE_MAX_MADS, sizeof(*f->sent));
 	f->rx = calloc(FAKE_MAX_MADS, sizeof(*f->rx));
 	f->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+void fake_umad_reset(struct fake_umad *f)
+{
+	struct fake_mad *sent = f->sent, *rx = f->rx;
+	int evfd = f->evfd;
+	uint64_t v;
+
+	if (!sent) { /* never initialised */
+		fake_umad_init(f);
+		return;
+	}
+	memset(f, 0, sizeof(*f));
+	port_defaults(f);
+	f->sent = sent;
+	f->rx = rx;
+	f->evfd = evfd;
+	if (read(evfd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: it was not readable */
+	}
 }
 
 void fake_umad_destroy(struct fake_umad *f)
