@@ -6,7 +6,8 @@
 #   (b blocking, n non-blocking, a rpoll, v verify, and combinations);
 #   riostream (riomap/riowrite) with a custom run and with -T a/n/v;
 #   the same rstream runs with 20% of CM MADs lost;
-#   a server killed mid-stream: the client fails instead of hanging;
+#   a server killed mid-stream: the client (with a 1 s keepalive) fails
+#   instead of hanging;
 #   a peer killed while the other end blocks in rrecv with SO_KEEPALIVE
 #   (TCP_KEEPIDLE 1 s): a keepalive finds it gone, rrecv says ECONNRESET.
 # MADCM_QUICK_CHECK=1 skips the long default series and the lossy runs;
@@ -96,13 +97,19 @@ if [ "$quick" != 1 ]; then
 fi
 
 # The server killed mid-stream: the client reports an error and exits.
+# rstream is a ping-pong: when the server dies the client may be sending
+# (its RDMA writes then fail) or waiting for the server's half with
+# nothing of its own in flight.  A blocked reader learns that its peer is
+# gone only from a keepalive (see the next case): no CM outlives a killed
+# process here to send its DREQ, as the kernel's rdma_cm or madcmd does.
+# So the client runs with -k 1; without it, one CI run in many hung here.
 "$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$MADCM" run rstream -C 100000000 -S 65536 \
 	>"$out/kill.s" 2>&1 &
 sp=$!
 bg_pids="$bg_pids $sp"
 sleep 0.3
 timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$MADCM" run rstream -s $H1 -C 100000000 \
-	-S 65536 >"$out/kill.c" 2>&1 &
+	-S 65536 -k 1 >"$out/kill.c" 2>&1 &
 cp=$!
 bg_pids="$bg_pids $cp"
 sleep 2
