@@ -30,6 +30,7 @@ ROWS=${MADCM_KVM_ROWS:-rping ucmatose rdma_server udaddy mckey rstream riostream
 TMO=${MADCM_KVM_TIMEOUT:-900}
 PINGS=${MADCM_KVM_PINGS:-1000}
 PHASES=${*:-kk km}
+XVARS=()
 mkdir -p "$D/run"
 t_start=$EPOCHREALTIME
 secs() { printf '%.2f' "$(echo "$2 - $1" | bc)"; }
@@ -71,7 +72,7 @@ pair() {
         --var shim="$D/torture_shim.so" --var flood="${MADCM_KVM_FLOOD:-16}" \
         --var side=A --var cm="$cma" --var peercm="$cmb" --var peer=10.77.0.2 \
         --var peer6=fd77::2 --var madcm="$MADCM" --var "rows=${rows// /,}" \
-        --var pings="$PINGS" --var conns="${RXEVM_conns:-300}" ${loss:+--var lossrun=$loss} \
+        --var pings="$PINGS" --var conns="${RXEVM_conns:-300}" ${loss:+--var lossrun=$loss} "${XVARS[@]}" \
         ${NOTRACE:+--var notrace=1} ${MADCM_KVM_STRACE:+--var strace=$MADCM_KVM_STRACE} < /dev/null 2>&1 | stamp > "$R/A.log" &
     a=$!
     # B connects: A's qemu must be listening first.
@@ -81,7 +82,7 @@ pair() {
         --connect $port --out "$R/B" --script "$HERE/guest/${SCRIPT:-matrix.sh}" \
         --var side=B --var cm="$cmb" --var peercm="$cma" --var peer=10.77.0.1 \
         --var peer6=fd77::1 --var madcm="$MADCM" --var "rows=${rows// /,}" \
-        --var pings="$PINGS" --var conns="${RXEVM_conns:-300}" ${loss:+--var loss=$loss --var lossrun=$loss} \
+        --var pings="$PINGS" --var conns="${RXEVM_conns:-300}" ${loss:+--var loss=$loss --var lossrun=$loss} "${XVARS[@]}" \
         ${NOTRACE:+--var notrace=1} ${MADCM_KVM_STRACE:+--var strace=$MADCM_KVM_STRACE} < /dev/null 2>&1 | stamp > "$R/B.log" &
     b=$!
     wait $b; wait $a
@@ -153,38 +154,48 @@ torture() {
 
 # bench_line LOG: cmtime's connect step of a client log as "total_ms us/conn".
 bench_line() { awk -F'[: ]+' '/^connect +:/ { print $2, $5 }' "$1" 2> /dev/null | head -1; }
-# bench: cmtime kernel-to-kernel, then madcm-to-madcm (the CM modules
-# never loaded), on the same kind of VM pair, and the ratio of their rates.
+# bench: cmtime kernel-to-kernel and madcm-to-madcm in turns on one VM pair
+# (guest/bench.sh: the CM modules loaded for a kernel turn, unloaded for a
+# madcm turn; turns k m m k k m ...), then per round the ratio of the two
+# turns' connection rates, and their median.
 bench() {
-    local n=${MADCM_KVM_CONNS:-300} r=0 k m
+    local n=${MADCM_KVM_CONNS:-300} R=$D/run/bench t f cm k m ratios= sk=0 sm=0
     # Speed: no MADCM_TRACE capture on the madcm side (NOTRACE).
-    NOTRACE=1 pair bench-kk kernel kernel cmtime || r=1
-    NOTRACE=1 pair bench-mm madcm madcm cmtime || r=1
-    echo "== bench: cmtime -c $n, client A (connect step: total ms, us per connection)"
-    for p in kk mm; do
-        printf '   %s: ' "$p"
-        grep -a -h -E '^(create id|resolve addr|resolve route|create qp|connect|disconnect|destroy) *:' \
-            "$D/run/bench-$p/A/cmtime.AB.log" 2> /dev/null | awk -F' *: *' '{ split($2, v, " +"); printf "%s%s %s ms", (NR > 1 ? "; " : ""), $1, v[1] } END { print "" }'
+    XVARS=(--var rounds="${MADCM_KVM_ROUNDS:-3}" ${MADCM_KVM_CAPTURE:+--var capture=1})
+    NOTRACE=1 SCRIPT=bench.sh pair bench madcm madcm cmtime
+    local r=$?
+    XVARS=()
+    echo "== bench: cmtime -c $n, client A, turn by turn (steps: total ms)"
+    for f in $(ls "$R"/A/bench.*.log 2> /dev/null | sort -t. -k2,2n); do
+        t=${f#"$R"/A/bench.}; cm=${t#*.}; cm=${cm%.log}; t=${t%%.*}
+        printf '   turn %s %-6s ' "$t" "$cm"
+        grep -a -h -E '^(create id|resolve addr|resolve route|create qp|connect|disconnect|destroy) *:' "$f" |
+            awk -F' *: *' '{ split($2, v, " +"); printf "%s%s %s", (NR > 1 ? "; " : ""), $1, v[1] } END { printf "" }'
+        printf '; busy A %s B %s\n' "$(awk -v t="$t" '$2 == t { print $6 }' "$R/A/results")" \
+            "$(awk -v t="$t" '$2 == t { print $6 }' "$R/B/results")"
     done
-    k=$(bench_line "$D/run/bench-kk/A/cmtime.AB.log" | cut -d' ' -f1)
-    m=$(bench_line "$D/run/bench-mm/A/cmtime.AB.log" | cut -d' ' -f1)
-    if [ -n "$k" ] && [ -n "$m" ]; then
-        echo "   connections/s: kernel $(echo "$n * 1000 / $k" | bc), madcm $(echo "$n * 1000 / $m" | bc)," \
-            "madcm/kernel $(echo "scale=2; $k / $m" | bc)"
+    # Round i holds turns 2i-1 and 2i, one of each CM.
+    for t in $(seq 1 2 $((2 * ${MADCM_KVM_ROUNDS:-3}))); do
+        k= m=
+        for f in "$R"/A/bench.$t.*.log "$R"/A/bench.$((t + 1)).*.log; do
+            case $f in
+            *.kernel.log) k=$(bench_line "$f" | cut -d' ' -f1) ;;
+            *.madcm.log) m=$(bench_line "$f" | cut -d' ' -f1) ;;
+            esac
+        done
+        [ -n "$k" ] && [ -n "$m" ] || continue
+        ratios+="$(echo "scale=2; $k / $m" | bc) "
+        sk=$(echo "$sk + $k" | bc); sm=$(echo "$sm + $m" | bc)
+    done
+    if [ -n "$ratios" ]; then
+        echo "   connections/s over all turns: kernel $(echo "$n * 1000 * ${MADCM_KVM_ROUNDS:-3} / $sk" | bc)," \
+            "madcm $(echo "$n * 1000 * ${MADCM_KVM_ROUNDS:-3} / $sm" | bc)"
+        echo "   madcm/kernel connection rate, round by round: $ratios(median" \
+            "$(echo "$ratios" | tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'))"
+    else
+        echo "   no round has both turns (logs: $R)"
+        r=1
     fi
-    # MADCM_KVM_STRACE=1: system calls per program, counted (times are then
-    # strace's, not the bench's).
-    for f in "$D"/run/bench-*/[AB]/*.strace; do
-        [ -f "$f" ] || continue
-        printf '   strace %s: ' "${f#"$D"/run/}"
-        if grep -q 'Performance counter stats' "$f"; then
-            awk '$1 ~ /^[0-9.,]+$/ { printf "%s %s ", $2, $1 }' "$f"
-        else
-            awk '$NF == "total" { print "total", $4; next } $1 ~ /^[0-9.]+$/ { print $NF, $4 }' "$f" |
-                sort -k2,2nr | head -n 9 | tr '\n' ' '
-        fi
-        echo
-    done
     return $r
 }
 

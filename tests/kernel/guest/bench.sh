@@ -1,0 +1,107 @@
+#!/bin/bash
+# The bench phase of tests/kernel/check.sh, run by both VMs of one pair:
+# cmtime kernel-to-kernel and madcm-to-madcm on the same two VMs, in turns,
+# the kernel's CM modules loaded for a kernel turn and unloaded for a madcm
+# turn (so a madcm turn runs with no ib_cm, iw_cm, rdma_cm or rdma_ucm, as
+# on the hosts madcm is for).  The turns go k m m k k m ... (ABBA): the
+# host's speed drifts over minutes, and each kernel turn has a madcm turn
+# beside it, before or after, to be compared with.
+#   RXEVM_side    A (cmtime's client) or B (its server)
+#   RXEVM_rounds  rounds of two turns (default 3: k m m k k m)
+#   RXEVM_conns   connections in flight (cmtime -c, default 300)
+#   RXEVM_capture 1: dumpcap eth0's RoCE packets during every client run
+#                 (/out/bench.N.CM.SIDE.pcap; costs CPU: times then move)
+#   RXEVM_strace  1: strace -f -c of both programs (bench.N.CM.SIDE.strace);
+#                 tt: every call, timed (strace -f -tt -T); times then mean
+#                 nothing
+# Results: /out/bench.N.CM.log (A: cmtime's client output), and one line per
+# turn in /out/results ("turn N CM SIDE busy% ..."), busy% being this VM's
+# CPU time not idle over the client's run.
+. "$(dirname "$0")/lib.sh"
+SIDE=$RXEVM_side
+N=${RXEVM_conns:-300}
+ROUNDS=${RXEVM_rounds:-3}
+RES=/out/results
+: > "$RES"
+rc=0
+rxe_up rdma_rxe ib_umad ib_uverbs
+log "step rdma up: $(rdma_modules)"
+wait_peer "$PEER" || exit 1
+
+# cpu_ticks: "busy total" jiffies of all CPUs from /proc/stat (no fork).
+cpu_ticks() {
+    local cpu u n s i w q sq st rest
+    read -r cpu u n s i w q sq st rest < /proc/stat
+    echo "$((u + n + s + q + sq + st)) $((u + n + s + i + w + q + sq + st))"
+}
+# sync_peer PORT: both sides meet (B listens, A connects).
+sync_peer() {
+    if [ "$SIDE" = B ]; then $NC -l -p "$1" < /dev/null > /dev/null 2>&1
+    else until $NC "$PEER" "$1" < /dev/null > /dev/null 2>&1; do sleep 0.1; done; fi
+}
+
+turns=()
+for r in $(seq 1 "$ROUNDS"); do
+    if [ $((r % 2)) = 1 ]; then turns+=(kernel madcm); else turns+=(madcm kernel); fi
+done
+t=0
+for cm in "${turns[@]}"; do
+    t=$((t + 1))
+    port=$((7300 + 2 * t))
+    if [ "$cm" = kernel ]; then
+        modprobe rdma_ucm || { log "modprobe rdma_ucm failed"; rc=1; }
+        RUN=()
+    else
+        # The kernel's CM must be gone before madcm opens the port's CM class.
+        modprobe -r rdma_ucm rdma_cm iw_cm ib_cm 2> /dev/null
+        for m in ib_cm iw_cm rdma_cm rdma_ucm; do
+            [ -d /sys/module/$m ] && { log "turn $t: $m still loaded"; rc=1; }
+        done
+        RUN=("$RXEVM_madcm" run)
+    fi
+    L=/out/bench.$t.$cm.log
+    ST=()
+    case ${RXEVM_strace:-} in
+    1) ST=(strace -f -c -o "/out/bench.$t.$cm.$SIDE.strace") ;;
+    tt) ST=(strace -f -tt -T -o "/out/bench.$t.$cm.$SIDE.strace") ;;
+    esac
+    CAP=()
+    [ -n "${RXEVM_capture:-}" ] &&
+        CAP=(dumpcap -q -i eth0 -f 'udp port 4791' -w "/tmp/bench.$t.$cm.$SIDE.pcap")
+    if [ "$SIDE" = B ]; then
+        "${RUN[@]}" "${ST[@]}" cmtime -b "$IP" -c "$N" > /tmp/server.log 2>&1 &
+        pid=$!
+        sleep "${RXEVM_settle:-1}" # let it listen
+        [ ${#CAP[@]} -gt 0 ] && { "${CAP[@]}" 2> /dev/null & cap=$!; sleep 1; }
+        c0=$(cpu_ticks)
+        sync_peer "$port"       # the server is listening
+        sync_peer $((port + 1)) # the client is done
+        c1=$(cpu_ticks)
+        # cmtime's server never exits by itself (under strace, $pid is strace's).
+        pkill -x cmtime 2> /dev/null
+        wait "$pid" 2> /dev/null
+        [ ${#CAP[@]} -gt 0 ] && { kill "$cap"; wait "$cap"; cp "/tmp/bench.$t.$cm.$SIDE.pcap" /out/; }
+    else
+        [ ${#CAP[@]} -gt 0 ] && { "${CAP[@]}" 2> /dev/null & cap=$!; sleep 1; }
+        sync_peer "$port"
+        c0=$(cpu_ticks)
+        s0=$(now)
+        timeout 60 "${RUN[@]}" "${ST[@]}" cmtime -s "$PEER" -b "$IP" -c "$N" > "$L" 2>&1 || {
+            log "turn $t: cmtime client ($cm) failed"
+            rc=1
+        }
+        s1=$(now)
+        c1=$(cpu_ticks)
+        sync_peer $((port + 1))
+        [ ${#CAP[@]} -gt 0 ] && { kill "$cap"; wait "$cap"; cp "/tmp/bench.$t.$cm.$SIDE.pcap" /out/; }
+        grep -q '^connect' "$L" || rc=1
+    fi
+    read -r b0 a0 <<< "$c0"
+    read -r b1 a1 <<< "$c1"
+    busy=$(((b1 - b0) * 100 / (a1 - a0 > 0 ? a1 - a0 : 1)))
+    echo "turn $t $cm $SIDE busy ${busy}%" >> "$RES"
+    log "turn $t $cm: busy ${busy}%${s1:+, client $(elapsed "$s0" "$s1") s}"
+done
+[ "$SIDE" = B ] && cp /tmp/server.log /out/ 2> /dev/null
+echo $rc > /out/matrix.rc
+exit $rc
