@@ -7,6 +7,10 @@
 #     kk    both VMs kernel rdma_cm: rping (checks the test bed itself)
 #     km    VM A madcm, VM B kernel: every row, both directions
 #     loss  as km with 20% packet loss on VM B's eth0 (tc netem)
+#     bench cmtime -c 300 in turns on one pair (guest/bench.sh): kernel to
+#           kernel, then madcm to madcm with the CM modules unloaded, k m m k
+#           k m; the madcm/kernel connection rate per round and its median
+#           (MADCM_KVM_ROUNDS, MADCM_KVM_CONNS, MADCM_KVM_CAPTURE=1)
 #     torture  VM A `madcm torture` (through torture_shim.so: no SA on RoCE)
 #           against VM B's kernel rdma_cm (`rping -s -P`); prints what the
 #           kernel answered per case; fails only when torture cannot run

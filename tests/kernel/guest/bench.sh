@@ -13,7 +13,7 @@
 #                 (/out/bench.N.CM.SIDE.pcap; costs CPU: times then move)
 #   RXEVM_strace  1: strace -f -c of both programs (bench.N.CM.SIDE.strace);
 #                 tt: every call, timed (strace -f -tt -T); times then mean
-#                 nothing
+#                 nothing; record: perf record -g of both programs
 # Results: /out/bench.N.CM.log (A: cmtime's client output), and one line per
 # turn in /out/results ("turn N CM SIDE busy% ..."), busy% being this VM's
 # CPU time not idle over the client's run.
@@ -64,6 +64,9 @@ for cm in "${turns[@]}"; do
     case ${RXEVM_strace:-} in
     1) ST=(strace -f -c -o "/out/bench.$t.$cm.$SIDE.strace") ;;
     tt) ST=(strace -f -tt -T -o "/out/bench.$t.$cm.$SIDE.strace") ;;
+    # record: sampled by perf record (perf report --kallsyms /out/kallsyms on the host)
+    record) ST=(perf record -F 4000 -g -o "/out/bench.$t.$cm.$SIDE.perf")
+        [ -f /out/kallsyms ] || cat /proc/kallsyms > /out/kallsyms ;;
     esac
     CAP=()
     [ -n "${RXEVM_capture:-}" ] &&
