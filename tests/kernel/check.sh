@@ -163,9 +163,10 @@ bench_line() { awk -F'[: ]+' '/^connect +:/ { print $2, $5 }' "$1" 2> /dev/null 
 # madcm turn; turns k m m k k m ...), then per round the ratio of the two
 # turns' connection rates, and their median.
 bench() {
-    local n=${MADCM_KVM_CONNS:-300} R=$D/run/bench t f cm k m ratios= sk=0 sm=0
+    local n=${MADCM_KVM_CONNS:-300} rounds=${MADCM_KVM_ROUNDS:-3} R=$D/run/bench t f cm k m
+    local ratios= sk=0 sm=0 nr=0
     # Speed: no MADCM_TRACE capture on the madcm side (NOTRACE).
-    XVARS=(--var rounds="${MADCM_KVM_ROUNDS:-3}" ${MADCM_KVM_CAPTURE:+--var capture=1})
+    XVARS=(--var rounds="$rounds" ${MADCM_KVM_CAPTURE:+--var capture=1})
     NOTRACE=1 SCRIPT=bench.sh pair bench madcm madcm cmtime
     local r=$?
     XVARS=()
@@ -179,7 +180,7 @@ bench() {
             "$(awk -v t="$t" '$2 == t { print $6 }' "$R/B/results")"
     done
     # Round i holds turns 2i-1 and 2i, one of each CM.
-    for t in $(seq 1 2 $((2 * ${MADCM_KVM_ROUNDS:-3}))); do
+    for t in $(seq 1 2 $((2 * rounds))); do
         k= m=
         for f in "$R"/A/bench.$t.*.log "$R"/A/bench.$((t + 1)).*.log; do
             case $f in
@@ -189,17 +190,30 @@ bench() {
         done
         [ -n "$k" ] && [ -n "$m" ] || continue
         ratios+="$(echo "scale=2; $k / $m" | bc) "
-        sk=$(echo "$sk + $k" | bc); sm=$(echo "$sm + $m" | bc)
+        sk=$(echo "$sk + $k" | bc); sm=$(echo "$sm + $m" | bc); nr=$((nr + 1))
     done
     if [ -n "$ratios" ]; then
-        echo "   connections/s over all turns: kernel $(echo "$n * 1000 * ${MADCM_KVM_ROUNDS:-3} / $sk" | bc)," \
-            "madcm $(echo "$n * 1000 * ${MADCM_KVM_ROUNDS:-3} / $sm" | bc)"
+        echo "   connections/s over the $nr rounds: kernel $(echo "$n * 1000 * $nr / $sk" | bc)," \
+            "madcm $(echo "$n * 1000 * $nr / $sm" | bc)"
         echo "   madcm/kernel connection rate, round by round: $ratios(median" \
             "$(echo "$ratios" | tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'))"
     else
         echo "   no round has both turns (logs: $R)"
         r=1
     fi
+    # MADCM_KVM_STRACE=1 or perf: system calls per program, counted (times
+    # are then strace's, not the bench's).
+    for f in "$R"/[AB]/*.strace; do
+        [ -f "$f" ] || continue
+        printf '   strace %s: ' "${f#"$D"/run/}"
+        if grep -q 'Performance counter stats' "$f"; then
+            awk '$1 ~ /^[0-9.,]+$/ { printf "%s %s ", $2, $1 }' "$f"
+        else
+            awk '$NF == "total" { print "total", $4; next } $1 ~ /^[0-9.]+$/ { print $NF, $4 }' "$f" |
+                sort -k2,2nr | head -n 9 | tr '\n' ' '
+        fi
+        echo
+    done
     return $r
 }
 

@@ -11,9 +11,9 @@
 #   RXEVM_conns   connections in flight (cmtime -c, default 300)
 #   RXEVM_capture 1: dumpcap eth0's RoCE packets during every client run
 #                 (/out/bench.N.CM.SIDE.pcap; costs CPU: times then move)
-#   RXEVM_strace  1: strace -f -c of both programs (bench.N.CM.SIDE.strace);
-#                 tt: every call, timed (strace -f -tt -T); times then mean
-#                 nothing; record: perf record -g of both programs
+#   RXEVM_strace  a diagnostic wrapped around both programs (diag_wrap in
+#                 lib.sh: 1, tt, perf, record or a system call's name),
+#                 output at /out/bench.N.CM.SIDE.*
 # Results: /out/bench.N.CM.log (A: cmtime's client output), and one line per
 # turn in /out/results ("turn N CM SIDE busy% ..."), busy% being this VM's
 # CPU time not idle over the client's run.
@@ -34,6 +34,9 @@ cpu_ticks() {
     read -r cpu u n s i w q sq st rest < /proc/stat
     echo "$((u + n + s + q + sq + st)) $((u + n + s + i + w + q + sq + st))"
 }
+# cap_start / cap_stop: dumpcap over one turn's client run (RXEVM_capture).
+cap_start() { [ ${#CAP[@]} -gt 0 ] && { "${CAP[@]}" 2> /dev/null & cap=$!; sleep 1; }; }
+cap_stop() { [ ${#CAP[@]} -gt 0 ] && { kill "$cap"; wait "$cap"; cp "/tmp/bench.$t.$cm.$SIDE.pcap" /out/; }; }
 # sync_peer PORT: both sides meet (B listens, A connects).
 sync_peer() {
     if [ "$SIDE" = B ]; then $NC -l -p "$1" < /dev/null > /dev/null 2>&1
@@ -60,14 +63,7 @@ for cm in "${turns[@]}"; do
         RUN=("$RXEVM_madcm" run)
     fi
     L=/out/bench.$t.$cm.log
-    ST=()
-    case ${RXEVM_strace:-} in
-    1) ST=(strace -f -c -o "/out/bench.$t.$cm.$SIDE.strace") ;;
-    tt) ST=(strace -f -tt -T -o "/out/bench.$t.$cm.$SIDE.strace") ;;
-    # record: sampled by perf record (perf report --kallsyms /out/kallsyms on the host)
-    record) ST=(perf record -F 4000 -g -o "/out/bench.$t.$cm.$SIDE.perf")
-        [ -f /out/kallsyms ] || cat /proc/kallsyms > /out/kallsyms ;;
-    esac
+    diag_wrap "/out/bench.$t.$cm.$SIDE" # MADCM_KVM_STRACE (lib.sh)
     CAP=()
     [ -n "${RXEVM_capture:-}" ] &&
         CAP=(dumpcap -q -i eth0 -f 'udp port 4791' -w "/tmp/bench.$t.$cm.$SIDE.pcap")
@@ -75,7 +71,7 @@ for cm in "${turns[@]}"; do
         "${RUN[@]}" "${ST[@]}" cmtime -b "$IP" -c "$N" > /tmp/server.log 2>&1 &
         pid=$!
         sleep "${RXEVM_settle:-1}" # let it listen
-        [ ${#CAP[@]} -gt 0 ] && { "${CAP[@]}" 2> /dev/null & cap=$!; sleep 1; }
+        cap_start
         c0=$(cpu_ticks)
         sync_peer "$port"       # the server is listening
         sync_peer $((port + 1)) # the client is done
@@ -83,9 +79,9 @@ for cm in "${turns[@]}"; do
         # cmtime's server never exits by itself (under strace, $pid is strace's).
         pkill -x cmtime 2> /dev/null
         wait "$pid" 2> /dev/null
-        [ ${#CAP[@]} -gt 0 ] && { kill "$cap"; wait "$cap"; cp "/tmp/bench.$t.$cm.$SIDE.pcap" /out/; }
+        cap_stop
     else
-        [ ${#CAP[@]} -gt 0 ] && { "${CAP[@]}" 2> /dev/null & cap=$!; sleep 1; }
+        cap_start
         sync_peer "$port"
         c0=$(cpu_ticks)
         s0=$(now)
@@ -96,7 +92,7 @@ for cm in "${turns[@]}"; do
         s1=$(now)
         c1=$(cpu_ticks)
         sync_peer $((port + 1))
-        [ ${#CAP[@]} -gt 0 ] && { kill "$cap"; wait "$cap"; cp "/tmp/bench.$t.$cm.$SIDE.pcap" /out/; }
+        cap_stop
         grep -q '^connect' "$L" || rc=1
     fi
     read -r b0 a0 <<< "$c0"

@@ -57,3 +57,28 @@ gid_table() {
         echo "  gid[$i] $t $v"
     done
 }
+# diag_wrap BASE: in ST, the command that wraps a program for the
+# diagnostic RXEVM_strace asks for (MADCM_KVM_STRACE on the host), its
+# output at BASE.SUFFIX; ST is empty without one.
+#   1       strace -f -c: system calls counted              BASE.strace
+#   tt      strace -f -tt -T: every call, timed              BASE.tt
+#   perf    perf stat: context switches, system calls (no
+#           ptrace, so the timing is kept)                   BASE.strace
+#   record  perf record -g (perf report --kallsyms
+#           /out/kallsyms on the host)                       BASE.perf
+#   NAME    strace -k: every call of system call NAME with
+#           its user stack                                   BASE.stack
+# strace slows the guest so much that its timings mean nothing.
+diag_wrap() {
+    ST=()
+    case ${RXEVM_strace:-} in
+    '') ;;
+    1) ST=(strace -f -c -o "$1.strace") ;;
+    tt) ST=(strace -f -tt -T -o "$1.tt") ;;
+    record) ST=(perf record -F 2000 -g -o "$1.perf")
+        [ -f /out/kallsyms ] || cat /proc/kallsyms > /out/kallsyms ;;
+    perf) mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
+        ST=(perf stat -e task-clock,context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_futex,syscalls:sys_enter_poll -o "$1.strace") ;;
+    *) ST=(strace -f -k -e "trace=$RXEVM_strace" -o "$1.stack") ;;
+    esac
+}

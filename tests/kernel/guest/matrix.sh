@@ -135,22 +135,7 @@ for row in ${RXEVM_rows//,/ }; do
         if [ "$SIDE" = "$client" ]; then dir="$CM->$PEERCM"; else dir="$PEERCM->$CM"; fi
         L=/tmp/$row.$client$server.log
         [ "$CM" = madcm ] && [ -z "${RXEVM_notrace:-}" ] && RUN[1]=MADCM_TRACE=/tmp/$row.$client$server.pcap
-        # MADCM_KVM_STRACE=1: each program's system calls, counted (strace -c);
-        # =NAME: every call of system call NAME with its stack (strace -k);
-        # =perf: counted by perf stat instead (no ptrace: timing kept);
-        # =record: sampled by perf record, for perf report on the host.
-        ST=()
-        case ${RXEVM_strace:-} in
-        '') ;;
-        1) ST=(strace -f -c -o "/tmp/$row.$client$server.$SIDE.strace") ;;
-        # =record: where the time goes (perf record; perf report on the host).
-        record) ST=(perf record -F 2000 -g -o "/tmp/$row.$client$server.$SIDE.perf")
-            [ -f /out/kallsyms ] || cat /proc/kallsyms > /out/kallsyms ;; # perf report --kallsyms
-        # =perf: context switches and system calls counted by perf (no ptrace).
-        perf) mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
-            ST=(perf stat -e task-clock,context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_futex,syscalls:sys_enter_poll -o "/tmp/$row.$client$server.$SIDE.strace") ;;
-        *) ST=(strace -f -k -e "trace=$RXEVM_strace" -o "/tmp/$row.$client$server.$SIDE.stack") ;;
-        esac
+        diag_wrap "/tmp/$row.$client$server.$SIDE" # MADCM_KVM_STRACE (lib.sh)
         if [ "$SIDE" = "$server" ]; then
             cmd "$row" server
             s0=$(now)
@@ -189,7 +174,7 @@ for row in ${RXEVM_rows//,/ }; do
         fi
         cp "$L" "$L.err" /out/ 2> /dev/null
         [ -f "/tmp/$row.$client$server.pcap" ] && cp "/tmp/$row.$client$server.pcap" /out/
-        cp "/tmp/$row.$client$server.$SIDE".{strace,stack,perf} /out/ 2> /dev/null
+        cp "/tmp/$row.$client$server.$SIDE".{strace,tt,stack,perf} /out/ 2> /dev/null
     done
 done
 log "matrix done in $(elapsed "$T2" "$(now)") s (rc $rc)"
