@@ -362,6 +362,18 @@ static int e_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
  * before its REP) supplies what rdma_accept overrides: the receive PSN the
  * REP will announce and the accepted RDMA read depths.
  */
+static void accept_overrides(struct ibv_qp_attr *a, int mask, enum ibv_qp_state to,
+			     const struct cm_accept_cmd *acc)
+{
+	if (to == IBV_QPS_RTR) {
+		a->rq_psn = acc->starting_psn;
+		if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+			a->max_dest_rd_atomic = acc->responder_resources;
+	}
+	if (to == IBV_QPS_RTS && (mask & IBV_QP_MAX_QP_RD_ATOMIC))
+		a->max_rd_atomic = acc->initiator_depth;
+}
+
 static int qp_step(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp, enum ibv_qp_state to,
 		   const struct cm_accept_cmd *acc)
 {
@@ -370,13 +382,8 @@ static int qp_step(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp, enum i
 
 	if (rc)
 		return rc;
-	if (acc && to == IBV_QPS_RTR) {
-		a.rq_psn = acc->starting_psn;
-		if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
-			a.max_dest_rd_atomic = acc->responder_resources;
-	}
-	if (acc && to == IBV_QPS_RTS && (mask & IBV_QP_MAX_QP_RD_ATOMIC))
-		a.max_rd_atomic = acc->initiator_depth;
+	if (acc)
+		accept_overrides(&a, mask, to, acc);
 	return modify(rt, qp, &a, mask);
 }
 
@@ -420,7 +427,14 @@ static int auto_connect(struct cm_runtime *rt, struct cm_rt_cmd *c)
 	return rc;
 }
 
-static int auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
+/*
+ * An auto-QP accept's checks.  In this process: what fails without
+ * touching the QP or the peer.  Served by madcmd: the QP moves first and
+ * the accept is sent without waiting; what the daemon refuses comes back
+ * as CM_EV_CONNECT_ERROR (the QP then fails and a REJ goes out), no round
+ * trip ahead.
+ */
+static int accept_check(struct cm_runtime *rt, struct cm_rt_cmd *c)
 {
 	struct ibv_qp *qp = c->auto_qp.qp;
 	struct cm_accept_cmd *a = &c->accept;
@@ -431,22 +445,24 @@ static int auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
 		a->qpn = qp->qp_num;
 	if (a->qpn != qp->qp_num || a->starting_psn >= (1u << 24))
 		return -EINVAL;
-	/*
-	 * In this process: what fails without touching the QP or the peer.
-	 * Served by madcmd: the QP moves first and the accept is sent without
-	 * waiting; what the daemon refuses comes back as CM_EV_CONNECT_ERROR
-	 * (the QP then fails and a REJ goes out), no round trip ahead.
-	 */
-	if (!rt->remote) {
-		rc = cm_engine_conn_state(rt->engine, c->id, &st);
-		if (rc)
-			return rc;
-		if (st != CM_ST_REQ_RCVD && st != CM_ST_MRA_REQ_SENT)
-			return -EINVAL;
-		if (cm_engine_qpn_in_timewait(rt->engine, a->qpn))
-			return -EBUSY;
-	}
-	rc = 0;
+	if (rt->remote)
+		return 0;
+	rc = cm_engine_conn_state(rt->engine, c->id, &st);
+	if (rc)
+		return rc;
+	if (st != CM_ST_REQ_RCVD && st != CM_ST_MRA_REQ_SENT)
+		return -EINVAL;
+	return cm_engine_qpn_in_timewait(rt->engine, a->qpn) ? -EBUSY : 0;
+}
+
+static int auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
+{
+	struct ibv_qp *qp = c->auto_qp.qp;
+	struct cm_accept_cmd *a = &c->accept;
+	int rc = accept_check(rt, c);
+
+	if (rc)
+		return rc;
 	if (c->auto_qp.flags & CM_RT_QP_INIT)
 		rc = qp_step(rt, c->id, qp, IBV_QPS_INIT, a);
 	if (!rc)
@@ -1380,16 +1396,81 @@ int cm_runtime_connect_qp(struct cm_runtime *rt, const struct cm_connect_cmd *cc
 	return rc;
 }
 
+/*
+ * An auto-QP accept in this process, from a thread that does not hold the
+ * loop: the QP moves between two short holds of the loop instead of
+ * inside one.  Its verbs calls are the slow part of an accept (system
+ * calls, and under emulation far slower than the engine), and the loop
+ * they would hold is what the thread reading the next MADs and every
+ * other caller wait for.
+ */
+struct accept_args {
+	struct cm_runtime *rt;
+	struct cm_rt_cmd *c;
+	int rc;
+	unsigned n;		    /* QP states to move through */
+	enum ibv_qp_state to[3];    /* INIT (when asked), RTR, RTS */
+	struct ibv_qp_attr attr[3]; /* the engine's, before rdma_accept's overrides */
+	int mask[3];
+};
+
+static void accept_prep_here(void *arg)
+{
+	struct accept_args *x = arg;
+	struct cm_runtime *rt = x->rt;
+
+	x->rc = rt->engine ? accept_check(rt, x->c) : -ESHUTDOWN;
+	for (unsigned i = 0; i < x->n && !x->rc; i++)
+		x->rc = cm_engine_init_qp_attr(rt->engine, x->c->id, x->to[i], &x->attr[i],
+					       &x->mask[i]);
+}
+
+static void accept_send_here(void *arg)
+{
+	struct accept_args *x = arg;
+	struct cm_runtime *rt = x->rt;
+
+	if (!x->rc)
+		x->rc = rt->engine ? e_accept(rt, x->c) : -ESHUTDOWN;
+	if (x->rc) {
+		qp_to_error(rt, x->c->auto_qp.qp);
+		if (rt->engine)
+			reject_consumer(rt, x->c->id);
+	}
+}
+
+static int accept_qp_outside(struct cm_runtime *rt, struct cm_rt_cmd *c)
+{
+	struct accept_args x = {.rt = rt, .c = c};
+	int rc;
+
+	if (c->auto_qp.flags & CM_RT_QP_INIT)
+		x.to[x.n++] = IBV_QPS_INIT;
+	x.to[x.n++] = IBV_QPS_RTR;
+	x.to[x.n++] = IBV_QPS_RTS;
+	rc = mad_loop_call_here(rt->loop, accept_prep_here, &x);
+	if (rc || x.rc)
+		return rc ? rc : x.rc; /* nothing touched */
+	for (unsigned i = 0; i < x.n && !x.rc; i++) {
+		accept_overrides(&x.attr[i], x.mask[i], x.to[i], &c->accept);
+		x.rc = modify(rt, c->auto_qp.qp, &x.attr[i], x.mask[i]);
+	}
+	rc = mad_loop_call_here(rt->loop, accept_send_here, &x);
+	return rc ? rc : x.rc;
+}
+
 int cm_runtime_accept_qp(struct cm_runtime *rt, uint32_t id, uint64_t user,
 			 const struct cm_accept_cmd *a, struct ibv_qp *qp, uint32_t flags)
 {
 	struct cm_rt_cmd c = {.op = CM_RT_ACCEPT, .id = id, .user = user};
 
-	if (!a || !qp)
+	if (!rt || !a || !qp || (flags & ~CM_RT_QP_INIT))
 		return -EINVAL;
 	c.accept = *a;
 	c.auto_qp.qp = qp;
 	c.auto_qp.flags = flags;
+	if (!rt->remote && mad_loop_started(rt->loop) && !mad_loop_owns(rt->loop))
+		return accept_qp_outside(rt, &c);
 	return cm_runtime_exec(rt, &c);
 }
 

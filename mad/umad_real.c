@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <unistd.h>
 #include <infiniband/umad.h>
 
 #include "mad/umad_ops.h"
+#include "mad/umad_tx.h"
 
 /* umad_init() once per process; later calls are cheap no-ops. */
 static int real_init(void)
@@ -97,6 +99,7 @@ static int real_query_port(void *ctx, const char *ca, int port, struct mad_port_
 static struct roce_port {
 	int portid; /* -1: slot free */
 	bool ethernet;
+	struct umad_tx *tx; /* the port's writer thread (umad_tx.h), or NULL */
 	char ca[UMAD_CA_NAME_LEN];
 	int port;
 	pthread_mutex_t lock;
@@ -217,10 +220,54 @@ static void note_nonblock(int portid, bool open)
 		fd_nonblock[fd] = fl >= 0 && (fl & O_NONBLOCK);
 }
 
+/*
+ * Which ports get a writer thread (umad_tx.h): MADCM_UMAD_TX=thread for
+ * every port, =sync for none, else (auto) the Ethernet ports, whose umad
+ * writes sleep in the kernel, on a host with more than one CPU online.
+ * On one CPU the sleep is the kworker using that CPU: nothing overlaps
+ * it, and the hop to the writer costs two context switches per MAD
+ * (measured slower, tests/kernel/README.md).
+ */
+enum tx_mode { TX_AUTO, TX_THREAD, TX_SYNC };
+
+static enum tx_mode tx_mode(void)
+{
+	const char *v = getenv("MADCM_UMAD_TX");
+
+	if (v && !strcmp(v, "thread"))
+		return TX_THREAD;
+	if (v && !strcmp(v, "sync"))
+		return TX_SYNC;
+	return TX_AUTO;
+}
+
+static int tx_write(void *ctx, int portid, int agent, void *umad, int len, int timeout_ms)
+{
+	int rc;
+
+	(void)ctx;
+	errno = 0;
+	rc = umad_send(portid, agent, umad, len, timeout_ms, 0);
+	return rc < 0 ? (errno ? -errno : -EIO) : 0;
+}
+
+static struct umad_tx *tx_for(int portid)
+{
+	struct umad_tx_params tp = {0};
+	struct umad_tx *tx;
+
+	tp.portid = portid;
+	tp.hdr_size = umad_size();
+	tp.write = tx_write;
+	return umad_tx_create(&tx, &tp) ? NULL : tx; /* NULL: write in place */
+}
+
 static int real_open_port(void *ctx, const char *ca, int port)
 {
 	char path[160], ll[32];
+	enum tx_mode mode;
 	umad_port_t p;
+	bool eth;
 	int id;
 
 	(void)ctx;
@@ -235,14 +282,22 @@ static int real_open_port(void *ctx, const char *ca, int port)
 		return id;
 	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/link_layer", p.ca_name,
 		 p.portnum);
-	if (!read_small(path, ll, sizeof(ll)) && !strcmp(ll, "Ethernet")) {
+	eth = !read_small(path, ll, sizeof(ll)) && !strcmp(ll, "Ethernet");
+	mode = tx_mode();
+	if (mode == TX_AUTO && sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		mode = TX_SYNC;
+	if (eth || mode == TX_THREAD) {
+		struct umad_tx *tx = mode == TX_SYNC ? NULL : tx_for(id);
+
 		for (int i = 0; i < ROCE_PORTS; i++) {
 			struct roce_port *r = &roce_ports[i];
 
 			pthread_mutex_lock(&r->lock);
 			if (r->portid < 0) {
 				r->portid = id;
-				r->ethernet = true;
+				r->ethernet = eth;
+				r->tx = tx;
+				tx = NULL;
 				snprintf(r->ca, sizeof(r->ca), "%s", p.ca_name);
 				r->port = p.portnum;
 				r->ncache = r->next = 0;
@@ -251,6 +306,7 @@ static int real_open_port(void *ctx, const char *ca, int port)
 			}
 			pthread_mutex_unlock(&r->lock);
 		}
+		umad_tx_destroy(tx); /* no slot left: write in place */
 	}
 	umad_release_port(&p);
 	return id;
@@ -266,7 +322,7 @@ static uint8_t roce_sgid_index(int portid, const uint8_t *dgid, uint8_t given)
 		struct roce_port *r = &roce_ports[i];
 		int idx;
 
-		if (r->portid != portid)
+		if (r->portid != portid || !r->ethernet)
 			continue;
 		pthread_mutex_lock(&r->lock);
 		for (unsigned c = 0; c < r->ncache; c++)
@@ -290,16 +346,41 @@ static uint8_t roce_sgid_index(int portid, const uint8_t *dgid, uint8_t given)
 
 static void real_close_port(void *ctx, int portid)
 {
+	struct umad_tx *tx = NULL;
+
 	(void)ctx;
 	pthread_once(&roce_once, roce_init);
 	for (int i = 0; i < ROCE_PORTS; i++) {
 		pthread_mutex_lock(&roce_ports[i].lock);
-		if (roce_ports[i].portid == portid)
+		if (roce_ports[i].portid == portid) {
 			roce_ports[i].portid = -1;
+			tx = roce_ports[i].tx;
+			roce_ports[i].tx = NULL;
+		}
 		pthread_mutex_unlock(&roce_ports[i].lock);
 	}
+	umad_tx_destroy(tx); /* what is queued leaves first (a REJ, a DREQ) */
 	note_nonblock(portid, false);
 	umad_close_port(portid);
+}
+
+/* The writer thread of umad port portid, if it has one. */
+static struct umad_tx *port_tx(int portid)
+{
+	struct umad_tx *tx = NULL;
+
+	for (int i = 0; i < ROCE_PORTS; i++) {
+		struct roce_port *r = &roce_ports[i];
+
+		if (r->portid != portid)
+			continue;
+		pthread_mutex_lock(&r->lock);
+		if (r->portid == portid)
+			tx = r->tx;
+		pthread_mutex_unlock(&r->lock);
+		break;
+	}
+	return tx;
 }
 
 static int real_get_fd(void *ctx, int portid)
@@ -334,7 +415,7 @@ static int real_send(void *ctx, int portid, int agent, const void *mad, size_t l
 	size_t sz = umad_size() + len;
 	char buf[sizeof(struct ib_user_mad) + 2048] __attribute__((aligned(8)));
 	void *umad = buf;
-	int rc;
+	struct umad_tx *tx;
 
 	(void)ctx;
 	if (!mad || !dst || len == 0 || len > 2048)
@@ -357,9 +438,12 @@ static int real_send(void *ctx, int portid, int agent, const void *mad, size_t l
 		a->traffic_class = dst->traffic_class;
 		a->flow_label = htonl(dst->flow_label);
 	}
+	/* On a port whose writes sleep, the writer thread writes it (umad_tx.h). */
+	tx = len <= UMAD_TX_MAD_MAX ? port_tx(portid) : NULL;
+	if (tx)
+		return umad_tx_queue(tx, agent, umad, (int)len, timeout_ms);
 	/* Retries are the transport's own (same TID); the kernel never resends. */
-	rc = umad_send(portid, agent, umad, (int)len, (int)timeout_ms, 0);
-	return rc < 0 ? (errno ? -errno : -EIO) : 0;
+	return tx_write(NULL, portid, agent, umad, (int)len, (int)timeout_ms);
 }
 
 static int real_recv(void *ctx, int portid, void *buf, size_t cap, size_t *len, int *agent,

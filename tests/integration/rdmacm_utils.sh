@@ -76,6 +76,15 @@ cases() {
 
 cases "" 1000
 
+# The umad writer thread (mad/umad_tx.h: by default on the RoCE ports of
+# hosts with more than one CPU) asked for on these IB ports.
+MADCM_UMAD_TX=thread
+export MADCM_UMAD_TX
+pair "rping-tx" 120 "rping -s -a $H1 -V -C 200" "rping -c -a $H1 -V -v -C 200"
+pair "ucmatose-tx" 180 "ucmatose -c 100" "ucmatose -s $H1 -c 100"
+expect "ucmatose-tx.c" "return status 0"
+unset MADCM_UMAD_TX
+
 # The same with 20% of CM MADs (class 0x07) lost anywhere on the fabric.
 if [ "${MADCM_QUICK_CHECK:-0}" != 1 ]; then
 	fs fault seed 7 >/dev/null

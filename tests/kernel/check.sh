@@ -10,7 +10,8 @@
 #     bench cmtime -c 300 in turns on one pair (guest/bench.sh): kernel to
 #           kernel, then madcm to madcm with the CM modules unloaded, k m m k
 #           k m; the madcm/kernel connection rate per round and its median
-#           (MADCM_KVM_ROUNDS, MADCM_KVM_CONNS, MADCM_KVM_CAPTURE=1)
+#           (MADCM_KVM_ROUNDS, MADCM_KVM_CONNS, MADCM_KVM_CAPTURE=1,
+#           MADCM_KVM_UMAD_TX=sync|thread: MADCM_UMAD_TX of the madcm turns)
 #     torture  VM A `madcm torture` (through torture_shim.so: no SA on RoCE)
 #           against VM B's kernel rdma_cm (`rping -s -P`); prints what the
 #           kernel answered per case; fails only when torture cannot run
@@ -71,7 +72,7 @@ pair() {
     R=$D/run/$name
     rm -rf "$R"; mkdir -p "$R/A" "$R/B"
     s=$EPOCHREALTIME
-    timeout "$TMO" "$HERE/vm.sh" --name "${name}A" --ip 10.77.0.1/24 --ip6 fd77::1/64 \
+    timeout "$TMO" "$HERE/vm.sh" --name "${name}A" ${PIN:+--pin 0} ${MADCM_KVM_SMP:+--smp $MADCM_KVM_SMP} --ip 10.77.0.1/24 --ip6 fd77::1/64 \
         --listen $port --out "$R/A" --script "$HERE/guest/${SCRIPT:-matrix.sh}" \
         --var shim="$D/torture_shim.so" --var flood="${MADCM_KVM_FLOOD:-16}" \
         --var side=A --var cm="$cma" --var peercm="$cmb" --var peer=10.77.0.2 \
@@ -82,7 +83,7 @@ pair() {
     # B connects: A's qemu must be listening first.
     for _ in $(seq 1 50); do grep -q . "$R/A.log" 2> /dev/null && break; sleep 0.1; done
     sleep 0.3
-    timeout "$TMO" "$HERE/vm.sh" --name "${name}B" --ip 10.77.0.2/24 --ip6 fd77::2/64 \
+    timeout "$TMO" "$HERE/vm.sh" --name "${name}B" ${PIN:+--pin 1} ${MADCM_KVM_SMP:+--smp $MADCM_KVM_SMP} --ip 10.77.0.2/24 --ip6 fd77::2/64 \
         --connect $port --out "$R/B" --script "$HERE/guest/${SCRIPT:-matrix.sh}" \
         --var side=B --var cm="$cmb" --var peercm="$cma" --var peer=10.77.0.1 \
         --var peer6=fd77::1 --var madcm="$MADCM" --var "rows=${rows// /,}" \
@@ -163,11 +164,17 @@ bench_line() { awk -F'[: ]+' '/^connect +:/ { print $2, $5 }' "$1" 2> /dev/null 
 # madcm turn; turns k m m k k m ...), then per round the ratio of the two
 # turns' connection rates, and their median.
 bench() {
-    local n=${MADCM_KVM_CONNS:-300} rounds=${MADCM_KVM_ROUNDS:-3} R=$D/run/bench t f cm k m
+    local n=${MADCM_KVM_CONNS:-300} rounds=${MADCM_KVM_ROUNDS:-5} R=$D/run/bench t f cm k m
     local ratios= sk=0 sm=0 nr=0
     # Speed: no MADCM_TRACE capture on the madcm side (NOTRACE).
-    XVARS=(--var rounds="$rounds" ${MADCM_KVM_CAPTURE:+--var capture=1})
-    NOTRACE=1 SCRIPT=bench.sh pair bench madcm madcm cmtime
+    XVARS=(--var rounds="$rounds" ${MADCM_KVM_CAPTURE:+--var capture=1}
+        ${MADCM_KVM_UMAD_TX:+--var umadtx=$MADCM_KVM_UMAD_TX})
+    # Each VM on a host CPU of its own when there are two (MADCM_KVM_PIN=0:
+    # not), so that the two vCPU threads never share one.
+    local pin=${MADCM_KVM_PIN:-1}
+    [ "$(nproc)" -ge 2 ] || pin=0
+    [ "$pin" = 0 ] && pin=
+    PIN=$pin NOTRACE=1 SCRIPT=bench.sh pair bench madcm madcm cmtime
     local r=$?
     XVARS=()
     echo "== bench: cmtime -c $n, client A, turn by turn (steps: total ms)"

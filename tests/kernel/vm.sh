@@ -26,13 +26,15 @@
 #                       power off; without it: interactive shell
 #     --out DIR         host dir shared read-write at /out in the guest
 #     --var K=V         exported to the script as RXEVM_K=V (repeatable)
+#     --pin CPU         run qemu on host CPU CPU only (taskset): two VMs on
+#                       two host CPUs then never share one
 # The console (ttyS0) is on stdout. No user-mode (slirp) network is created:
 # the guest's only NIC is the socket/hub one, so guest traffic never leaves
 # qemu except as the 127.0.0.1 TCP stream between two qemu processes.
 set -euo pipefail
 D=${MADCM_KVM_DIR:-/tmp/madcm-kernel}
 HERE=$(cd "$(dirname "$0")" && pwd)
-KREL=${RXEVM_KREL:-} ACCEL=tcg CPU= BIOS=qboot.rom PVH=1 NAME=vm IP= IP6= LISTEN= CONNECT= MAC= MEM=1024 SMP=1 SCRIPT= OUTDIR=
+KREL=${RXEVM_KREL:-} ACCEL=tcg CPU= BIOS=qboot.rom PVH=1 NAME=vm IP= IP6= LISTEN= CONNECT= MAC= MEM=1024 SMP=1 SCRIPT= OUTDIR= PIN=
 VARS=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -53,6 +55,7 @@ while [ $# -gt 0 ]; do
     --script) SCRIPT=$(readlink -f "$2"); shift ;;
     --out) OUTDIR=$(readlink -f "$2"); shift ;;
     --var) VARS+=("rxevm.$2"); shift ;;
+    --pin) PIN=$2; shift ;;
     *) echo "vm.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -109,7 +112,8 @@ if [ -n "$OUTDIR" ]; then
 fi
 FW=(); [ "$BIOS" = default ] || FW=(-bios "$BIOS")
 if [ -t 0 ] && [ -z "$SCRIPT" ]; then CON=(-serial mon:stdio); else CON=(-serial stdio); fi
-exec qemu-system-x86_64 -nodefaults -no-user-config -nographic -no-reboot \
+TS=(); [ -n "$PIN" ] && command -v taskset > /dev/null && TS=(taskset -c "$PIN")
+exec "${TS[@]}" qemu-system-x86_64 -nodefaults -no-user-config -nographic -no-reboot \
     "${A[@]}" "${FW[@]}" -m "$MEM" -smp "$SMP" -name "$NAME" \
     -kernel "$KIMG" -initrd "$INITRD" -append "$APPEND" \
     "${CON[@]}" "${FS[@]}" \

@@ -7,8 +7,10 @@
 # host's speed drifts over minutes, and each kernel turn has a madcm turn
 # beside it, before or after, to be compared with.
 #   RXEVM_side    A (cmtime's client) or B (its server)
-#   RXEVM_rounds  rounds of two turns (default 3: k m m k k m)
+#   RXEVM_rounds  rounds of two turns (default 5: k m m k k m m k k m)
 #   RXEVM_conns   connections in flight (cmtime -c, default 300)
+#   RXEVM_umadtx  MADCM_UMAD_TX for the madcm turns (sync: no umad writer
+#                 thread, as before it existed; thread)
 #   RXEVM_capture 1: dumpcap eth0's RoCE packets during every client run
 #                 (/out/bench.N.CM.SIDE.pcap; costs CPU: times then move)
 #   RXEVM_strace  a diagnostic wrapped around both programs (diag_wrap in
@@ -20,7 +22,7 @@
 . "$(dirname "$0")/lib.sh"
 SIDE=$RXEVM_side
 N=${RXEVM_conns:-300}
-ROUNDS=${RXEVM_rounds:-3}
+ROUNDS=${RXEVM_rounds:-5}
 RES=/out/results
 : > "$RES"
 rc=0
@@ -43,6 +45,16 @@ sync_peer() {
     else until $NC "$PEER" "$1" < /dev/null > /dev/null 2>&1; do sleep 0.1; done; fi
 }
 
+# The host's files reach the guest over 9p (cache=loose): a library's pages
+# are read from the host the first time a program touches them, and the
+# first turn to run a CM's user-space code would pay for it inside its
+# timed steps.  Read both CMs' libraries once before any turn.
+B_LIBS=${RXEVM_madcm%/tools/madcm}
+cat "$B_LIBS"/.libs/libmadcm.so.0* "$B_LIBS"/lib/.libs/librdmacm.so.1* \
+    /usr/lib/x86_64-linux-gnu/librdmacm.so.1* /usr/lib/x86_64-linux-gnu/libibverbs.so.1* \
+    /usr/lib/x86_64-linux-gnu/libibumad.so.3* /usr/lib/x86_64-linux-gnu/libibverbs/librxe* \
+    "$(command -v cmtime)" > /dev/null 2>&1
+
 turns=()
 for r in $(seq 1 "$ROUNDS"); do
     if [ $((r % 2)) = 1 ]; then turns+=(kernel madcm); else turns+=(madcm kernel); fi
@@ -60,7 +72,7 @@ for cm in "${turns[@]}"; do
         for m in ib_cm iw_cm rdma_cm rdma_ucm; do
             [ -d /sys/module/$m ] && { log "turn $t: $m still loaded"; rc=1; }
         done
-        RUN=("$RXEVM_madcm" run)
+        RUN=(env ${RXEVM_umadtx:+MADCM_UMAD_TX=$RXEVM_umadtx} "$RXEVM_madcm" run)
     fi
     L=/out/bench.$t.$cm.log
     diag_wrap "/out/bench.$t.$cm.$SIDE" # MADCM_KVM_STRACE (lib.sh)

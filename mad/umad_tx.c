@@ -1,0 +1,215 @@
+/* A writer thread for one umad port whose writes sleep (see umad_tx.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/umad_tx.h"
+
+#define DEFAULT_MAX 4096
+#define FIRST_CAP 64
+
+struct slot {
+	int agent;
+	int len;
+	int timeout_ms;
+	int pad;
+	unsigned char data[]; /* hdr_size + len bytes */
+};
+
+struct umad_tx {
+	struct umad_tx_params p;
+	size_t stride; /* bytes per slot, a multiple of 16 */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t more;	/* the queue got a MAD, or stop */
+	pthread_cond_t drained; /* a write finished (for umad_tx_flush) */
+	unsigned char *ring;
+	unsigned cap, head, count;
+	uint64_t seq_in, seq_out; /* MADs queued, MADs written or failed */
+	bool idle;		  /* the thread waits on `more` */
+	bool stop;
+	unsigned flushers;
+	struct umad_tx_counters c;
+};
+
+static struct slot *slot_at(struct umad_tx *tx, unsigned i)
+{
+	return (struct slot *)(tx->ring + (size_t)(i % tx->cap) * tx->stride);
+}
+
+/* Double the ring, unwrapping it; false at the bound or out of memory. */
+static bool grow(struct umad_tx *tx)
+{
+	unsigned ncap = tx->cap * 2;
+	unsigned char *nr;
+
+	if (tx->cap >= tx->p.max_queued)
+		return false;
+	if (ncap > tx->p.max_queued)
+		ncap = tx->p.max_queued;
+	nr = aligned_alloc(16, (size_t)ncap * tx->stride);
+	if (!nr)
+		return false;
+	for (unsigned i = 0; i < tx->count; i++)
+		memcpy(nr + (size_t)i * tx->stride, slot_at(tx, tx->head + i), tx->stride);
+	free(tx->ring);
+	tx->ring = nr;
+	tx->cap = ncap;
+	tx->head = 0;
+	return true;
+}
+
+static void *tx_thread(void *arg)
+{
+	struct umad_tx *tx = arg;
+	struct slot *s = aligned_alloc(16, tx->stride);
+
+	pthread_mutex_lock(&tx->lock);
+	for (;;) {
+		int rc;
+
+		while (!tx->count && !tx->stop) {
+			tx->idle = true;
+			pthread_cond_wait(&tx->more, &tx->lock);
+		}
+		tx->idle = false;
+		if (!tx->count)
+			break; /* stopping, and all written */
+		if (s)
+			memcpy(s, slot_at(tx, tx->head), sizeof(*s) + tx->p.hdr_size + UMAD_TX_MAD_MAX);
+		tx->head = (tx->head + 1) % tx->cap;
+		tx->count--;
+		pthread_mutex_unlock(&tx->lock);
+		rc = s ? tx->p.write(tx->p.ctx, tx->p.portid, s->agent, s->data, s->len, s->timeout_ms)
+		       : -ENOMEM;
+		pthread_mutex_lock(&tx->lock);
+		if (rc < 0)
+			tx->c.errors++;
+		else
+			tx->c.written++;
+		tx->seq_out++;
+		if (tx->flushers)
+			pthread_cond_broadcast(&tx->drained);
+	}
+	pthread_mutex_unlock(&tx->lock);
+	free(s);
+	return NULL;
+}
+
+int umad_tx_create(struct umad_tx **out, const struct umad_tx_params *p)
+{
+	struct umad_tx *tx;
+	int rc;
+
+	if (!out || !p || !p->write)
+		return -EINVAL;
+	tx = calloc(1, sizeof(*tx));
+	if (!tx)
+		return -ENOMEM;
+	tx->p = *p;
+	if (!tx->p.max_queued)
+		tx->p.max_queued = DEFAULT_MAX;
+	tx->stride = (sizeof(struct slot) + p->hdr_size + UMAD_TX_MAD_MAX + 15) & ~(size_t)15;
+	tx->cap = tx->p.max_queued < FIRST_CAP ? tx->p.max_queued : FIRST_CAP;
+	tx->ring = aligned_alloc(16, (size_t)tx->cap * tx->stride);
+	if (!tx->ring) {
+		free(tx);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&tx->lock, NULL);
+	pthread_cond_init(&tx->more, NULL);
+	pthread_cond_init(&tx->drained, NULL);
+	rc = pthread_create(&tx->thread, NULL, tx_thread, tx);
+	if (rc) {
+		pthread_cond_destroy(&tx->drained);
+		pthread_cond_destroy(&tx->more);
+		pthread_mutex_destroy(&tx->lock);
+		free(tx->ring);
+		free(tx);
+		return -rc;
+	}
+	pthread_setname_np(tx->thread, "madcm-umad-tx"); /* 15 bytes at most */
+	*out = tx;
+	return 0;
+}
+
+int umad_tx_queue(struct umad_tx *tx, int agent, const void *umad, int len, unsigned timeout_ms)
+{
+	struct slot *s;
+	bool wake;
+
+	if (!tx || !umad || len <= 0)
+		return -EINVAL;
+	if (len > UMAD_TX_MAD_MAX)
+		return -EMSGSIZE;
+	pthread_mutex_lock(&tx->lock);
+	if (tx->count == tx->cap && !grow(tx)) {
+		tx->c.full++;
+		pthread_mutex_unlock(&tx->lock);
+		return -ENOBUFS;
+	}
+	s = slot_at(tx, tx->head + tx->count);
+	s->agent = agent;
+	s->len = len;
+	s->timeout_ms = (int)timeout_ms;
+	memcpy(s->data, umad, tx->p.hdr_size + (size_t)len);
+	tx->count++;
+	tx->seq_in++;
+	tx->c.queued++;
+	/*
+	 * One wake-up per idle spell: a burst queued meanwhile needs none.
+	 * Signalled after the unlock, or the thread would wake only to wait
+	 * for the lock this caller still holds (two more switches).  It is
+	 * in pthread_cond_wait: it set idle under the lock before waiting.
+	 */
+	wake = tx->idle;
+	tx->idle = false;
+	pthread_mutex_unlock(&tx->lock);
+	if (wake)
+		pthread_cond_signal(&tx->more);
+	return 0;
+}
+
+void umad_tx_flush(struct umad_tx *tx)
+{
+	uint64_t target;
+
+	if (!tx)
+		return;
+	pthread_mutex_lock(&tx->lock);
+	target = tx->seq_in;
+	tx->flushers++;
+	while (tx->seq_out < target)
+		pthread_cond_wait(&tx->drained, &tx->lock);
+	tx->flushers--;
+	pthread_mutex_unlock(&tx->lock);
+}
+
+void umad_tx_destroy(struct umad_tx *tx)
+{
+	if (!tx)
+		return;
+	pthread_mutex_lock(&tx->lock);
+	tx->stop = true;
+	pthread_cond_signal(&tx->more);
+	pthread_mutex_unlock(&tx->lock);
+	pthread_join(tx->thread, NULL);
+	pthread_cond_destroy(&tx->drained);
+	pthread_cond_destroy(&tx->more);
+	pthread_mutex_destroy(&tx->lock);
+	free(tx->ring);
+	free(tx);
+}
+
+void umad_tx_counters(struct umad_tx *tx, struct umad_tx_counters *out)
+{
+	if (!tx || !out)
+		return;
+	pthread_mutex_lock(&tx->lock);
+	*out = tx->c;
+	pthread_mutex_unlock(&tx->lock);
+}

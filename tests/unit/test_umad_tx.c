@@ -1,0 +1,210 @@
+/*
+ * The umad writer thread (mad/umad_tx.h) on a fake write: order, a queue
+ * call that never waits for a sleeping write, the bound, failed writes,
+ * and a destroy that writes what is queued first.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "mad/umad_tx.h"
+
+#define HDR 64
+
+struct fake {
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	bool hold;   /* writes wait while set (a write asleep in the kernel) */
+	bool inside; /* a write has started and waits on hold */
+	int rc;	     /* what each write returns */
+	int seen[1024];
+	int n;
+	int portid, agent, len, timeout;
+};
+
+static int fake_write(void *ctx, int portid, int agent, void *umad, int len, int timeout_ms)
+{
+	struct fake *f = ctx;
+	const unsigned char *b = umad;
+
+	pthread_mutex_lock(&f->m);
+	f->inside = true;
+	pthread_cond_broadcast(&f->cv);
+	while (f->hold)
+		pthread_cond_wait(&f->cv, &f->m);
+	if (f->n < 1024)
+		f->seen[f->n] = b[HDR] | b[HDR + 1] << 8;
+	f->n++;
+	f->portid = portid;
+	f->agent = agent;
+	f->len = len;
+	f->timeout = timeout_ms;
+	pthread_mutex_unlock(&f->m);
+	return f->rc;
+}
+
+static void fake_init(struct fake *f)
+{
+	memset(f, 0, sizeof(*f));
+	pthread_mutex_init(&f->m, NULL);
+	pthread_cond_init(&f->cv, NULL);
+}
+
+static void fake_hold(struct fake *f, bool hold)
+{
+	pthread_mutex_lock(&f->m);
+	f->hold = hold;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->m);
+}
+
+static void wait_inside(struct fake *f)
+{
+	pthread_mutex_lock(&f->m);
+	while (!f->inside)
+		pthread_cond_wait(&f->cv, &f->m);
+	pthread_mutex_unlock(&f->m);
+}
+
+static struct umad_tx *make(struct fake *f, unsigned max)
+{
+	struct umad_tx_params p = {0};
+	struct umad_tx *tx = NULL;
+
+	p.portid = 7;
+	p.hdr_size = HDR;
+	p.max_queued = max;
+	p.write = fake_write;
+	p.ctx = f;
+	assert_int_equal(umad_tx_create(&tx, &p), 0);
+	return tx;
+}
+
+static int queue(struct umad_tx *tx, int seq)
+{
+	unsigned char b[HDR + 256] = {0};
+
+	b[HDR] = (unsigned char)seq;
+	b[HDR + 1] = (unsigned char)(seq >> 8);
+	return umad_tx_queue(tx, 3, b, 256, 0);
+}
+
+static void test_in_order(void **state)
+{
+	struct umad_tx_counters c;
+	struct fake f;
+	struct umad_tx *tx;
+	unsigned char b[HDR + 100] = {0};
+
+	(void)state;
+	fake_init(&f);
+	tx = make(&f, 0);
+	for (int i = 0; i < 500; i++) /* past the first ring: it grows */
+		assert_int_equal(queue(tx, i), 0);
+	umad_tx_flush(tx);
+	assert_int_equal(f.n, 500);
+	for (int i = 0; i < 500; i++)
+		assert_int_equal(f.seen[i], i);
+	assert_int_equal(f.portid, 7);
+	assert_int_equal(f.agent, 3);
+	assert_int_equal(umad_tx_queue(tx, 5, b, 100, 20), 0);
+	umad_tx_flush(tx);
+	assert_int_equal(f.agent, 5);
+	assert_int_equal(f.len, 100);
+	assert_int_equal(f.timeout, 20);
+	umad_tx_counters(tx, &c);
+	assert_int_equal(c.queued, 501);
+	assert_int_equal(c.written, 501);
+	assert_int_equal(c.errors, 0);
+	assert_int_equal(c.full, 0);
+	umad_tx_destroy(tx);
+}
+
+/* A write that sleeps does not hold up the caller, up to the bound. */
+static void test_never_waits_and_bound(void **state)
+{
+	struct umad_tx_counters c;
+	struct fake f;
+	struct umad_tx *tx;
+
+	(void)state;
+	fake_init(&f);
+	f.hold = true;
+	tx = make(&f, 4);
+	assert_int_equal(queue(tx, 0), 0);
+	wait_inside(&f); /* the thread took MAD 0 and sleeps in its write */
+	for (int i = 1; i <= 4; i++)
+		assert_int_equal(queue(tx, i), 0);
+	assert_int_equal(queue(tx, 5), -ENOBUFS);
+	fake_hold(&f, false);
+	umad_tx_flush(tx);
+	assert_int_equal(f.n, 5);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(f.seen[i], i);
+	umad_tx_counters(tx, &c);
+	assert_int_equal(c.queued, 5);
+	assert_int_equal(c.full, 1);
+	assert_int_equal(c.written, 5);
+	umad_tx_destroy(tx);
+}
+
+static void test_errors_and_bad_input(void **state)
+{
+	struct umad_tx_counters c;
+	struct fake f;
+	struct umad_tx *tx;
+	unsigned char b[HDR + 300] = {0};
+
+	(void)state;
+	fake_init(&f);
+	f.rc = -EIO;
+	tx = make(&f, 0);
+	assert_int_equal(queue(tx, 1), 0);
+	assert_int_equal(queue(tx, 2), 0);
+	assert_int_equal(umad_tx_queue(tx, 3, b, 257, 0), -EMSGSIZE);
+	assert_int_equal(umad_tx_queue(tx, 3, NULL, 10, 0), -EINVAL);
+	assert_int_equal(umad_tx_queue(tx, 3, b, 0, 0), -EINVAL);
+	assert_int_equal(umad_tx_queue(NULL, 3, b, 10, 0), -EINVAL);
+	umad_tx_flush(tx);
+	umad_tx_counters(tx, &c);
+	assert_int_equal(c.errors, 2);
+	assert_int_equal(c.written, 0);
+	umad_tx_destroy(tx);
+	assert_int_equal(umad_tx_create(NULL, NULL), -EINVAL);
+}
+
+/* Destroy writes what is queued (a REJ or DREQ sent as the port closes). */
+static void test_destroy_drains(void **state)
+{
+	struct fake f;
+	struct umad_tx *tx;
+
+	(void)state;
+	fake_init(&f);
+	f.hold = true;
+	tx = make(&f, 0);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(queue(tx, i), 0);
+	wait_inside(&f);
+	fake_hold(&f, false);
+	umad_tx_destroy(tx);
+	assert_int_equal(f.n, 50);
+	assert_int_equal(f.seen[49], 49);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_in_order),
+	    cmocka_unit_test(test_never_waits_and_bound),
+	    cmocka_unit_test(test_errors_and_bad_input),
+	    cmocka_unit_test(test_destroy_drains),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
