@@ -80,11 +80,13 @@ static void *tx_thread(void *arg)
 		if (!tx->count)
 			break; /* stopping, and all written */
 		if (s)
-			memcpy(s, slot_at(tx, tx->head), sizeof(*s) + tx->p.hdr_size + UMAD_TX_MAD_MAX);
+			memcpy(s, slot_at(tx, tx->head),
+			       sizeof(*s) + tx->p.hdr_size + UMAD_TX_MAD_MAX);
 		tx->head = (tx->head + 1) % tx->cap;
 		tx->count--;
 		pthread_mutex_unlock(&tx->lock);
-		rc = s ? tx->p.write(tx->p.ctx, tx->p.portid, s->agent, s->data, s->len, s->timeout_ms)
+		rc = s ? tx->p.write(tx->p.ctx, tx->p.portid, s->agent, s->data, s->len,
+				     s->timeout_ms)
 		       : -ENOMEM;
 		pthread_mutex_lock(&tx->lock);
 		if (rc < 0)
