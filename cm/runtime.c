@@ -667,9 +667,10 @@ static void port_gone(struct cm_runtime *rt)
 	deliver(rt, &ev);
 }
 
-static int transport_input(struct cm_runtime *rt)
+/* Runs up to `budget` received MADs (0: the transport's default batch). */
+static int transport_input(struct cm_runtime *rt, unsigned budget)
 {
-	int n = rt->t && rt->tfd >= 0 ? mad_transport_poll(rt->t, 0) : -ENODEV;
+	int n = rt->t && rt->tfd >= 0 ? mad_transport_poll(rt->t, budget) : -ENODEV;
 
 	if (n == -ENODEV)
 		port_gone(rt);
@@ -680,7 +681,7 @@ static void on_readable(struct mad_loop *l, int fd, void *arg)
 {
 	(void)l;
 	(void)fd;
-	transport_input(arg);
+	transport_input(arg, 0);
 }
 
 struct open_args {
@@ -1091,6 +1092,9 @@ static void tfd_wait_here(void *arg)
 		rt->tfd_waiters++;
 }
 
+/* MADs a waiting thread runs in one hold of the loop at most. */
+#define DRAIN_MAX 64
+
 struct drain_args {
 	struct cm_runtime *rt;
 	int n; /* MADs run, or -errno */
@@ -1108,11 +1112,31 @@ static void drain_here(void *arg)
 {
 	struct drain_args *d = arg;
 
-	if (d->rt->remote)
+	if (d->rt->remote) {
 		d->n = d->rt->tfd >= 0 ? remote_input(d->rt) : -ENOTCONN;
-	else
-		d->n = transport_input(d->rt);
-	d->done = d->n > 0 && d->ready && d->ready(d->ready_arg);
+		d->done = d->n > 0 && d->ready && d->ready(d->ready_arg);
+	} else {
+		/*
+		 * One MAD at a time, and stop as soon as what the thread waits
+		 * for is ready: under a burst (a client's REQs to a listener)
+		 * the first CONNECT_REQUEST then reaches the application while
+		 * the burst lasts, as the kernel's rdma_cm reports each REQ as
+		 * it comes, instead of after a whole batch.  The rest is left
+		 * to the loop thread, or to this thread's next wait.
+		 */
+		d->n = 0;
+		for (unsigned i = 0; i < DRAIN_MAX && !d->done; i++) {
+			int r = transport_input(d->rt, 1);
+
+			if (r <= 0) {
+				if (!d->n)
+					d->n = r;
+				break;
+			}
+			d->n += r;
+			d->done = d->ready && d->ready(d->ready_arg);
+		}
+	}
 	if (d->done) {
 		struct tfd_wait_args a = {d->rt, false};
 

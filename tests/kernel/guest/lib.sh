@@ -75,7 +75,11 @@ diag_wrap() {
     '') ;;
     1) ST=(strace -f -c -o "$1.strace") ;;
     tt) ST=(strace -f -tt -T -o "$1.tt") ;;
-    record) ST=(perf record -F 2000 -g -o "$1.perf")
+    record | recordall)
+        ST=(perf record -F 2000 -g -o "$1.perf")
+        # recordall: every CPU and every task (kworkers, softirqs) for the
+        # program's run, where record samples the program's own threads.
+        [ "$RXEVM_strace" = recordall ] && ST=(perf record -a -F 2000 -g -o "$1.perf")
         [ -f /out/kallsyms ] || cat /proc/kallsyms > /out/kallsyms ;;
     perf) mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
         ST=(perf stat -e task-clock,context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_futex,syscalls:sys_enter_poll -o "$1.strace") ;;
