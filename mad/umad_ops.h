@@ -50,7 +50,9 @@ struct mad_umad_ops {
 			      uint8_t rmpp_version, const uint32_t method_mask[4]);
 	int (*unregister_agent)(void *ctx, int portid, int agent);
 	/*
-	 * Queue one MAD for sending; never waits.  For a request,
+	 * Queue one MAD for sending; never waits (a RoCE port's umad
+	 * write sleeps in the kernel: umad_tx.h keeps that off the caller
+	 * where there is a CPU for it).  For a request,
 	 * `timeout_ms` > 0 asks the kernel to keep it until its response
 	 * comes or the time passes: ib_mad drops a response that matches
 	 * no such pending send (mad.c, ib_mad_complete_recv), except active
