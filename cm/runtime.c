@@ -455,20 +455,30 @@ static int accept_check(struct cm_runtime *rt, struct cm_rt_cmd *c)
 	return cm_engine_qpn_in_timewait(rt->engine, a->qpn) ? -EBUSY : 0;
 }
 
+/* The states an accept moves its QP through, in order: INIT (when asked), RTR, RTS. */
+static unsigned accept_states(const struct cm_rt_cmd *c, enum ibv_qp_state to[3])
+{
+	unsigned n = 0;
+
+	if (c->auto_qp.flags & CM_RT_QP_INIT)
+		to[n++] = IBV_QPS_INIT;
+	to[n++] = IBV_QPS_RTR;
+	to[n++] = IBV_QPS_RTS;
+	return n;
+}
+
 static int auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
 {
 	struct ibv_qp *qp = c->auto_qp.qp;
 	struct cm_accept_cmd *a = &c->accept;
+	enum ibv_qp_state to[3];
+	unsigned n = accept_states(c, to);
 	int rc = accept_check(rt, c);
 
 	if (rc)
 		return rc;
-	if (c->auto_qp.flags & CM_RT_QP_INIT)
-		rc = qp_step(rt, c->id, qp, IBV_QPS_INIT, a);
-	if (!rc)
-		rc = qp_step(rt, c->id, qp, IBV_QPS_RTR, a);
-	if (!rc)
-		rc = qp_step(rt, c->id, qp, IBV_QPS_RTS, a);
+	for (unsigned i = 0; i < n && !rc; i++)
+		rc = qp_step(rt, c->id, qp, to[i], a);
 	if (!rc && rt->remote) {
 		/*
 		 * Served by madcmd: the REP leaves from the daemon; not waiting
@@ -1433,7 +1443,7 @@ struct accept_args {
 	struct cm_rt_cmd *c;
 	int rc;
 	unsigned n;		    /* QP states to move through */
-	enum ibv_qp_state to[3];    /* INIT (when asked), RTR, RTS */
+	enum ibv_qp_state to[3];    /* accept_states() */
 	struct ibv_qp_attr attr[3]; /* the engine's, before rdma_accept's overrides */
 	int mask[3];
 };
@@ -1468,10 +1478,7 @@ static int accept_qp_outside(struct cm_runtime *rt, struct cm_rt_cmd *c)
 	struct accept_args x = {.rt = rt, .c = c};
 	int rc;
 
-	if (c->auto_qp.flags & CM_RT_QP_INIT)
-		x.to[x.n++] = IBV_QPS_INIT;
-	x.to[x.n++] = IBV_QPS_RTR;
-	x.to[x.n++] = IBV_QPS_RTS;
+	x.n = accept_states(c, x.to);
 	rc = mad_loop_call_here(rt->loop, accept_prep_here, &x);
 	if (rc || x.rc)
 		return rc ? rc : x.rc; /* nothing touched */

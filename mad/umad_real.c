@@ -97,8 +97,8 @@ static int real_query_port(void *ctx, const char *ca, int port, struct mad_port_
 #define ROCE_PORTS 16
 #define ROCE_CACHE 8
 static struct roce_port {
-	int portid; /* -1: slot free */
-	bool ethernet;
+	int portid;    /* -1: slot free */
+	bool ethernet; /* false: an InfiniBand port here only for its tx (MADCM_UMAD_TX=thread) */
 	struct umad_tx *tx; /* the port's writer thread (umad_tx.h), or NULL */
 	char ca[UMAD_CA_NAME_LEN];
 	int port;

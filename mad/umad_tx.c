@@ -79,9 +79,13 @@ static void *tx_thread(void *arg)
 		tx->idle = false;
 		if (!tx->count)
 			break; /* stopping, and all written */
-		if (s)
-			memcpy(s, slot_at(tx, tx->head),
-			       sizeof(*s) + tx->p.hdr_size + UMAD_TX_MAD_MAX);
+		if (s) {
+			const struct slot *q = slot_at(tx, tx->head);
+
+			/* Out of the ring: the slot is free once unlocked, and grow() may move it.
+			 */
+			memcpy(s, q, sizeof(*s) + tx->p.hdr_size + (size_t)q->len);
+		}
 		tx->head = (tx->head + 1) % tx->cap;
 		tx->count--;
 		pthread_mutex_unlock(&tx->lock);

@@ -170,9 +170,10 @@ bench() {
     XVARS=(--var rounds="$rounds" ${MADCM_KVM_CAPTURE:+--var capture=1}
         ${MADCM_KVM_UMAD_TX:+--var umadtx=$MADCM_KVM_UMAD_TX})
     # Each VM on a host CPU of its own when there are two (MADCM_KVM_PIN=0:
-    # not), so that the two vCPU threads never share one.
+    # not), so that the two vCPU threads never share one.  Not with
+    # MADCM_KVM_SMP above 1: a VM's vCPUs would all share its one CPU.
     local pin=${MADCM_KVM_PIN:-1}
-    [ "$(nproc)" -ge 2 ] || pin=0
+    [ "$(nproc)" -ge 2 ] && [ "${MADCM_KVM_SMP:-1}" -le 1 ] || pin=0
     [ "$pin" = 0 ] && pin=
     PIN=$pin NOTRACE=1 SCRIPT=bench.sh pair bench madcm madcm cmtime
     local r=$?

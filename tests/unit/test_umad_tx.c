@@ -86,6 +86,18 @@ static struct umad_tx *make(struct fake *f, unsigned max)
 	return tx;
 }
 
+static void expect_counters(struct umad_tx *tx, uint64_t queued, uint64_t written, uint64_t errors,
+			    uint64_t full)
+{
+	struct umad_tx_counters c;
+
+	umad_tx_counters(tx, &c);
+	assert_int_equal(c.queued, queued);
+	assert_int_equal(c.written, written);
+	assert_int_equal(c.errors, errors);
+	assert_int_equal(c.full, full);
+}
+
 static int queue(struct umad_tx *tx, int seq)
 {
 	unsigned char b[HDR + 256] = {0};
@@ -97,7 +109,6 @@ static int queue(struct umad_tx *tx, int seq)
 
 static void test_in_order(void **state)
 {
-	struct umad_tx_counters c;
 	struct fake f;
 	struct umad_tx *tx;
 	unsigned char b[HDR + 100] = {0};
@@ -118,18 +129,13 @@ static void test_in_order(void **state)
 	assert_int_equal(f.agent, 5);
 	assert_int_equal(f.len, 100);
 	assert_int_equal(f.timeout, 20);
-	umad_tx_counters(tx, &c);
-	assert_int_equal(c.queued, 501);
-	assert_int_equal(c.written, 501);
-	assert_int_equal(c.errors, 0);
-	assert_int_equal(c.full, 0);
+	expect_counters(tx, 501, 501, 0, 0);
 	umad_tx_destroy(tx);
 }
 
 /* A write that sleeps does not hold up the caller, up to the bound. */
 static void test_never_waits_and_bound(void **state)
 {
-	struct umad_tx_counters c;
 	struct fake f;
 	struct umad_tx *tx;
 
@@ -147,16 +153,12 @@ static void test_never_waits_and_bound(void **state)
 	assert_int_equal(f.n, 5);
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(f.seen[i], i);
-	umad_tx_counters(tx, &c);
-	assert_int_equal(c.queued, 5);
-	assert_int_equal(c.full, 1);
-	assert_int_equal(c.written, 5);
+	expect_counters(tx, 5, 5, 0, 1);
 	umad_tx_destroy(tx);
 }
 
 static void test_errors_and_bad_input(void **state)
 {
-	struct umad_tx_counters c;
 	struct fake f;
 	struct umad_tx *tx;
 	unsigned char b[HDR + 300] = {0};
@@ -172,9 +174,7 @@ static void test_errors_and_bad_input(void **state)
 	assert_int_equal(umad_tx_queue(tx, 3, b, 0, 0), -EINVAL);
 	assert_int_equal(umad_tx_queue(NULL, 3, b, 10, 0), -EINVAL);
 	umad_tx_flush(tx);
-	umad_tx_counters(tx, &c);
-	assert_int_equal(c.errors, 2);
-	assert_int_equal(c.written, 0);
+	expect_counters(tx, 2, 0, 2, 0);
 	umad_tx_destroy(tx);
 	assert_int_equal(umad_tx_create(NULL, NULL), -EINVAL);
 }

@@ -66,6 +66,7 @@ gid_table() {
 #           ptrace, so the timing is kept)                   BASE.strace
 #   record  perf record -g (perf report --kallsyms
 #           /out/kallsyms on the host)                       BASE.perf
+#   recordall  the same with -a: every task of the VM        BASE.perf
 #   NAME    strace -k: every call of system call NAME with
 #           its user stack                                   BASE.stack
 # strace slows the guest so much that its timings mean nothing.
@@ -76,10 +77,11 @@ diag_wrap() {
     1) ST=(strace -f -c -o "$1.strace") ;;
     tt) ST=(strace -f -tt -T -o "$1.tt") ;;
     record | recordall)
-        ST=(perf record -F 2000 -g -o "$1.perf")
         # recordall: every CPU and every task (kworkers, softirqs) for the
         # program's run, where record samples the program's own threads.
-        [ "$RXEVM_strace" = recordall ] && ST=(perf record -a -F 2000 -g -o "$1.perf")
+        local all=()
+        [ "$RXEVM_strace" = recordall ] && all=(-a)
+        ST=(perf record "${all[@]}" -F 2000 -g -o "$1.perf")
         [ -f /out/kallsyms ] || cat /proc/kallsyms > /out/kallsyms ;;
     perf) mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
         ST=(perf stat -e task-clock,context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_futex,syscalls:sys_enter_poll -o "$1.strace") ;;
