@@ -54,6 +54,7 @@ enum cm_action {
 	CM_A_REJ_INVALID_ID, /* answer REJ "invalid communication ID" */
 	CM_A_DREP,	     /* answer a fresh DREP */
 	CM_A_RTU,	     /* answer a fresh RTU (duplicate REP) */
+	CM_A_NONE,	     /* command: accepted, nothing to send or change */
 };
 
 #define CM_ST_SAME 0xff /* `next` meaning: stay in the state */

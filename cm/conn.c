@@ -700,6 +700,8 @@ int cm_engine_disconnect(struct cm_engine *e, uint32_t id, const void *private_d
 		cm_conn_send_dreq(e, c, private_data, len);
 		return 0;
 	}
+	if (cm_transition(c->state, CM_CMD_DREP)->action == CM_A_NONE)
+		return 0; /* disconnected already: nothing to answer */
 	tr = cm_cmd_allowed(c, CM_CMD_DREP);
 	if (!tr)
 		return -EINVAL;

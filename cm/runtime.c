@@ -718,6 +718,7 @@ static void open_on_loop(void *arg)
 	struct open_args *o = arg;
 	struct cm_runtime *rt = o->rt;
 	const struct cm_runtime_params *p = o->p;
+	const struct mad_umad_ops *ops;
 	struct mad_transport_params tp = {0};
 	struct cm_umad_params up = {0};
 	int rc;
@@ -732,6 +733,13 @@ static void open_on_loop(void *arg)
 	if (rc)
 		goto out;
 	rt->port = *mad_transport_port_cached(rt->t);
+	/*
+	 * Ports whose writes wait for the loop's release (umad_tx.h): the
+	 * ops' hook, static like the ops, serves every runtime on this loop.
+	 */
+	ops = p->ops ? p->ops : &mad_umad_real_ops;
+	if (ops->released)
+		mad_loop_set_release(rt->loop, ops->released, p->ops_ctx);
 	up.transport = rt->t;
 	up.timers = mad_loop_timers(rt->loop);
 	up.event = eng_event;

@@ -47,6 +47,10 @@
 	{                                                                                          \
 		CM_A_RTU, CM_ST_SAME                                                               \
 	}
+#define NONE                                                                                       \
+	{                                                                                          \
+		CM_A_NONE, CM_ST_SAME                                                              \
+	}
 #define DROP                                                                                       \
 	{                                                                                          \
 		CM_A_DROP, CM_ST_SAME                                                              \
@@ -190,9 +194,14 @@ static const struct cm_transition table[CM_ST__COUNT][CM_IN__COUNT] =
 	    },
 	[CM_ST_TIMEWAIT] =
 	    {
-		[CM_IN_REQ] = REJ_STALE,    /* REQ of a finished connection */
-		[CM_IN_DREQ] = DREP,	    /* our DREP was lost */
-		[CM_CMD_DREP] = STAY,	    /* late answer to a simultaneous DREQ */
+		[CM_IN_REQ] = REJ_STALE, /* REQ of a finished connection */
+		[CM_IN_DREQ] = DREP,	 /* our DREP was lost */
+		/*
+		 * rdma_disconnect() after our DREQ was answered (or after a
+		 * simultaneous DREQ's DREP came): succeeds, and sends nothing,
+		 * as the kernel's CM sends a DREP only from DREQ_RCVD.
+		 */
+		[CM_CMD_DREP] = NONE,
 		[CM_IN_TIMEOUT] = GO(IDLE), /* TIMEWAIT_EXIT, QPN free again */
 	    },
 	/* ---- SIDR ---- */

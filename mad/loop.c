@@ -66,6 +66,8 @@ struct mad_loop {
 	int tfd;
 	void (*turn_end)(void *arg); /* mad_loop_set_turn_end */
 	void *turn_end_arg;
+	void (*release)(void *arg); /* mad_loop_set_release */
+	void *release_arg;
 };
 
 /* The loop this thread holds (own), if any. */
@@ -90,6 +92,20 @@ static void own_unlock(struct mad_loop *l, const struct mad_loop *prev)
 		return;
 	held_loop = prev;
 	pthread_mutex_unlock(&l->own);
+}
+
+/*
+ * Give the loop up at the end of a hold, then run the release hook (read
+ * while still held) on this thread.  Nested holds do not release.
+ */
+static void own_release(struct mad_loop *l, const struct mad_loop *prev)
+{
+	void (*fn)(void *) = prev == l ? NULL : l->release;
+	void *arg = l->release_arg;
+
+	own_unlock(l, prev);
+	if (fn)
+		fn(arg);
 }
 
 static int ep_add(int epfd, int fd, uint32_t events, uint64_t data)
@@ -273,7 +289,7 @@ static int iterate(struct mad_loop *l, int timeout_ms)
 	n += run_cmds(l, signalled);
 	if (l->turn_end)
 		l->turn_end(l->turn_end_arg);
-	own_unlock(l, prev);
+	own_release(l, prev);
 	return n;
 }
 
@@ -397,7 +413,7 @@ int mad_loop_call_here(struct mad_loop *l, void (*fn)(void *arg), void *arg)
 		else
 			wake(l);
 	}
-	own_unlock(l, prev);
+	own_release(l, prev);
 	return 0;
 }
 
@@ -558,6 +574,18 @@ void mad_loop_set_turn_end(struct mad_loop *l, void (*fn)(void *arg), void *arg)
 	prev = own_lock(l);
 	l->turn_end = fn;
 	l->turn_end_arg = arg;
+	own_unlock(l, prev);
+}
+
+void mad_loop_set_release(struct mad_loop *l, void (*fn)(void *arg), void *arg)
+{
+	const struct mad_loop *prev;
+
+	if (!l)
+		return;
+	prev = own_lock(l);
+	l->release = fn;
+	l->release_arg = arg;
 	own_unlock(l, prev);
 }
 

@@ -101,6 +101,17 @@ int mad_loop_pause_fd(struct mad_loop *l, int fd, bool pause);
  */
 void mad_loop_set_turn_end(struct mad_loop *l, void (*fn)(void *arg), void *arg);
 
+/*
+ * fn(arg) on a thread just after it gives the loop up: at the end of each
+ * turn (mad_loop_run_once, the loop's thread) and of each
+ * mad_loop_call_here(), not holding the loop.  Where what must not hold
+ * the loop is done for what the hold did: a umad port whose writes sleep
+ * writes the MADs sent meanwhile (mad/umad_tx.h).  fn must be safe to call
+ * from any thread at any time, with nothing to do.  One per loop; NULL
+ * removes it.
+ */
+void mad_loop_set_release(struct mad_loop *l, void (*fn)(void *arg), void *arg);
+
 struct mad_timer_heap *mad_loop_timers(struct mad_loop *l);
 
 /* The process-wide loop, created and started on first use; NULL on error. */

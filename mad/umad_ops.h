@@ -51,8 +51,8 @@ struct mad_umad_ops {
 	int (*unregister_agent)(void *ctx, int portid, int agent);
 	/*
 	 * Queue one MAD for sending; never waits (a RoCE port's umad
-	 * write sleeps in the kernel: umad_tx.h keeps that off the caller
-	 * where there is a CPU for it).  For a request,
+	 * write sleeps in the kernel: umad_tx.h keeps that off the caller,
+	 * or off the loop).  For a request,
 	 * `timeout_ms` > 0 asks the kernel to keep it until its response
 	 * comes or the time passes: ib_mad drops a response that matches
 	 * no such pending send (mad.c, ib_mad_complete_recv), except active
@@ -72,6 +72,13 @@ struct mad_umad_ops {
 	 */
 	int (*recv)(void *ctx, int portid, void *buf, size_t cap, size_t *len, int *agent,
 		    struct mad_addr *src);
+	/*
+	 * Optional (NULL: nothing to do).  Called by a thread just after it
+	 * gave up the progress loop that runs these ports
+	 * (mad_loop_set_release): write what send() queued for this moment
+	 * (MADCM_UMAD_TX=release, umad_tx.h), from any thread, any time.
+	 */
+	void (*released)(void *ctx);
 };
 
 /* The libibumad implementation (mad/umad_real.c); ctx is unused. */

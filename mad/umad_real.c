@@ -97,9 +97,12 @@ static int real_query_port(void *ctx, const char *ca, int port, struct mad_port_
 #define ROCE_PORTS 16
 #define ROCE_CACHE 8
 static struct roce_port {
-	int portid;    /* -1: slot free */
-	bool ethernet; /* false: an InfiniBand port here only for its tx (MADCM_UMAD_TX=thread) */
-	struct umad_tx *tx; /* the port's writer thread (umad_tx.h), or NULL */
+	int portid;	      /* -1: slot free */
+	bool ethernet;	      /* false: an InfiniBand port here only for its tx (MADCM_UMAD_TX) */
+	struct umad_tx *tx;   /* the port's write queue (umad_tx.h), or NULL */
+	_Atomic bool release; /* tx is threadless: written by real_released() */
+	unsigned busy;	      /* threads in real_released() with tx */
+	pthread_cond_t idle;  /* busy went to 0 */
 	char ca[UMAD_CA_NAME_LEN];
 	int port;
 	pthread_mutex_t lock;
@@ -110,12 +113,14 @@ static struct roce_port {
 	unsigned ncache, next;
 } roce_ports[ROCE_PORTS];
 static pthread_once_t roce_once = PTHREAD_ONCE_INIT;
+static _Atomic unsigned release_ports; /* ports with a threadless queue */
 
 static void roce_init(void)
 {
 	for (int i = 0; i < ROCE_PORTS; i++) {
 		roce_ports[i].portid = -1;
 		pthread_mutex_init(&roce_ports[i].lock, NULL);
+		pthread_cond_init(&roce_ports[i].idle, NULL);
 	}
 }
 
@@ -221,14 +226,16 @@ static void note_nonblock(int portid, bool open)
 }
 
 /*
- * Which ports get a writer thread (umad_tx.h): MADCM_UMAD_TX=thread for
- * every port, =sync for none, else (auto) the Ethernet ports, whose umad
- * writes sleep in the kernel, on a host with more than one CPU online.
- * On one CPU the sleep is the kworker using that CPU: nothing overlaps
- * it, and the hop to the writer costs two context switches per MAD
- * (measured slower, tests/kernel/README.md).
+ * How a port's MADs are written (umad_tx.h): MADCM_UMAD_TX=thread (a
+ * writer thread) or =release (by the thread that gives the loop up) for
+ * every port, =sync for none (in place, holding the loop), else (auto)
+ * the Ethernet ports, whose umad writes sleep in the kernel, get a
+ * thread on a host with more than one CPU online.  On one CPU the sleep
+ * is the kworker using that CPU: nothing overlaps it, and the hop to the
+ * writer costs two context switches per MAD (measured slower,
+ * tests/kernel/README.md).
  */
-enum tx_mode { TX_AUTO, TX_THREAD, TX_SYNC };
+enum tx_mode { TX_AUTO, TX_THREAD, TX_RELEASE, TX_SYNC };
 
 static enum tx_mode tx_mode(void)
 {
@@ -236,6 +243,8 @@ static enum tx_mode tx_mode(void)
 
 	if (v && !strcmp(v, "thread"))
 		return TX_THREAD;
+	if (v && !strcmp(v, "release"))
+		return TX_RELEASE;
 	if (v && !strcmp(v, "sync"))
 		return TX_SYNC;
 	return TX_AUTO;
@@ -251,7 +260,7 @@ static int tx_write(void *ctx, int portid, int agent, void *umad, int len, int t
 	return rc < 0 ? (errno ? -errno : -EIO) : 0;
 }
 
-static struct umad_tx *tx_for(int portid)
+static struct umad_tx *tx_for(int portid, bool threadless)
 {
 	struct umad_tx_params tp = {0};
 	struct umad_tx *tx;
@@ -259,6 +268,7 @@ static struct umad_tx *tx_for(int portid)
 	tp.portid = portid;
 	tp.hdr_size = umad_size();
 	tp.write = tx_write;
+	tp.threadless = threadless;
 	return umad_tx_create(&tx, &tp) ? NULL : tx; /* NULL: write in place */
 }
 
@@ -286,8 +296,8 @@ static int real_open_port(void *ctx, const char *ca, int port)
 	mode = tx_mode();
 	if (mode == TX_AUTO && sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		mode = TX_SYNC;
-	if (eth || mode == TX_THREAD) {
-		struct umad_tx *tx = mode == TX_SYNC ? NULL : tx_for(id);
+	if (eth || mode == TX_THREAD || mode == TX_RELEASE) {
+		struct umad_tx *tx = mode == TX_SYNC ? NULL : tx_for(id, mode == TX_RELEASE);
 
 		for (int i = 0; i < ROCE_PORTS; i++) {
 			struct roce_port *r = &roce_ports[i];
@@ -297,6 +307,9 @@ static int real_open_port(void *ctx, const char *ca, int port)
 				r->portid = id;
 				r->ethernet = eth;
 				r->tx = tx;
+				r->release = tx && mode == TX_RELEASE;
+				if (r->release)
+					release_ports++;
 				tx = NULL;
 				snprintf(r->ca, sizeof(r->ca), "%s", p.ca_name);
 				r->port = p.portnum;
@@ -351,20 +364,27 @@ static void real_close_port(void *ctx, int portid)
 	(void)ctx;
 	pthread_once(&roce_once, roce_init);
 	for (int i = 0; i < ROCE_PORTS; i++) {
-		pthread_mutex_lock(&roce_ports[i].lock);
-		if (roce_ports[i].portid == portid) {
-			roce_ports[i].portid = -1;
-			tx = roce_ports[i].tx;
-			roce_ports[i].tx = NULL;
+		struct roce_port *r = &roce_ports[i];
+
+		pthread_mutex_lock(&r->lock);
+		if (r->portid == portid) {
+			r->portid = -1;
+			tx = r->tx;
+			r->tx = NULL;
+			if (r->release)
+				release_ports--;
+			r->release = false;
+			while (r->busy) /* a releaser still writing from tx */
+				pthread_cond_wait(&r->idle, &r->lock);
 		}
-		pthread_mutex_unlock(&roce_ports[i].lock);
+		pthread_mutex_unlock(&r->lock);
 	}
 	umad_tx_destroy(tx); /* what is queued leaves first (a REJ, a DREQ) */
 	note_nonblock(portid, false);
 	umad_close_port(portid);
 }
 
-/* The writer thread of umad port portid, if it has one. */
+/* The write queue of umad port portid, if it has one. */
 static struct umad_tx *port_tx(int portid)
 {
 	struct umad_tx *tx = NULL;
@@ -438,7 +458,7 @@ static int real_send(void *ctx, int portid, int agent, const void *mad, size_t l
 		a->traffic_class = dst->traffic_class;
 		a->flow_label = htonl(dst->flow_label);
 	}
-	/* On a port whose writes sleep, the writer thread writes it (umad_tx.h). */
+	/* On a port whose writes sleep, its queue takes it (umad_tx.h). */
 	tx = len <= UMAD_TX_MAD_MAX ? port_tx(portid) : NULL;
 	if (tx)
 		return umad_tx_queue(tx, agent, umad, (int)len, timeout_ms);
@@ -516,6 +536,37 @@ static int real_recv(void *ctx, int portid, void *buf, size_t cap, size_t *len, 
 	return 0;
 }
 
+/*
+ * The progress loop was given up: write what the threadless queues hold
+ * (MADCM_UMAD_TX=release).  Counted in `busy` so that a port closing
+ * meanwhile frees its queue only after this thread is out of it.
+ */
+static void real_released(void *ctx)
+{
+	(void)ctx;
+	if (!release_ports)
+		return;
+	for (int i = 0; i < ROCE_PORTS; i++) {
+		struct roce_port *r = &roce_ports[i];
+		struct umad_tx *tx;
+
+		if (!r->release)
+			continue;
+		pthread_mutex_lock(&r->lock);
+		tx = r->release ? r->tx : NULL;
+		if (tx)
+			r->busy++;
+		pthread_mutex_unlock(&r->lock);
+		if (!tx)
+			continue;
+		umad_tx_write_out(tx);
+		pthread_mutex_lock(&r->lock);
+		if (!--r->busy)
+			pthread_cond_broadcast(&r->idle);
+		pthread_mutex_unlock(&r->lock);
+	}
+}
+
 const struct mad_umad_ops mad_umad_real_ops = {
     .list_cas = real_list_cas,
     .query_port = real_query_port,
@@ -526,4 +577,5 @@ const struct mad_umad_ops mad_umad_real_ops = {
     .unregister_agent = real_unregister,
     .send = real_send,
     .recv = real_recv,
+    .released = real_released,
 };

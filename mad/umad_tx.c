@@ -1,4 +1,4 @@
-/* A writer thread for one umad port whose writes sleep (see umad_tx.h). */
+/* The write queue of one umad port whose writes sleep (see umad_tx.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -28,9 +28,11 @@ struct umad_tx {
 	pthread_cond_t more;	/* the queue got a MAD, or stop */
 	pthread_cond_t drained; /* a write finished (for umad_tx_flush) */
 	unsigned char *ring;
+	struct slot *out; /* the MAD being written (one writer at a time) */
 	unsigned cap, head, count;
 	uint64_t seq_in, seq_out; /* MADs queued, MADs written or failed */
 	bool idle;		  /* the thread waits on `more` */
+	bool writing;		  /* threadless: a thread is in umad_tx_write_out() */
 	bool stop;
 	unsigned flushers;
 	struct umad_tx_counters c;
@@ -63,15 +65,41 @@ static bool grow(struct umad_tx *tx)
 	return true;
 }
 
+/*
+ * Take the queue's first MAD and write it, unlocked meanwhile; called and
+ * returns with tx->lock held.  Only the thread that set tx->writing calls
+ * it, so the one `out` slot is its own.
+ */
+static void write_next(struct umad_tx *tx)
+{
+	const struct slot *q = slot_at(tx, tx->head);
+	struct slot *s = tx->out;
+	int rc;
+
+	/* Out of the ring: the slot is free once unlocked, and grow() may move it. */
+	if (s)
+		memcpy(s, q, sizeof(*s) + tx->p.hdr_size + (size_t)q->len);
+	tx->head = (tx->head + 1) % tx->cap;
+	tx->count--;
+	pthread_mutex_unlock(&tx->lock);
+	rc = s ? tx->p.write(tx->p.ctx, tx->p.portid, s->agent, s->data, s->len, s->timeout_ms)
+	       : -ENOMEM;
+	pthread_mutex_lock(&tx->lock);
+	if (rc < 0)
+		tx->c.errors++;
+	else
+		tx->c.written++;
+	tx->seq_out++;
+	if (tx->flushers)
+		pthread_cond_broadcast(&tx->drained);
+}
+
 static void *tx_thread(void *arg)
 {
 	struct umad_tx *tx = arg;
-	struct slot *s = aligned_alloc(16, tx->stride);
 
 	pthread_mutex_lock(&tx->lock);
 	for (;;) {
-		int rc;
-
 		while (!tx->count && !tx->stop) {
 			tx->idle = true;
 			pthread_cond_wait(&tx->more, &tx->lock);
@@ -79,30 +107,9 @@ static void *tx_thread(void *arg)
 		tx->idle = false;
 		if (!tx->count)
 			break; /* stopping, and all written */
-		if (s) {
-			const struct slot *q = slot_at(tx, tx->head);
-
-			/* Out of the ring: the slot is free once unlocked, and grow() may move it.
-			 */
-			memcpy(s, q, sizeof(*s) + tx->p.hdr_size + (size_t)q->len);
-		}
-		tx->head = (tx->head + 1) % tx->cap;
-		tx->count--;
-		pthread_mutex_unlock(&tx->lock);
-		rc = s ? tx->p.write(tx->p.ctx, tx->p.portid, s->agent, s->data, s->len,
-				     s->timeout_ms)
-		       : -ENOMEM;
-		pthread_mutex_lock(&tx->lock);
-		if (rc < 0)
-			tx->c.errors++;
-		else
-			tx->c.written++;
-		tx->seq_out++;
-		if (tx->flushers)
-			pthread_cond_broadcast(&tx->drained);
+		write_next(tx);
 	}
 	pthread_mutex_unlock(&tx->lock);
-	free(s);
 	return NULL;
 }
 
@@ -122,23 +129,28 @@ int umad_tx_create(struct umad_tx **out, const struct umad_tx_params *p)
 	tx->stride = (sizeof(struct slot) + p->hdr_size + UMAD_TX_MAD_MAX + 15) & ~(size_t)15;
 	tx->cap = tx->p.max_queued < FIRST_CAP ? tx->p.max_queued : FIRST_CAP;
 	tx->ring = aligned_alloc(16, (size_t)tx->cap * tx->stride);
-	if (!tx->ring) {
+	tx->out = aligned_alloc(16, tx->stride);
+	if (!tx->ring || !tx->out) {
+		free(tx->out);
+		free(tx->ring);
 		free(tx);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&tx->lock, NULL);
 	pthread_cond_init(&tx->more, NULL);
 	pthread_cond_init(&tx->drained, NULL);
-	rc = pthread_create(&tx->thread, NULL, tx_thread, tx);
+	rc = p->threadless ? 0 : pthread_create(&tx->thread, NULL, tx_thread, tx);
 	if (rc) {
 		pthread_cond_destroy(&tx->drained);
 		pthread_cond_destroy(&tx->more);
 		pthread_mutex_destroy(&tx->lock);
+		free(tx->out);
 		free(tx->ring);
 		free(tx);
 		return -rc;
 	}
-	pthread_setname_np(tx->thread, "madcm-umad-tx"); /* 15 bytes at most */
+	if (!p->threadless)
+		pthread_setname_np(tx->thread, "madcm-umad-tx"); /* 15 bytes at most */
 	*out = tx;
 	return 0;
 }
@@ -172,12 +184,36 @@ int umad_tx_queue(struct umad_tx *tx, int agent, const void *umad, int len, unsi
 	 * for the lock this caller still holds (two more switches).  It is
 	 * in pthread_cond_wait: it set idle under the lock before waiting.
 	 */
-	wake = tx->idle;
+	wake = tx->idle; /* never set without a thread */
 	tx->idle = false;
 	pthread_mutex_unlock(&tx->lock);
 	if (wake)
 		pthread_cond_signal(&tx->more);
 	return 0;
+}
+
+bool umad_tx_write_out(struct umad_tx *tx)
+{
+	bool wrote = false;
+
+	if (!tx)
+		return false;
+	pthread_mutex_lock(&tx->lock);
+	/*
+	 * One writer: a MAD queued while another thread writes is left to it,
+	 * and it looks again (under this lock) before it stops, so none is
+	 * stranded.
+	 */
+	if (tx->p.threadless && !tx->writing) {
+		tx->writing = true;
+		while (tx->count) {
+			write_next(tx);
+			wrote = true;
+		}
+		tx->writing = false;
+	}
+	pthread_mutex_unlock(&tx->lock);
+	return wrote;
 }
 
 void umad_tx_flush(struct umad_tx *tx)
@@ -186,6 +222,7 @@ void umad_tx_flush(struct umad_tx *tx)
 
 	if (!tx)
 		return;
+	umad_tx_write_out(tx);
 	pthread_mutex_lock(&tx->lock);
 	target = tx->seq_in;
 	tx->flushers++;
@@ -199,14 +236,19 @@ void umad_tx_destroy(struct umad_tx *tx)
 {
 	if (!tx)
 		return;
-	pthread_mutex_lock(&tx->lock);
-	tx->stop = true;
-	pthread_cond_signal(&tx->more);
-	pthread_mutex_unlock(&tx->lock);
-	pthread_join(tx->thread, NULL);
+	if (tx->p.threadless) {
+		umad_tx_flush(tx); /* no other thread writes (see umad_tx.h) */
+	} else {
+		pthread_mutex_lock(&tx->lock);
+		tx->stop = true;
+		pthread_cond_signal(&tx->more);
+		pthread_mutex_unlock(&tx->lock);
+		pthread_join(tx->thread, NULL);
+	}
 	pthread_cond_destroy(&tx->drained);
 	pthread_cond_destroy(&tx->more);
 	pthread_mutex_destroy(&tx->lock);
+	free(tx->out);
 	free(tx->ring);
 	free(tx);
 }

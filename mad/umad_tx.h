@@ -1,5 +1,6 @@
 /*
- * A writer thread for one umad port whose writes sleep.
+ * A write queue for one umad port whose writes sleep, with its own writer
+ * thread or written by the thread that gives the progress loop up.
  *
  * mad_umad_ops.send() promises never to wait, and the progress loop (and
  * every application thread that takes the loop to run a command) counts
@@ -19,10 +20,20 @@
  * on the wire: the transport's and the CM engine's retry timers cover it.
  * umad_tx_destroy() writes what is queued before it returns, so a REJ or
  * DREQ sent as a port closes still leaves.
+ *
+ * Threadless (params.threadless), the queue has no thread: the MADs sent
+ * while a thread holds the progress loop are written by the thread that
+ * gives it up (umad_tx_write_out(), from the loop's release hook), after
+ * the release.  The sleep then stays on the thread that sent, as with
+ * synchronous writes, but outside the loop: the loop thread and the
+ * application's other threads run the engine meanwhile instead of
+ * waiting for the lock (a one-CPU host has no CPU for a writer thread,
+ * tests/kernel/README.md).
  */
 #ifndef MADCM_MAD_UMAD_TX_H
 #define MADCM_MAD_UMAD_TX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +50,7 @@ struct umad_tx_params {
 	unsigned max_queued; /* 0: 4096 */
 	umad_tx_write_fn write;
 	void *ctx;
+	bool threadless; /* no writer thread: umad_tx_write_out() writes */
 };
 
 struct umad_tx_counters {
@@ -50,7 +62,7 @@ struct umad_tx_counters {
 
 struct umad_tx;
 
-/* Starts the thread.  0 or -errno. */
+/* Starts the thread (unless threadless).  0 or -errno. */
 int umad_tx_create(struct umad_tx **out, const struct umad_tx_params *p);
 /*
  * Copy one umad buffer (hdr_size + len bytes: header, then the MAD) to the
@@ -58,9 +70,18 @@ int umad_tx_create(struct umad_tx **out, const struct umad_tx_params *p);
  * is full (counted; the MAD is not sent).
  */
 int umad_tx_queue(struct umad_tx *tx, int agent, const void *umad, int len, unsigned timeout_ms);
+/*
+ * Threadless: write every MAD queued, and those queued meanwhile, unless
+ * another thread is doing so (it then writes them: nothing is left
+ * behind).  Whether this call wrote any.  Does nothing with a thread.
+ */
+bool umad_tx_write_out(struct umad_tx *tx);
 /* Wait until every MAD queued so far is written (tests, and a clean close). */
 void umad_tx_flush(struct umad_tx *tx);
-/* Writes what is queued, stops the thread, frees. */
+/*
+ * Writes what is queued, stops the thread, frees.  Threadless: no other
+ * thread may be in umad_tx_write_out(), or enter it, once this is called.
+ */
 void umad_tx_destroy(struct umad_tx *tx);
 void umad_tx_counters(struct umad_tx *tx, struct umad_tx_counters *out);
 

@@ -93,6 +93,7 @@
 #define A_REJ_INVALID_ID 4
 #define A_DREP 5
 #define A_RTU 6
+#define A_NONE 7 /* command accepted, nothing sent (never issued here) */
 
 /* REJ reasons that matter to the protocol. */
 #define R_NONE 0
@@ -173,7 +174,7 @@ inline lookup(lk_s, lk_i, lk_a, lk_n)
 	T(DREQ_RCVD, CMD_DREP, GO, TIMEWAIT)
 	T(TIMEWAIT, REQ, REJ_STALE, SAME)
 	T(TIMEWAIT, DREQ, DREP, SAME)
-	T(TIMEWAIT, CMD_DREP, GO, SAME)
+	T(TIMEWAIT, CMD_DREP, NONE, SAME)
 	T(TIMEWAIT, TIMEOUT, GO, IDLE)
 	:: else -> lk_a = A_DROP; lk_n = ST_SAME
 	fi

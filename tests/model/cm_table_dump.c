@@ -122,6 +122,7 @@ static const char *action_word(int a)
 	    [CM_A_REJ_INVALID_ID] = "REJ_INVALID_ID",
 	    [CM_A_DREP] = "DREP",
 	    [CM_A_RTU] = "RTU",
+	    [CM_A_NONE] = "NONE",
 	};
 
 	return a >= 0 && a < (int)(sizeof(w) / sizeof(w[0])) ? w[a] : NULL;
@@ -157,7 +158,7 @@ int main(void)
 				bad = 1;
 				continue;
 			}
-			/* RESEND, REJ_*, DREP, RTU never move; GO may go anywhere */
+			/* RESEND, REJ_*, DREP, RTU, NONE never move; GO may go anywhere */
 			if (t->next == CM_ST_SAME || t->action != CM_A_GO) {
 				printf("T(%s, %s, %s, SAME)\n", sw, iw, aw);
 				continue;

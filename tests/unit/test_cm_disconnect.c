@@ -95,7 +95,10 @@ static void test_simultaneous_dreq(void **state)
 	assert_int_equal(cm_engine_conn_count(H.n[B].e), 0);
 }
 
-/* Simultaneous, and the users answer late: DREP in TimeWait is still sent. */
+/*
+ * Simultaneous, and the users answer late: the answer in TimeWait succeeds
+ * and sends nothing (the kernel's CM sends a DREP only from DREQ_RCVD).
+ */
 static void test_simultaneous_dreq_late_answer(void **state)
 {
 	(void)state;
@@ -110,7 +113,9 @@ static void test_simultaneous_dreq_late_answer(void **state)
 	cmh_deliver(&H);
 	assert_int_equal(cmh_state(&H, A, a), CM_ST_TIMEWAIT);
 	assert_int_equal(cmh_state(&H, B, b), CM_ST_TIMEWAIT);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_DREP), 0);
 	assert_int_equal(cm_engine_disconnect(H.n[B].e, b, NULL, 0), 0);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_DREP), 0);
 	cmh_deliver(&H);
 	cmh_run_timers(&H, SEC, 100 * SEC);
 	assert_int_equal(cm_engine_conn_count(H.n[A].e), 0);

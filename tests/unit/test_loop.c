@@ -2,7 +2,8 @@
  * The progress loop with its thread: mad_loop_call runs on the loop and
  * waits; posted commands run in order; a watched fd and a timer wake it;
  * a paused fd does not, and a watch added while it sleeps needs no
- * wake-up; without a thread, mad_loop_run_once drives the same code.
+ * wake-up; without a thread, mad_loop_run_once drives the same code; the
+ * release hook runs once a hold ends, on the thread that held the loop.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -335,6 +336,57 @@ static void test_without_thread(void **state)
 	assert_int_equal(nseq, 2);
 }
 
+struct release_seen {
+	struct mad_loop *l;
+	pthread_t test; /* counted: the calls on the test's thread */
+	_Atomic int calls;
+	bool held; /* the hook found the loop still held */
+};
+
+static void on_release(void *arg)
+{
+	struct release_seen *r = arg;
+
+	if (!pthread_equal(pthread_self(), r->test))
+		return; /* a turn of the loop's own thread */
+	r->calls++;
+	r->held |= mad_loop_started(r->l) && mad_loop_owns(r->l);
+}
+
+static void nested_call(void *arg)
+{
+	struct release_seen *r = arg;
+
+	/* Already held: runs inline, and releases nothing. */
+	assert_int_equal(mad_loop_call_here(r->l, noop, NULL), 0);
+}
+
+static void test_release_hook(void **state)
+{
+	struct release_seen r = {0};
+	struct mad_loop *l;
+
+	(void)state;
+	assert_int_equal(mad_loop_create(&l, NULL, NULL), 0);
+	r.l = l;
+	r.test = pthread_self();
+	mad_loop_set_release(l, on_release, &r);
+	assert_int_equal(mad_loop_run_once(l, 0), 0); /* a turn without a thread */
+	assert_int_equal(r.calls, 1);
+	assert_int_equal(mad_loop_start(l), 0);
+	mad_loop_set_release(l, NULL, NULL);
+	r.calls = 0;
+	mad_loop_set_release(l, on_release, &r);
+	assert_int_equal(mad_loop_call_here(l, nested_call, &r), 0);
+	assert_int_equal(r.calls, 1); /* once: the nested call released nothing */
+	assert_false(r.held);
+	mad_loop_set_release(l, NULL, NULL);
+	r.calls = 0;
+	assert_int_equal(mad_loop_call_here(l, noop, NULL), 0);
+	assert_int_equal(r.calls, 0);
+	mad_loop_destroy(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +396,7 @@ int main(void)
 	    cmocka_unit_test(test_pause_fd),
 	    cmocka_unit_test(test_two_watches_one_fd),
 	    cmocka_unit_test(test_watch_without_wakeup),
+	    cmocka_unit_test(test_release_hook),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,8 @@
 /*
- * The umad writer thread (mad/umad_tx.h) on a fake write: order, a queue
+ * The umad write queue (mad/umad_tx.h) on a fake write: order, a queue
  * call that never waits for a sleeping write, the bound, failed writes,
- * and a destroy that writes what is queued first.
+ * and a destroy that writes what is queued first; threadless, writes only
+ * in umad_tx_write_out(), by one thread at a time, none left behind.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -72,11 +73,12 @@ static void wait_inside(struct fake *f)
 	pthread_mutex_unlock(&f->m);
 }
 
-static struct umad_tx *make(struct fake *f, unsigned max)
+static struct umad_tx *make_mode(struct fake *f, unsigned max, bool threadless)
 {
 	struct umad_tx_params p = {0};
 	struct umad_tx *tx = NULL;
 
+	p.threadless = threadless;
 	p.portid = 7;
 	p.hdr_size = HDR;
 	p.max_queued = max;
@@ -84,6 +86,11 @@ static struct umad_tx *make(struct fake *f, unsigned max)
 	p.ctx = f;
 	assert_int_equal(umad_tx_create(&tx, &p), 0);
 	return tx;
+}
+
+static struct umad_tx *make(struct fake *f, unsigned max)
+{
+	return make_mode(f, max, false);
 }
 
 static void expect_counters(struct umad_tx *tx, uint64_t queued, uint64_t written, uint64_t errors,
@@ -198,6 +205,73 @@ static void test_destroy_drains(void **state)
 	assert_int_equal(f.seen[49], 49);
 }
 
+/* Threadless: nothing leaves before write_out(), then all of it, in order. */
+static void test_threadless_in_order(void **state)
+{
+	struct fake f;
+	struct umad_tx *tx;
+
+	(void)state;
+	fake_init(&f);
+	tx = make_mode(&f, 0, true);
+	assert_false(umad_tx_write_out(tx)); /* nothing queued */
+	for (int i = 0; i < 300; i++)
+		assert_int_equal(queue(tx, i), 0);
+	assert_int_equal(f.n, 0);
+	assert_true(umad_tx_write_out(tx));
+	assert_int_equal(f.n, 300);
+	for (int i = 0; i < 300; i++)
+		assert_int_equal(f.seen[i], i);
+	expect_counters(tx, 300, 300, 0, 0);
+	assert_false(umad_tx_write_out(NULL));
+	assert_int_equal(queue(tx, 300), 0);
+	umad_tx_destroy(tx); /* writes it */
+	assert_int_equal(f.n, 301);
+}
+
+struct writer {
+	struct umad_tx *tx;
+	bool wrote;
+};
+
+static void *write_out_thread(void *arg)
+{
+	struct writer *w = arg;
+
+	w->wrote = umad_tx_write_out(w->tx);
+	return NULL;
+}
+
+/*
+ * A second thread's write_out() while the first sleeps in a write returns
+ * at once, and what it queued is written by the first, after the first's.
+ */
+static void test_threadless_one_writer(void **state)
+{
+	struct fake f;
+	struct writer w;
+	pthread_t th;
+
+	(void)state;
+	fake_init(&f);
+	f.hold = true;
+	w.tx = make_mode(&f, 0, true);
+	assert_int_equal(queue(w.tx, 0), 0);
+	assert_int_equal(pthread_create(&th, NULL, write_out_thread, &w), 0);
+	wait_inside(&f); /* the other thread writes MAD 0 and sleeps */
+	assert_int_equal(queue(w.tx, 1), 0);
+	assert_false(umad_tx_write_out(w.tx)); /* it is the writer */
+	assert_int_equal(f.n, 0);
+	fake_hold(&f, false);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_true(w.wrote);
+	assert_int_equal(f.n, 2);
+	assert_int_equal(f.seen[0], 0);
+	assert_int_equal(f.seen[1], 1);
+	expect_counters(w.tx, 2, 2, 0, 0);
+	umad_tx_destroy(w.tx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -205,6 +279,8 @@ int main(void)
 	    cmocka_unit_test(test_never_waits_and_bound),
 	    cmocka_unit_test(test_errors_and_bad_input),
 	    cmocka_unit_test(test_destroy_drains),
+	    cmocka_unit_test(test_threadless_in_order),
+	    cmocka_unit_test(test_threadless_one_writer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
