@@ -11,7 +11,7 @@
 #           kernel, then madcm to madcm with the CM modules unloaded, k m m k
 #           k m; the madcm/kernel connection rate per round and its median
 #           (MADCM_KVM_ROUNDS, MADCM_KVM_CONNS, MADCM_KVM_CAPTURE=1,
-#           MADCM_KVM_UMAD_TX=sync|thread: MADCM_UMAD_TX of the madcm turns)
+#           MADCM_KVM_UMAD_TX=sync|thread|release: MADCM_UMAD_TX of the madcm turns)
 #     torture  VM A `madcm torture` (through torture_shim.so: no SA on RoCE)
 #           against VM B's kernel rdma_cm (`rping -s -P`); prints what the
 #           kernel answered per case; fails only when torture cannot run

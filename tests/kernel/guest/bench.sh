@@ -10,7 +10,7 @@
 #   RXEVM_rounds  rounds of two turns (default 5: k m m k k m m k k m)
 #   RXEVM_conns   connections in flight (cmtime -c, default 300)
 #   RXEVM_umadtx  MADCM_UMAD_TX for the madcm turns (sync: no umad writer
-#                 thread, as before it existed; thread)
+#                 thread, as before it existed; thread; release)
 #   RXEVM_capture 1: dumpcap eth0's RoCE packets during every client run
 #                 (/out/bench.N.CM.SIDE.pcap; costs CPU: times then move)
 #   RXEVM_strace  a diagnostic wrapped around both programs (diag_wrap in
