@@ -33,6 +33,11 @@ B=$(cd "${top_builddir:-.}" && pwd)
 MADCM=$B/tools/madcm
 ROWS=${MADCM_KVM_ROWS:-rping ucmatose rdma_server udaddy mckey rstream riostream}
 TMO=${MADCM_KVM_TIMEOUT:-900}
+# Killed or interrupted, take our VMs down too: each runs under a
+# timeout(1) of ours, which sits in a process group of its own (the signal
+# to ours does not reach it) and passes a TERM on to its qemu.
+trap 'pkill -TERM -P $$ -x timeout 2> /dev/null; exit 143' TERM
+trap 'pkill -TERM -P $$ -x timeout 2> /dev/null; exit 130' INT
 PINGS=${MADCM_KVM_PINGS:-1000}
 PHASES=${*:-kk km}
 XVARS=()
