@@ -29,6 +29,12 @@ struct watch {
 	void *arg;
 };
 
+/* A function the loop calls at a fixed point (mad_loop_set_turn_end, _release). */
+struct loop_hook {
+	void (*fn)(void *arg);
+	void *arg;
+};
+
 struct mad_loop {
 	struct mad_timer_heap timers;
 	int evfd;
@@ -64,10 +70,8 @@ struct mad_loop {
 	 * clock.
 	 */
 	int tfd;
-	void (*turn_end)(void *arg); /* mad_loop_set_turn_end */
-	void *turn_end_arg;
-	void (*release)(void *arg); /* mad_loop_set_release */
-	void *release_arg;
+	struct loop_hook turn_end; /* mad_loop_set_turn_end */
+	struct loop_hook release;  /* mad_loop_set_release */
 };
 
 /* The loop this thread holds (own), if any. */
@@ -100,12 +104,11 @@ static void own_unlock(struct mad_loop *l, const struct mad_loop *prev)
  */
 static void own_release(struct mad_loop *l, const struct mad_loop *prev)
 {
-	void (*fn)(void *) = prev == l ? NULL : l->release;
-	void *arg = l->release_arg;
+	struct loop_hook h = l->release;
 
 	own_unlock(l, prev);
-	if (fn)
-		fn(arg);
+	if (prev != l && h.fn)
+		h.fn(h.arg);
 }
 
 static int ep_add(int epfd, int fd, uint32_t events, uint64_t data)
@@ -287,8 +290,8 @@ static int iterate(struct mad_loop *l, int timeout_ms)
 		}
 	n += (int)mad_timer_run(&l->timers);
 	n += run_cmds(l, signalled);
-	if (l->turn_end)
-		l->turn_end(l->turn_end_arg);
+	if (l->turn_end.fn)
+		l->turn_end.fn(l->turn_end.arg);
 	own_release(l, prev);
 	return n;
 }
@@ -565,28 +568,26 @@ int mad_loop_pause_fd(struct mad_loop *l, int fd, bool pause)
 	return 0;
 }
 
+/* Set one of the loop's hooks, holding the loop (its readers hold it). */
+static void set_hook(struct mad_loop *l, struct loop_hook *h, void (*fn)(void *arg), void *arg)
+{
+	const struct mad_loop *prev = own_lock(l);
+
+	h->fn = fn;
+	h->arg = arg;
+	own_unlock(l, prev);
+}
+
 void mad_loop_set_turn_end(struct mad_loop *l, void (*fn)(void *arg), void *arg)
 {
-	const struct mad_loop *prev;
-
-	if (!l)
-		return;
-	prev = own_lock(l);
-	l->turn_end = fn;
-	l->turn_end_arg = arg;
-	own_unlock(l, prev);
+	if (l)
+		set_hook(l, &l->turn_end, fn, arg);
 }
 
 void mad_loop_set_release(struct mad_loop *l, void (*fn)(void *arg), void *arg)
 {
-	const struct mad_loop *prev;
-
-	if (!l)
-		return;
-	prev = own_lock(l);
-	l->release = fn;
-	l->release_arg = arg;
-	own_unlock(l, prev);
+	if (l)
+		set_hook(l, &l->release, fn, arg);
 }
 
 struct mad_timer_heap *mad_loop_timers(struct mad_loop *l)
