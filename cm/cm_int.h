@@ -209,6 +209,8 @@ void cm_send_conn_msg(struct cm_engine *e, struct cm_conn *c, bool retransmit);
 void cm_conn_arm_retry(struct cm_engine *e, struct cm_conn *c);
 /* Send a MAD not stored in a connection. */
 void cm_send_raw(struct cm_engine *e, const struct mad_addr *to, const void *mad);
+/* To the QP1 of rx's sender (engine.c). */
+void cm_send_answer(struct cm_engine *e, const struct cm_rx *rx, const void *mad);
 /* Move to `next` (enter TimeWait, stop timers; IDLE frees the conn). */
 void cm_set_state(struct cm_engine *e, struct cm_conn *c, uint8_t next);
 /* (Re)arm the timer that ends an answered SIDR (CM_SIDR_LINGER_NS). */

@@ -229,6 +229,21 @@ void cm_send_raw(struct cm_engine *e, const struct mad_addr *to, const void *mad
 		e->st.send_errors++;
 }
 
+/*
+ * An answer to a message no connection holds (a REJ, a DREP, a SIDR REP)
+ * goes to the sender's QP1, whatever QP the message came from, as the
+ * kernel's cm.c answers (cm_alloc_response_msg_no_ah): a CM may send from
+ * a UD QP of its own (mad/umad_qp.h) and receive only on QP1.
+ */
+void cm_send_answer(struct cm_engine *e, const struct cm_rx *rx, const void *mad)
+{
+	struct mad_addr to = *rx->from;
+
+	to.qpn = 1;
+	to.qkey = MAD_QP1_QKEY;
+	cm_send_raw(e, &to, mad);
+}
+
 static void conn_timer_fn(struct mad_timer *t, void *arg);
 
 void cm_send_conn_msg(struct cm_engine *e, struct cm_conn *c, bool retransmit)
@@ -347,7 +362,7 @@ void cm_issue_rej(struct cm_engine *e, const struct cm_rx *rx, uint16_t reason,
 		mad_set(msg, cm_rej_fields, CM_REJ_REJECT_INFO_LENGTH, ari_len);
 		memcpy(msg + cm_rej_fields[CM_REJ_ARI].byte, ari, ari_len);
 	}
-	cm_send_raw(e, rx->from, mad);
+	cm_send_answer(e, rx, mad);
 }
 
 void cm_issue_drep(struct cm_engine *e, const struct cm_rx *rx)
@@ -360,7 +375,7 @@ void cm_issue_drep(struct cm_engine *e, const struct cm_rx *rx)
 		mad_get(rx->msg, cm_dreq_fields, CM_DREQ_REMOTE_COMM_ID));
 	mad_set(msg, cm_drep_fields, CM_DREP_REMOTE_COMM_ID,
 		mad_get(rx->msg, cm_dreq_fields, CM_DREQ_LOCAL_COMM_ID));
-	cm_send_raw(e, rx->from, mad);
+	cm_send_answer(e, rx, mad);
 }
 
 /* ---- receive ---- */

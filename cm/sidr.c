@@ -70,7 +70,7 @@ static void issue_sidr_rep(struct cm_engine *e, const struct cm_rx *rx, uint8_t 
 	mad_set(msg, cm_sidr_rep_fields, CM_SIDR_REP_STATUS, status);
 	mad_set(msg, cm_sidr_rep_fields, CM_SIDR_REP_SERVICE_ID,
 		mad_get(rx->msg, cm_sidr_req_fields, CM_SIDR_REQ_SERVICE_ID));
-	cm_send_raw(e, rx->from, mad);
+	cm_send_answer(e, rx, mad);
 }
 
 int cm_on_sidr_req(struct cm_engine *e, const struct cm_rx *rx)

@@ -14,6 +14,8 @@
 #include <infiniband/umad.h>
 
 #include "mad/umad_ops.h"
+#include "mad/mad_wire.h"
+#include "mad/umad_qp.h"
 #include "mad/umad_tx.h"
 
 /* umad_init() once per process; later calls are cheap no-ops. */
@@ -100,6 +102,7 @@ static struct roce_port {
 	int portid;	      /* -1: slot free */
 	bool ethernet;	      /* false: an InfiniBand port here only for its tx (MADCM_UMAD_TX) */
 	struct umad_tx *tx;   /* the port's write queue (umad_tx.h), or NULL */
+	struct umad_qp *qp;   /* Ethernet: the UD QP its CM MADs leave from (umad_qp.h), or NULL */
 	_Atomic bool release; /* tx is threadless: written by real_released() */
 	unsigned busy;	      /* threads in real_released() with tx */
 	pthread_cond_t idle;  /* busy went to 0 */
@@ -250,6 +253,19 @@ static enum tx_mode tx_mode(void)
 	return TX_AUTO;
 }
 
+/*
+ * MADCM_MAD_SEND=qp: CM MADs on an Ethernet port leave from a UD QP of
+ * ours (umad_qp.h).  Asked for only: it puts a source QP other than 1 on
+ * the wire, where a kernel CM always sends from QP1, and on the one-vCPU
+ * RoCE guests it measured no faster than umad (tests/kernel/README.md).
+ */
+static bool qp_send_wanted(void)
+{
+	const char *v = getenv("MADCM_MAD_SEND");
+
+	return v && !strcmp(v, "qp");
+}
+
 static int tx_write(void *ctx, int portid, int agent, void *umad, int len, int timeout_ms)
 {
 	int rc;
@@ -298,6 +314,8 @@ static int real_open_port(void *ctx, const char *ca, int port)
 		mode = TX_SYNC;
 	if (eth || mode == TX_THREAD || mode == TX_RELEASE) {
 		struct umad_tx *tx = mode == TX_SYNC ? NULL : tx_for(id, mode == TX_RELEASE);
+		struct umad_qp *qp =
+		    eth && qp_send_wanted() ? umad_qp_open(p.ca_name, p.portnum, 0) : NULL;
 
 		for (int i = 0; i < ROCE_PORTS; i++) {
 			struct roce_port *r = &roce_ports[i];
@@ -307,6 +325,8 @@ static int real_open_port(void *ctx, const char *ca, int port)
 				r->portid = id;
 				r->ethernet = eth;
 				r->tx = tx;
+				r->qp = qp;
+				qp = NULL;
 				r->release = tx && mode == TX_RELEASE;
 				if (r->release)
 					release_ports++;
@@ -320,6 +340,7 @@ static int real_open_port(void *ctx, const char *ca, int port)
 			pthread_mutex_unlock(&r->lock);
 		}
 		umad_tx_destroy(tx); /* no slot left: write in place */
+		umad_qp_close(qp);
 	}
 	umad_release_port(&p);
 	return id;
@@ -360,6 +381,7 @@ static uint8_t roce_sgid_index(int portid, const uint8_t *dgid, uint8_t given)
 static void real_close_port(void *ctx, int portid)
 {
 	struct umad_tx *tx = NULL;
+	struct umad_qp *qp = NULL;
 
 	(void)ctx;
 	pthread_once(&roce_once, roce_init);
@@ -371,6 +393,8 @@ static void real_close_port(void *ctx, int portid)
 			r->portid = -1;
 			tx = r->tx;
 			r->tx = NULL;
+			qp = r->qp;
+			r->qp = NULL;
 			if (r->release)
 				release_ports--;
 			r->release = false;
@@ -380,6 +404,7 @@ static void real_close_port(void *ctx, int portid)
 		pthread_mutex_unlock(&r->lock);
 	}
 	umad_tx_destroy(tx); /* what is queued leaves first (a REJ, a DREQ) */
+	umad_qp_close(qp);
 	note_nonblock(portid, false);
 	umad_close_port(portid);
 }
@@ -401,6 +426,27 @@ static struct umad_tx *port_tx(int portid)
 		break;
 	}
 	return tx;
+}
+
+/* Post through port portid's UD QP: 0 if sent, else write it to umad. */
+static int qp_send(int portid, const void *mad, size_t len, const struct mad_addr *dst,
+		   uint8_t sgid_index)
+{
+	int rc = -ENOENT;
+
+	for (int i = 0; i < ROCE_PORTS; i++) {
+		struct roce_port *r = &roce_ports[i];
+
+		if (r->portid != portid)
+			continue;
+		/* Held across the post: a close waits for it before freeing qp. */
+		pthread_mutex_lock(&r->lock);
+		if (r->portid == portid && r->qp)
+			rc = umad_qp_send(r->qp, mad, len, dst, sgid_index);
+		pthread_mutex_unlock(&r->lock);
+		break;
+	}
+	return rc;
 }
 
 static int real_get_fd(void *ctx, int portid)
@@ -458,6 +504,10 @@ static int real_send(void *ctx, int portid, int agent, const void *mad, size_t l
 		a->traffic_class = dst->traffic_class;
 		a->flow_label = htonl(dst->flow_label);
 	}
+	/* A CM MAD on RoCE: from our UD QP, with a cached address handle. */
+	if (dst->grh_present && ((const uint8_t *)mad)[1] == MAD_CLASS_CM &&
+	    qp_send(portid, mad, len, dst, umad_get_mad_addr(umad)->gid_index) == 0)
+		return 0;
 	/* On a port whose writes sleep, its queue takes it (umad_tx.h). */
 	tx = len <= UMAD_TX_MAD_MAX ? port_tx(portid) : NULL;
 	if (tx)

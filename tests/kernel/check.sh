@@ -11,13 +11,15 @@
 #           kernel, then madcm to madcm with the CM modules unloaded, k m m k
 #           k m; the madcm/kernel connection rate per round and its median
 #           (MADCM_KVM_ROUNDS, MADCM_KVM_CONNS, MADCM_KVM_CAPTURE=1,
-#           MADCM_KVM_UMAD_TX=sync|thread|release: MADCM_UMAD_TX of the madcm turns)
+#           MADCM_KVM_UMAD_TX=sync|thread|release: MADCM_UMAD_TX of the madcm turns;
+#           MADCM_KVM_MAD_SEND=umad: MADCM_MAD_SEND of the madcm turns)
 #     torture  VM A `madcm torture` (through torture_shim.so: no SA on RoCE)
 #           against VM B's kernel rdma_cm (`rping -s -P`); prints what the
 #           kernel answered per case; fails only when torture cannot run
 # Environment: MADCM_KVM_DIR (default /tmp/madcm-kernel: kernel, initramfs,
 # logs), MADCM_KVM_KREL (kernel release; default: the newest fetched),
-# MADCM_KVM_ROWS (default "rping ucmatose rdma_server"), MADCM_KVM_PINGS
+# MADCM_KVM_ROWS (default "rping ucmatose rdma_server udaddy mckey rstream
+# riostream ucmatose-qp"; ROW-qp: ROW with MADCM_MAD_SEND=qp), MADCM_KVM_PINGS
 # (rping -C count, default 1000; ~95 s per 1000 under TCG), MADCM_KVM_LOSS_PINGS
 # (the same in the loss phase, default 50), MADCM_KVM_LOSS_ROWS (default
 # the connected rows: rping ucmatose rdma_server rstream riostream),
@@ -31,7 +33,7 @@ D=${MADCM_KVM_DIR:-/tmp/madcm-kernel}
 export MADCM_KVM_DIR=$D
 B=$(cd "${top_builddir:-.}" && pwd)
 MADCM=$B/tools/madcm
-ROWS=${MADCM_KVM_ROWS:-rping ucmatose rdma_server udaddy mckey rstream riostream}
+ROWS=${MADCM_KVM_ROWS:-rping ucmatose rdma_server udaddy mckey rstream riostream ucmatose-qp}
 TMO=${MADCM_KVM_TIMEOUT:-900}
 # Killed or interrupted, take our VMs down too: each runs under a
 # timeout(1) of ours, which sits in a process group of its own (the signal
@@ -173,7 +175,8 @@ bench() {
     local ratios= sk=0 sm=0 nr=0
     # Speed: no MADCM_TRACE capture on the madcm side (NOTRACE).
     XVARS=(--var rounds="$rounds" ${MADCM_KVM_CAPTURE:+--var capture=1}
-        ${MADCM_KVM_UMAD_TX:+--var umadtx=$MADCM_KVM_UMAD_TX})
+        ${MADCM_KVM_UMAD_TX:+--var umadtx=$MADCM_KVM_UMAD_TX}
+        ${MADCM_KVM_MAD_SEND:+--var madsend=$MADCM_KVM_MAD_SEND})
     # Each VM on a host CPU of its own when there are two (MADCM_KVM_PIN=0:
     # not), so that the two vCPU threads never share one.  Not with
     # MADCM_KVM_SMP above 1: a VM's vCPUs would all share its one CPU.

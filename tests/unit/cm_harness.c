@@ -27,7 +27,9 @@ static int fake_send(void *ctx, const struct mad_addr *to, const void *mad, size
 	struct cmh_pkt *p;
 
 	assert(len == 256);
+	/* Every CM message goes to QP1, whatever QP the peer sent from. */
 	assert(to->qpn == 1);
+	assert(to->qkey == MAD_QP1_QKEY);
 	if (attr >= 0x10 && attr < 0x20 && h->drop[nd->idx][attr - 0x10] > 0) {
 		h->drop[nd->idx][attr - 0x10]--;
 		dropped = true;
@@ -51,7 +53,7 @@ static int fake_send(void *ctx, const struct mad_addr *to, const void *mad, size
 	p->to = dst;
 	memset(&p->from, 0, sizeof(p->from));
 	p->from.lid = nd->lid;
-	p->from.qpn = 1;
+	p->from.qpn = h->src_qpn[nd->idx] ? h->src_qpn[nd->idx] : 1;
 	p->from.qkey = MAD_QP1_QKEY;
 	memcpy(p->mad, mad, 256);
 	return 0;
@@ -254,7 +256,12 @@ enum cm_state cmh_state(struct cmh *h, int i, uint32_t id)
 
 int cmh_inject(struct cmh *h, int i, const void *mad)
 {
-	struct mad_addr from = {.lid = h->n[1 - i].lid, .qpn = 1, .qkey = MAD_QP1_QKEY};
+	return cmh_inject_from(h, i, mad, 1);
+}
+
+int cmh_inject_from(struct cmh *h, int i, const void *mad, uint32_t qpn)
+{
+	struct mad_addr from = {.lid = h->n[1 - i].lid, .qpn = qpn, .qkey = MAD_QP1_QKEY};
 
 	return cm_engine_recv(h->n[i].e, &from, mad, 256);
 }

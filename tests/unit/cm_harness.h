@@ -59,6 +59,8 @@ struct cmh {
 	unsigned loss_pct; /* random loss of every message */
 	uint64_t rng;
 	bool dead[2]; /* node gone: everything to it is lost */
+	/* The QP a node's messages arrive from (0: QP1); sends must go to QP1. */
+	uint32_t src_qpn[2];
 	struct cmh_log log[CMH_MAX_LOG];
 	int nlog;
 };
@@ -104,6 +106,8 @@ const uint8_t *cmh_last_mad(struct cmh *h, int from, uint16_t attr);
 enum cm_state cmh_state(struct cmh *h, int i, uint32_t id);
 /* Inject a raw MAD into node i as if sent by the other node. */
 int cmh_inject(struct cmh *h, int i, const void *mad);
+/* The same from the peer's QP qpn (a CM sending from a UD QP of its own). */
+int cmh_inject_from(struct cmh *h, int i, const void *mad, uint32_t qpn);
 
 /* The full handshake with auto-accept/rtu: returns A's comm id. */
 uint32_t cmh_connect(struct cmh *h, uint32_t qpn);

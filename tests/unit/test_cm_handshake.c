@@ -950,6 +950,35 @@ static void test_unknown_comm_id(void **state)
 	assert_int_equal(cm_engine_conn_count(H.n[B].e), 0);
 }
 
+/*
+ * A peer that sends from a QP of its own (madcm's MADCM_MAD_SEND=qp, the
+ * kernel's CM never) is still answered on QP1: the connection's messages
+ * and the answers to strays alike (fake_send asserts the QP and Q_Key).
+ */
+static void test_peer_sends_from_own_qp(void **state)
+{
+	uint8_t mad[256];
+	uint32_t a;
+
+	(void)state;
+	H.src_qpn[A] = 0x39;
+	H.src_qpn[B] = 0x25;
+	a = cmh_connect(&H, 0x1001);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
+	assert_int_equal(cm_engine_disconnect(H.n[A].e, a, NULL, 0), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_TIMEWAIT);
+	/* Strays: a REP and a DREQ for comm IDs nobody has. */
+	cmh_mad(mad, CM_ATTR_REP, 7, 0xdeadbeef);
+	assert_int_equal(cmh_inject_from(&H, B, mad, 0x39), 0);
+	assert_int_equal(
+	    mad_get(cmh_last_mad(&H, B, CM_ATTR_REJ) + 24, cm_rej_fields, CM_REJ_REASON),
+	    CM_REJ_INVALID_COMM_ID);
+	cmh_mad(mad, CM_ATTR_DREQ, 8, 0xdeadbeef);
+	assert_int_equal(cmh_inject_from(&H, B, mad, 0x39), 0);
+	assert_non_null(cmh_last_mad(&H, B, CM_ATTR_DREP));
+}
+
 static void test_bad_input(void **state)
 {
 	uint8_t mad[256] = {0};
@@ -1088,6 +1117,7 @@ int main(void)
 	    T(test_stale_connection),
 	    T(test_ignored_in_state),
 	    T(test_unknown_comm_id),
+	    T(test_peer_sends_from_own_qp),
 	    T(test_bad_input),
 	    T(test_alternate_in_req),
 	    T(test_command_messages),

@@ -11,6 +11,8 @@
 #   RXEVM_conns   connections in flight (cmtime -c, default 300)
 #   RXEVM_umadtx  MADCM_UMAD_TX for the madcm turns (sync: no umad writer
 #                 thread, as before it existed; thread; release)
+#   RXEVM_madsend MADCM_MAD_SEND for the madcm turns (umad: every MAD a
+#                 umad write, no UD QP of madcm's own)
 #   RXEVM_capture 1: dumpcap eth0's RoCE packets during every client run
 #                 (/out/bench.N.CM.SIDE.pcap; costs CPU: times then move)
 #   RXEVM_strace  a diagnostic wrapped around both programs (diag_wrap in
@@ -38,7 +40,23 @@ cpu_ticks() {
 }
 # cap_start / cap_stop: dumpcap over one turn's client run (RXEVM_capture).
 cap_start() { [ ${#CAP[@]} -gt 0 ] && { "${CAP[@]}" 2> /dev/null & cap=$!; sleep 1; }; }
-cap_stop() { [ ${#CAP[@]} -gt 0 ] && { kill "$cap"; wait "$cap"; cp "/tmp/bench.$t.$cm.$SIDE.pcap" /out/; }; }
+cap_stop() {
+    [ ${#CAP[@]} -gt 0 ] || return 0
+    kill "$cap"
+    bounded_wait "$cap" dumpcap
+    cp "/tmp/bench.$t.$cm.$SIDE.pcap" /out/
+}
+# bounded_wait PID WHAT: wait for PID for 10 s, then say so and kill it.
+bounded_wait() {
+    local i
+    for i in $(seq 100); do kill -0 "$1" 2> /dev/null || break; sleep 0.1; done
+    if kill -0 "$1" 2> /dev/null; then
+        log "turn $t: $2 (pid $1) still there 10 s after TERM: $(tr '\0' ' ' < "/proc/$1/cmdline") state $(awk '/^State/ { print $2 }' "/proc/$1/status") wchan $(cat "/proc/$1/wchan" 2> /dev/null)"
+        for k in "/proc/$1"/task/*/stack; do log "  $k: $(tr '\n' ' ' < "$k" 2> /dev/null)"; done
+        kill -9 "$1" 2> /dev/null
+    fi
+    wait "$1" 2> /dev/null
+}
 # sync_peer PORT: both sides meet (B listens, A connects).
 sync_peer() {
     if [ "$SIDE" = B ]; then $NC -l -p "$1" < /dev/null > /dev/null 2>&1
@@ -72,7 +90,8 @@ for cm in "${turns[@]}"; do
         for m in ib_cm iw_cm rdma_cm rdma_ucm; do
             [ -d /sys/module/$m ] && { log "turn $t: $m still loaded"; rc=1; }
         done
-        RUN=(env ${RXEVM_umadtx:+MADCM_UMAD_TX=$RXEVM_umadtx} "$RXEVM_madcm" run)
+        RUN=(env ${RXEVM_umadtx:+MADCM_UMAD_TX=$RXEVM_umadtx}
+            ${RXEVM_madsend:+MADCM_MAD_SEND=$RXEVM_madsend} "$RXEVM_madcm" run)
     fi
     L=/out/bench.$t.$cm.log
     diag_wrap "/out/bench.$t.$cm.$SIDE" # MADCM_KVM_STRACE (lib.sh)
@@ -90,7 +109,7 @@ for cm in "${turns[@]}"; do
         c1=$(cpu_ticks)
         # cmtime's server never exits by itself (under strace, $pid is strace's).
         pkill -x cmtime 2> /dev/null
-        wait "$pid" 2> /dev/null
+        bounded_wait "$pid" "cmtime server"
         cap_stop
     else
         cap_start

@@ -6,7 +6,9 @@
 #                madcm:  madcm (`madcm run`), ib_cm/iw_cm/rdma_cm/rdma_ucm never loaded
 #   RXEVM_peercm the other VM's
 #   RXEVM_madcm  path of the madcm tool (build tree, seen through 9p)
-#   RXEVM_rows   rows, comma separated, e.g. "rping,ucmatose,rdma_server" (each in both directions)
+#   RXEVM_rows   rows, comma separated, e.g. "rping,ucmatose,rdma_server" (each in both directions);
+#                ROW-qp: ROW with MADCM_MAD_SEND=qp on the madcm side (CM MADs sent
+#                from madcm's own UD QP, mad/umad_qp.h)
 #   RXEVM_pings  rping count (default 1000)
 #   RXEVM_loss   percent of packets dropped on eth0 (tc netem), default none
 #   RXEVM_lossrun  set on both VMs of a loss pair (the DONE handshake, less data)
@@ -127,19 +129,23 @@ server_ok() {
 }
 PINGS=${RXEVM_pings:-1000}
 step=0
-for row in ${RXEVM_rows//,/ }; do
+for rowname in ${RXEVM_rows//,/ }; do
+    row=${rowname%-qp} QPENV=()
+    [ "$row" != "$rowname" ] && [ "$CM" = madcm ] && QPENV=(MADCM_MAD_SEND=qp)
     for client in A B; do
         step=$((step + 1))
         port=$((7100 + step))
         server=B; [ $client = B ] && server=A
         if [ "$SIDE" = "$client" ]; then dir="$CM->$PEERCM"; else dir="$PEERCM->$CM"; fi
-        L=/tmp/$row.$client$server.log
-        [ "$CM" = madcm ] && [ -z "${RXEVM_notrace:-}" ] && RUN[1]=MADCM_TRACE=/tmp/$row.$client$server.pcap
-        diag_wrap "/tmp/$row.$client$server.$SIDE" # MADCM_KVM_STRACE (lib.sh)
+        L=/tmp/$rowname.$client$server.log
+        [ "$CM" = madcm ] && [ -z "${RXEVM_notrace:-}" ] && RUN[1]=MADCM_TRACE=/tmp/$rowname.$client$server.pcap
+        RUNX=("${RUN[@]}")
+        [ ${#QPENV[@]} -gt 0 ] && RUNX=(env "${QPENV[@]}" "${RUN[@]:1}")
+        diag_wrap "/tmp/$rowname.$client$server.$SIDE" # MADCM_KVM_STRACE (lib.sh)
         if [ "$SIDE" = "$server" ]; then
             cmd "$row" server
             s0=$(now)
-            timeout "$(row_tmo "$row")" "${RUN[@]}" "${ST[@]}" "${CMD[@]}" > "$L" 2> "$L.err" &
+            timeout "$(row_tmo "$row")" "${RUNX[@]}" "${ST[@]}" "${CMD[@]}" > "$L" 2> "$L.err" &
             pid=$!
             sleep "${RXEVM_settle:-1.5}"   # let it listen
             $NC -l -p $port < /dev/null > /dev/null 2>&1   # the client is ready
@@ -154,16 +160,16 @@ for row in ${RXEVM_rows//,/ }; do
             [ -n "$watch" ] && kill $watch 2> /dev/null
             s1=$(now)
             st=ok; server_ok $r "$row" && check "$row" server "$L" || st=FAIL
-            result "$row" "$dir" "server($CM)" $st "$(elapsed "$s0" "$s1")"
+            result "$rowname" "$dir" "server($CM)" $st "$(elapsed "$s0" "$s1")"
             [ $st = ok ] || tail -n 5 "$L.err" "$L"
         else
             until $NC "$PEER" $port < /dev/null > /dev/null 2>&1; do sleep 0.2; done
             cmd "$row" client
             s0=$(now)
-            timeout "$(row_tmo "$row")" "${RUN[@]}" "${ST[@]}" "${CMD[@]}" > "$L" 2> "$L.err"; r=$?
+            timeout "$(row_tmo "$row")" "${RUNX[@]}" "${ST[@]}" "${CMD[@]}" > "$L" 2> "$L.err"; r=$?
             s1=$(now)
             st=ok; [ $r = 0 ] && check "$row" client "$L" || st=FAIL
-            result "$row" "$dir" "client($CM)" $st "$(elapsed "$s0" "$s1")"
+            result "$rowname" "$dir" "client($CM)" $st "$(elapsed "$s0" "$s1")"
             if [ -n "${RXEVM_lossrun:-}" ] && [ $st = ok ]; then
                 for _ in 1 2 3 4 5; do   # DONE (see server_ok)
                     $NC "$PEER" $((port + 500)) < /dev/null > /dev/null 2>&1 && break
@@ -173,8 +179,8 @@ for row in ${RXEVM_rows//,/ }; do
             [ $st = ok ] || tail -n 5 "$L.err" "$L"
         fi
         cp "$L" "$L.err" /out/ 2> /dev/null
-        [ -f "/tmp/$row.$client$server.pcap" ] && cp "/tmp/$row.$client$server.pcap" /out/
-        cp "/tmp/$row.$client$server.$SIDE".{strace,tt,stack,perf} /out/ 2> /dev/null
+        [ -f "/tmp/$rowname.$client$server.pcap" ] && cp "/tmp/$rowname.$client$server.pcap" /out/
+        cp "/tmp/$rowname.$client$server.$SIDE".{strace,tt,stack,perf} /out/ 2> /dev/null
     done
 done
 log "matrix done in $(elapsed "$T2" "$(now)") s (rc $rc)"
