@@ -117,6 +117,8 @@ static struct roce_port {
 } roce_ports[ROCE_PORTS];
 static pthread_once_t roce_once = PTHREAD_ONCE_INIT;
 static _Atomic unsigned release_ports; /* ports with a threadless queue */
+/* The process whose writer threads the queues have (not a forked child). */
+static _Atomic pid_t queues_pid;
 
 static void roce_init(void)
 {
@@ -325,6 +327,8 @@ static int real_open_port(void *ctx, const char *ca, int port)
 				r->portid = id;
 				r->ethernet = eth;
 				r->tx = tx;
+				if (tx)
+					queues_pid = getpid();
 				r->qp = qp;
 				qp = NULL;
 				r->release = tx && mode == TX_RELEASE;
@@ -407,6 +411,35 @@ static void real_close_port(void *ctx, int portid)
 	umad_qp_close(qp);
 	note_nonblock(portid, false);
 	umad_close_port(portid);
+}
+
+/*
+ * At exit, what the write queues still hold leaves before the process
+ * goes.  A program's last MADs are sent just before it returns from main:
+ * the DREPs answering its peer's DREQs (rdma_disconnect on DISCONNECTED),
+ * a DREQ from rdma_disconnect or rdma_destroy_id.  Written in place they
+ * are in the kernel when the call returns, as the kernel's CM queues its
+ * own; left in a queue they would die with the writer thread, and the peer
+ * would wait for its DREQ's timeout (about 100 s with the kernel's
+ * defaults).  Each port gets a bound, so a write that never returns cannot
+ * hang the exit.  A port being closed meanwhile waits for its lock.  A
+ * forked child has the queues' memory but not their threads (nor, maybe,
+ * free locks): it leaves them alone.
+ */
+#define EXIT_FLUSH_MS 2000
+
+__attribute__((destructor)) static void flush_at_exit(void)
+{
+	if (queues_pid != getpid())
+		return;
+	for (int i = 0; i < ROCE_PORTS; i++) {
+		struct roce_port *r = &roce_ports[i];
+
+		pthread_mutex_lock(&r->lock);
+		if (r->portid >= 0 && r->tx)
+			umad_tx_flush_timed(r->tx, EXIT_FLUSH_MS);
+		pthread_mutex_unlock(&r->lock);
+	}
 }
 
 /* The write queue of umad port portid, if it has one. */

@@ -138,7 +138,15 @@ int umad_tx_create(struct umad_tx **out, const struct umad_tx_params *p)
 	}
 	pthread_mutex_init(&tx->lock, NULL);
 	pthread_cond_init(&tx->more, NULL);
-	pthread_cond_init(&tx->drained, NULL);
+	{
+		/* umad_tx_flush_timed() waits on the monotonic clock. */
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&tx->drained, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	rc = p->threadless ? 0 : pthread_create(&tx->thread, NULL, tx_thread, tx);
 	if (rc) {
 		pthread_cond_destroy(&tx->drained);
@@ -216,20 +224,46 @@ bool umad_tx_write_out(struct umad_tx *tx)
 	return wrote;
 }
 
-void umad_tx_flush(struct umad_tx *tx)
+/* Wait for what is queued now; deadline NULL: as long as it takes. */
+static int flush_until(struct umad_tx *tx, const struct timespec *deadline)
 {
 	uint64_t target;
+	int rc = 0;
 
-	if (!tx)
-		return;
 	umad_tx_write_out(tx);
 	pthread_mutex_lock(&tx->lock);
 	target = tx->seq_in;
 	tx->flushers++;
-	while (tx->seq_out < target)
-		pthread_cond_wait(&tx->drained, &tx->lock);
+	while (tx->seq_out < target && !rc)
+		rc = deadline ? pthread_cond_timedwait(&tx->drained, &tx->lock, deadline)
+			      : pthread_cond_wait(&tx->drained, &tx->lock);
+	if (tx->seq_out >= target)
+		rc = 0;
 	tx->flushers--;
 	pthread_mutex_unlock(&tx->lock);
+	return rc ? -rc : 0;
+}
+
+void umad_tx_flush(struct umad_tx *tx)
+{
+	if (tx)
+		flush_until(tx, NULL);
+}
+
+int umad_tx_flush_timed(struct umad_tx *tx, unsigned timeout_ms)
+{
+	struct timespec d;
+
+	if (!tx)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &d);
+	d.tv_sec += (time_t)(timeout_ms / 1000u);
+	d.tv_nsec += (long)(timeout_ms % 1000u) * 1000000L;
+	if (d.tv_nsec >= 1000000000L) {
+		d.tv_sec++;
+		d.tv_nsec -= 1000000000L;
+	}
+	return flush_until(tx, &d);
 }
 
 void umad_tx_destroy(struct umad_tx *tx)

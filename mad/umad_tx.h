@@ -80,6 +80,11 @@ bool umad_tx_write_out(struct umad_tx *tx);
 /* Wait until every MAD queued so far is written (tests, and a clean close). */
 void umad_tx_flush(struct umad_tx *tx);
 /*
+ * The same, for at most timeout_ms: 0, or -ETIMEDOUT with some still
+ * queued or being written (a process that exits must not hang on a write).
+ */
+int umad_tx_flush_timed(struct umad_tx *tx, unsigned timeout_ms);
+/*
  * Writes what is queued, stops the thread, frees.  Threadless: no other
  * thread may be in umad_tx_write_out(), or enter it, once this is called.
  */

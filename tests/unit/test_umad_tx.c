@@ -1,7 +1,8 @@
 /*
  * The umad write queue (mad/umad_tx.h) on a fake write: order, a queue
  * call that never waits for a sleeping write, the bound, failed writes,
- * and a destroy that writes what is queued first; threadless, writes only
+ * a destroy that writes what is queued first, a flush with a time bound
+ * (what the library's exit hook uses); threadless, writes only
  * in umad_tx_write_out(), by one thread at a time, none left behind.
  */
 #include <stdarg.h>
@@ -205,6 +206,40 @@ static void test_destroy_drains(void **state)
 	assert_int_equal(f.seen[49], 49);
 }
 
+/*
+ * A bounded flush: -ETIMEDOUT while a write sleeps, then 0 once the queue
+ * is written; an empty queue (or none) is flushed at once.
+ */
+static void test_flush_timed(void **state)
+{
+	struct fake f;
+	struct umad_tx *tx;
+
+	(void)state;
+	fake_init(&f);
+	tx = make(&f, 0);
+	assert_int_equal(umad_tx_flush_timed(tx, 0), 0);
+	assert_int_equal(umad_tx_flush_timed(NULL, 10), 0);
+	f.hold = true;
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(queue(tx, i), 0);
+	wait_inside(&f);
+	assert_int_equal(umad_tx_flush_timed(tx, 20), -ETIMEDOUT);
+	fake_hold(&f, false);
+	assert_int_equal(umad_tx_flush_timed(tx, 60000), 0);
+	assert_int_equal(f.n, 10);
+	assert_int_equal(f.seen[9], 9);
+	umad_tx_destroy(tx);
+	/* Threadless: the flush writes them itself. */
+	fake_init(&f);
+	tx = make_mode(&f, 0, true);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(queue(tx, i), 0);
+	assert_int_equal(umad_tx_flush_timed(tx, 60000), 0);
+	assert_int_equal(f.n, 5);
+	umad_tx_destroy(tx);
+}
+
 /* Threadless: nothing leaves before write_out(), then all of it, in order. */
 static void test_threadless_in_order(void **state)
 {
@@ -279,6 +314,7 @@ int main(void)
 	    cmocka_unit_test(test_never_waits_and_bound),
 	    cmocka_unit_test(test_errors_and_bad_input),
 	    cmocka_unit_test(test_destroy_drains),
+	    cmocka_unit_test(test_flush_timed),
 	    cmocka_unit_test(test_threadless_in_order),
 	    cmocka_unit_test(test_threadless_one_writer),
 	};
