@@ -14,6 +14,7 @@
  *   cma_events.c   CM runtime events -> rdma_cm events (runs on the loop)
  *   cma_qp.c       QPs, SRQs, the default PD and CQs
  *   cma_ep.c       getaddrinfo, endpoints (create_ep, get_request)
+ *   cma_exit.c     at exit, the connections left are released (DREQ/REJ)
  *   rpoll.c        rpoll/rselect for plain fds (rsockets come later)
  *
  * Locking.  One process mutex, cma.lock, guards every lib/ structure (ids,
@@ -261,6 +262,15 @@ void cma_attach(struct cma_id *id, struct cma_port *p);
 int cma_conn_add(struct cma_port *p, uint32_t conn, struct cma_id *id);
 struct cma_id *cma_conn_find(struct cma_port *p, uint32_t conn);
 void cma_conn_del(struct cma_port *p, uint32_t conn);
+struct cma_conn_ref {
+	struct cm_runtime *rt;
+	uint32_t conn;
+};
+/* Every connection of every port, taken out of the maps (their ids lose
+ * has_conn): *out (malloc'd, NULL when none) and how many.  Under cma.lock. */
+size_t cma_conn_take_all(struct cma_conn_ref **out);
+/* At the end of a good init: the exit hook's process (cma_exit.c). */
+void cma_exit_arm(void);
 
 /* Events (cma_channel.c), under cma.lock. */
 struct cma_event *cma_event_new(struct cma_id *id, enum rdma_cm_event_type type, int status);

@@ -116,6 +116,7 @@ static void init_once(void)
 		return;
 	}
 	cma_daemon_choose();
+	cma_exit_arm();
 }
 
 void cma_test_env(const struct mad_umad_ops *ops, void *ctx)
@@ -298,6 +299,40 @@ void cma_conn_del(struct cma_port *p, uint32_t conn)
 			p->nconns--;
 			return;
 		}
+}
+
+size_t cma_conn_take_all(struct cma_conn_ref **out)
+{
+	struct cma_conn_ref *r = NULL;
+	size_t n = 0, cap = 0;
+
+	for (int d = 0; d < cma.ndevs; d++)
+		for (int i = 0; i < cma.devs[d].nports; i++) {
+			struct cma_port *p = &cma.devs[d].ports[i];
+
+			for (uint32_t b = 0; p->rt && b < p->nbuckets; b++)
+				while (p->conns[b]) {
+					struct cma_conn_link *l = p->conns[b];
+
+					if (n == cap) {
+						size_t ncap = cap ? cap * 2 : 64;
+						struct cma_conn_ref *nr =
+						    realloc(r, ncap * sizeof(*r));
+
+						if (!nr)
+							goto out;
+						r = nr;
+						cap = ncap;
+					}
+					r[n].rt = p->rt;
+					r[n++].conn = l->conn;
+					l->id->has_conn = false;
+					cma_conn_del(p, l->conn);
+				}
+		}
+out:
+	*out = r;
+	return n;
 }
 
 uint64_t cma_service_id(enum rdma_port_space ps, uint16_t port)

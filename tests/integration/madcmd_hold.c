@@ -11,6 +11,10 @@
  *                                 "connected N", then hold them until
  *                                 killed (or a DEVICE_REMOVAL: "removal",
  *                                 exit 3)
+ *   madcmd_hold client ADDR PORT N exit
+ *                                 the same, but return from main once
+ *                                 connected, destroying nothing (the
+ *                                 library's exit hook disconnects them)
  *   madcmd_hold bind ADDR PORT [hold]
  *                                 rdma_bind_addr: "bound PORT" (and with
  *                                 `hold` keep it until killed) or
@@ -130,7 +134,7 @@ static int server(int port, int n)
 	return 0;
 }
 
-static int client(const char *host, int port, int n)
+static int client(const char *host, int port, int n, bool leave)
 {
 	struct sockaddr_storage dst;
 	int conn = 0;
@@ -171,6 +175,8 @@ static int client(const char *host, int port, int n)
 			if (++conn == n) {
 				printf("connected %d\n", conn);
 				fflush(stdout);
+				if (leave)
+					return 0;
 			}
 			break;
 		case RDMA_CM_EVENT_DEVICE_REMOVAL:
@@ -213,11 +219,11 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4 && !strcmp(argv[1], "server"))
 		return server(atoi(argv[2]), atoi(argv[3]));
-	if (argc == 5 && !strcmp(argv[1], "client"))
-		return client(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "exit"))) && !strcmp(argv[1], "client"))
+		return client(argv[2], atoi(argv[3]), atoi(argv[4]), argc == 6);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "bind"))
 		return bind_only(argv[2], atoi(argv[3]), argc == 5);
-	fprintf(stderr, "usage: madcmd_hold server PORT N | client ADDR PORT N | "
+	fprintf(stderr, "usage: madcmd_hold server PORT N | client ADDR PORT N [exit] | "
 			"bind ADDR PORT [hold]\n");
 	return 2;
 }
