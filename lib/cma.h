@@ -269,6 +269,16 @@ struct cma_conn_ref {
 /* Every connection of every port, taken out of the maps (their ids lose
  * has_conn): *out (malloc'd, NULL when none) and how many.  Under cma.lock. */
 size_t cma_conn_take_all(struct cma_conn_ref **out);
+/* A membership to leave at exit (cma_mcast.c): the SA and the record. */
+struct cma_mc_leave {
+	struct sa_client *sa;
+	struct sa_mcmember rec;
+};
+#define CMA_MC_LEAVE_MASK (SA_MCMR_COMP_MGID | SA_MCMR_COMP_PORT_GID | SA_MCMR_COMP_JOIN_STATE)
+/* Every SA membership the process holds, copied (the list stays as it is:
+ * other threads may still use it): *out (malloc'd) and how many.  Under
+ * cma.lock. */
+size_t cma_mc_exit_leaves(struct cma_mc_leave **out);
 /* At the end of a good init: the exit hook's process (cma_exit.c). */
 void cma_exit_arm(void);
 

@@ -1,20 +1,22 @@
 /*
- * What the process's exit does to its connections, as with the kernel's
- * rdma_cm: when a process ends, the kernel closes its rdma_cm file and
- * ucma destroys every id still open, so the CM sends a DREQ for each
- * established connection and a REJ for each one being set up
- * (cm_destroy_id), and the peers learn at once.  An in-process CM ends
- * with the process, so a program that returns from main (or calls
- * exit(3)) with connections it never destroyed would leave its peers to
- * find out from a keepalive or a timeout.  This destructor releases them
- * first; the MADs leave before the umad ports close (the write queues are
- * flushed after it, by libmadcm's own destructor, mad/umad_real.c).
+ * What the process's exit does to its ids, as with the kernel's rdma_cm.
+ * When a process ends, the kernel closes its rdma_cm file and ucma
+ * destroys every id still open: the CM sends a DREQ for each established
+ * connection and a REJ for each one being set up (cm_destroy_id), so the
+ * peers learn at once, and the id's multicast joins are left at the SA
+ * (cma_leave_mc_groups).  An in-process CM ends with the process, so a
+ * program that returns from main (or calls exit(3)) with ids it never
+ * destroyed would leave its peers to find out from a keepalive or a
+ * timeout, and its memberships at the SA.  This destructor releases the
+ * connections and sends the leaves, without waiting for the SA's answers.
+ * The MADs leave before the umad ports close: the write queues are
+ * flushed after it, by libmadcm's own destructor (mad/umad_real.c).
  *
- * Not done: in a forked child (the connections are the parent's), with
- * madcmd (the daemon releases a client's connections when its session
- * ends), under the unit tests' fake ports, or when another thread holds
- * the library's lock for longer than a moment (an exit must not hang).
- * A process killed by a signal or ending in _exit(2) sends nothing.
+ * Not done: in a forked child (the ids are the parent's), with madcmd
+ * (the daemon does this when a client's session ends), under the unit
+ * tests' fake ports, or when another thread holds the library's lock for
+ * longer than a moment (an exit must not hang).  A process killed by a
+ * signal or ending in _exit(2) sends nothing.
  */
 #include "config.h"
 
@@ -50,15 +52,20 @@ static bool lock_briefly(void)
 __attribute__((destructor)) static void cma_exit_release(void)
 {
 	struct cma_conn_ref *h;
-	size_t n;
+	struct cma_mc_leave *l;
+	size_t n, nl;
 
 	if (!owner || owner != getpid() || cma.init_err || cma.daemon || cma.umad_ops)
 		return;
 	if (!lock_briefly())
 		return;
 	n = cma_conn_take_all(&h);
+	nl = cma_mc_exit_leaves(&l);
 	pthread_mutex_unlock(&cma.lock);
 	for (size_t i = 0; i < n; i++)
 		cm_runtime_release(h[i].rt, h[i].conn);
 	free(h);
+	for (size_t i = 0; i < nl; i++)
+		sa_mcmember_leave_now(l[i].sa, &l[i].rec, CMA_MC_LEAVE_MASK);
+	free(l);
 }

@@ -238,12 +238,36 @@ static void membership_put(struct cma_membership *m)
 	memcpy(leave.port_gid, m->port->gid, 16);
 	leave.join_state = m->join_state;
 	if (rt && cm_runtime_sa(rt)) /* none on RoCE: nothing to leave */
-		sa_mcmember_leave(
-		    cm_runtime_sa(rt), &leave,
-		    SA_MCMR_COMP_MGID | SA_MCMR_COMP_PORT_GID | SA_MCMR_COMP_JOIN_STATE, NULL);
+		sa_mcmember_leave(cm_runtime_sa(rt), &leave, CMA_MC_LEAVE_MASK, NULL);
 	if (m->igmp_fd >= 0)
 		close(m->igmp_fd);
 	free(m);
+}
+
+size_t cma_mc_exit_leaves(struct cma_mc_leave **out)
+{
+	struct cma_mc_leave *l = NULL;
+	size_t n = 0, cap = 0;
+
+	for (struct cma_membership *m = memberships; m; m = m->next) {
+		if (!m->port->rt || !cm_runtime_sa(m->port->rt))
+			continue; /* RoCE: no SA (the kernel drops the IGMP join with the fd) */
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			struct cma_mc_leave *nl = realloc(l, ncap * sizeof(*l));
+
+			if (!nl)
+				break;
+			l = nl;
+			cap = ncap;
+		}
+		l[n].sa = cm_runtime_sa(m->port->rt);
+		l[n].rec = m->rec;
+		memcpy(l[n].rec.port_gid, m->port->gid, 16);
+		l[n++].rec.join_state = m->join_state;
+	}
+	*out = l;
+	return n;
 }
 
 /* One join of one id. */

@@ -718,6 +718,51 @@ int sa_mcmember_leave(struct sa_client *c, const struct sa_mcmember *m, uint64_t
 	return mcmember_one(c, MAD_METHOD_DELETE, m, comp_mask, out);
 }
 
+/* A leave sent on the caller's thread and not waited for: freed when done. */
+static void leave_now_done(struct sa_query *q, int status, uint16_t mad_status, const uint8_t *recs,
+			   unsigned n, size_t rec_size)
+{
+	(void)status;
+	(void)mad_status;
+	(void)recs;
+	(void)n;
+	(void)rec_size;
+	free(q);
+}
+
+static void leave_now_start(void *arg)
+{
+	query_start(arg);
+}
+
+int sa_mcmember_leave_now(struct sa_client *c, const struct sa_mcmember *m, uint64_t comp_mask)
+{
+	struct sa_query *q;
+	int rc;
+
+	if (!c || !m)
+		return -EINVAL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	rc = sa_mcmember_encode(m, q->rec);
+	if (rc) {
+		free(q);
+		return rc;
+	}
+	q->c = c;
+	q->method = MAD_METHOD_DELETE;
+	q->attr = SA_ATTR_MC_MEMBER_RECORD;
+	q->comp_mask = comp_mask;
+	q->rec_len = SA_MCMR_SIZE;
+	q->done = leave_now_done;
+	/* On this thread, holding the loop: the Delete is sent before this returns. */
+	rc = mad_loop_call_here(c->loop, leave_now_start, q);
+	if (rc)
+		free(q);
+	return rc;
+}
+
 int sa_mcmember_query(struct sa_client *c, const struct sa_mcmember *m, uint64_t comp_mask,
 		      struct sa_mcmember **out, unsigned *n)
 {

@@ -176,6 +176,12 @@ int sa_mcmember_join(struct sa_client *c, const struct sa_mcmember *m, uint64_t 
 /* Leave (Delete) with m->join_state the states to leave. */
 int sa_mcmember_leave(struct sa_client *c, const struct sa_mcmember *m, uint64_t comp_mask,
 		      struct sa_mcmember *out);
+/*
+ * The same Delete, sent on the calling thread (which takes the loop for
+ * it) before this returns, its answer not waited for: for a process on
+ * its way out, which must not wait for the SA.  0 once sent, or -errno.
+ */
+int sa_mcmember_leave_now(struct sa_client *c, const struct sa_mcmember *m, uint64_t comp_mask);
 /* GetTable; *out is malloc'd (free() it), *n records. */
 int sa_mcmember_query(struct sa_client *c, const struct sa_mcmember *m, uint64_t comp_mask,
 		      struct sa_mcmember **out, unsigned *n);

@@ -15,6 +15,10 @@
  *                                 the same, but return from main once
  *                                 connected, destroying nothing (the
  *                                 library's exit hook disconnects them)
+ *   madcmd_hold join ADDR GROUP
+ *                                 join multicast GROUP from ADDR (a UDP
+ *                                 id), print "joined", and return from
+ *                                 main without leaving
  *   madcmd_hold bind ADDR PORT [hold]
  *                                 rdma_bind_addr: "bound PORT" (and with
  *                                 `hold` keep it until killed) or
@@ -189,6 +193,41 @@ static int client(const char *host, int port, int n, bool leave)
 	}
 }
 
+static int join(const char *host, const char *group)
+{
+	struct sockaddr_storage src, grp;
+	struct rdma_cm_id *id;
+
+	addr_of(host, 0, &src);
+	addr_of(group, 0, &grp);
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) ||
+	    rdma_resolve_addr(id, (struct sockaddr *)&src, (struct sockaddr *)&grp, 2000)) {
+		perror("resolve");
+		return 2;
+	}
+	for (;;) {
+		struct rdma_cm_event *ev = next_event();
+		enum rdma_cm_event_type t = ev->event;
+
+		rdma_ack_cm_event(ev);
+		switch (t) {
+		case RDMA_CM_EVENT_ADDR_RESOLVED:
+			if (rdma_join_multicast(id, (struct sockaddr *)&grp, NULL)) {
+				perror("rdma_join_multicast");
+				return 2;
+			}
+			break;
+		case RDMA_CM_EVENT_MULTICAST_JOIN:
+			printf("joined\n");
+			fflush(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "join: %s\n", rdma_event_str(t));
+			return 2;
+		}
+	}
+}
+
 static int bind_only(const char *host, int port, bool hold)
 {
 	struct sockaddr_storage a;
@@ -221,9 +260,12 @@ int main(int argc, char **argv)
 		return server(atoi(argv[2]), atoi(argv[3]));
 	if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "exit"))) && !strcmp(argv[1], "client"))
 		return client(argv[2], atoi(argv[3]), atoi(argv[4]), argc == 6);
+	if (argc == 4 && !strcmp(argv[1], "join"))
+		return join(argv[2], argv[3]);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "bind"))
 		return bind_only(argv[2], atoi(argv[3]), argc == 5);
-	fprintf(stderr, "usage: madcmd_hold server PORT N | client ADDR PORT N [exit] | "
-			"bind ADDR PORT [hold]\n");
+	fprintf(stderr,
+		"usage: madcmd_hold server PORT N | client ADDR PORT N [exit] | join ADDR GROUP | "
+		"bind ADDR PORT [hold]\n");
 	return 2;
 }

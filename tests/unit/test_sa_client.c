@@ -405,6 +405,18 @@ static void test_mcmember_and_service(void **state)
 	memset(sv.name, 'a', 64);
 	sv.name[64] = 'b'; /* not NUL-terminated within 65: too long */
 	assert_int_equal(sa_service_register(e->c, &sv, SA_SR_COMP_SERVICE_ID), -EINVAL);
+
+	/* A leave sent now, not waited for: the Delete is out when it returns. */
+	assert_int_equal(e->f.nsent, 4);
+	assert_int_equal(sa_mcmember_leave_now(e->c, &mm, SA_MCMR_COMP_MGID), 0);
+	assert_int_equal(e->f.nsent, 5);
+	m = e->f.sent[4].mad;
+	assert_int_equal(mad_get(m, mad_hdr_fields, MAD_HDR_METHOD), MAD_METHOD_DELETE);
+	assert_int_equal(mad_get(m, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID),
+			 SA_ATTR_MC_MEMBER_RECORD);
+	assert_int_equal(sa_mcmember_leave_now(NULL, &mm, 0), -EINVAL);
+	for (int i = 0; i < 5; i++) /* its answer, which frees it */
+		mad_loop_run_once(e->loop, 10);
 }
 
 /* Only cache hits, no queries: the periodic port check still flushes. */
