@@ -14,7 +14,8 @@
  *   cma_events.c   CM runtime events -> rdma_cm events (runs on the loop)
  *   cma_qp.c       QPs, SRQs, the default PD and CQs
  *   cma_ep.c       getaddrinfo, endpoints (create_ep, get_request)
- *   cma_exit.c     at exit, the connections left are released (DREQ/REJ)
+ *   cma_exit.c     at exit, connections left are released (DREQ/REJ) and
+ *                  multicast joins left at the SA
  *   rpoll.c        rpoll/rselect for plain fds (rsockets come later)
  *
  * Locking.  One process mutex, cma.lock, guards every lib/ structure (ids,

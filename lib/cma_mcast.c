@@ -216,6 +216,14 @@ made:
 	return 0;
 }
 
+/* What a Delete at the SA names: this port's membership in the group. */
+static void leave_record(const struct cma_membership *m, struct sa_mcmember *out)
+{
+	*out = m->rec;
+	memcpy(out->port_gid, m->port->gid, 16);
+	out->join_state = m->join_state;
+}
+
 static void membership_put(struct cma_membership *m)
 {
 	struct cma_membership **pm;
@@ -234,9 +242,7 @@ static void membership_put(struct cma_membership *m)
 		}
 	rt = m->port->rt;
 	pthread_mutex_unlock(&cma.lock);
-	leave = m->rec;
-	memcpy(leave.port_gid, m->port->gid, 16);
-	leave.join_state = m->join_state;
+	leave_record(m, &leave);
 	if (rt && cm_runtime_sa(rt)) /* none on RoCE: nothing to leave */
 		sa_mcmember_leave(cm_runtime_sa(rt), &leave, CMA_MC_LEAVE_MASK, NULL);
 	if (m->igmp_fd >= 0)
@@ -262,9 +268,7 @@ size_t cma_mc_exit_leaves(struct cma_mc_leave **out)
 			cap = ncap;
 		}
 		l[n].sa = cm_runtime_sa(m->port->rt);
-		l[n].rec = m->rec;
-		memcpy(l[n].rec.port_gid, m->port->gid, 16);
-		l[n++].rec.join_state = m->join_state;
+		leave_record(m, &l[n++].rec);
 	}
 	*out = l;
 	return n;

@@ -269,6 +269,18 @@ static void query_start(struct sa_query *q)
 
 /* ---- from API threads: commands to the loop ---- */
 
+static void query_init(struct sa_query *q, struct sa_client *c, uint8_t method, uint16_t attr,
+		       uint64_t comp_mask, const void *rec, size_t rec_len, sa_query_done done)
+{
+	q->c = c;
+	q->method = method;
+	q->attr = attr;
+	q->comp_mask = comp_mask;
+	memcpy(q->rec, rec, rec_len);
+	q->rec_len = rec_len;
+	q->done = done;
+}
+
 struct sync_cmd {
 	struct mad_loop_cmd cmd;
 	struct sa_query q;
@@ -319,13 +331,7 @@ static int query_sync(struct sa_client *c, struct sync_cmd *s, uint8_t method, u
 
 	memset(s, 0, sizeof(*s));
 	s->cmd.run = sync_run;
-	s->q.c = c;
-	s->q.method = method;
-	s->q.attr = attr;
-	s->q.comp_mask = comp_mask;
-	memcpy(s->q.rec, rec, rec_len);
-	s->q.rec_len = rec_len;
-	s->q.done = sync_done;
+	query_init(&s->q, c, method, attr, comp_mask, rec, rec_len, sync_done);
 	if (mad_loop_started(c->loop) && mad_loop_owns(c->loop))
 		return -EDEADLK; /* waiting here would stop the loop we wait for */
 	pthread_mutex_init(&s->m, NULL);
@@ -737,25 +743,20 @@ static void leave_now_start(void *arg)
 
 int sa_mcmember_leave_now(struct sa_client *c, const struct sa_mcmember *m, uint64_t comp_mask)
 {
+	uint8_t rec[SA_MCMR_SIZE];
 	struct sa_query *q;
 	int rc;
 
 	if (!c || !m)
 		return -EINVAL;
+	rc = sa_mcmember_encode(m, rec);
+	if (rc)
+		return rc;
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
-	rc = sa_mcmember_encode(m, q->rec);
-	if (rc) {
-		free(q);
-		return rc;
-	}
-	q->c = c;
-	q->method = MAD_METHOD_DELETE;
-	q->attr = SA_ATTR_MC_MEMBER_RECORD;
-	q->comp_mask = comp_mask;
-	q->rec_len = SA_MCMR_SIZE;
-	q->done = leave_now_done;
+	query_init(q, c, MAD_METHOD_DELETE, SA_ATTR_MC_MEMBER_RECORD, comp_mask, rec, sizeof(rec),
+		   leave_now_done);
 	/* On this thread, holding the loop: the Delete is sent before this returns. */
 	rc = mad_loop_call_here(c->loop, leave_now_start, q);
 	if (rc)
