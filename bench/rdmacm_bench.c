@@ -40,7 +40,15 @@
  *        hosts (`fabsim madcmd HOST start`) and run the API round again
  *        through the daemons, and print both rounds' connect median and
  *        rate side by side (targets: at most 1.5x the latency, at least
- *        70% of the rate).
+ *        70% of the rate).  -R ROUNDS (with -D): alternate the two, an
+ *        in-process round then a madcmd round (madcmd stopped between),
+ *        ROUNDS times, and print each pair's ratios and their medians, so a
+ *        ratio is not one run's scheduling.  -H: each simulated host on a
+ *        CPU of its own (the server's host, its program and madcmd, on the
+ *        first CPU; the client's on the last; fabsimd and OpenSM, the
+ *        fabric, on any), as hosts of a real fabric have their own CPUs:
+ *        without it the two hosts' processes share both CPUs, and a hop to
+ *        a host's madcmd is often a wake-up of the other CPU.
  *   rdmacm_bench server [-P PORT] [-C]                 # on one fabric host
  *   rdmacm_bench client -s ADDR --dlid LID [-n N] [-i ITERS] [-p PINGS]
  *        [-P PORT] [-C] [--engine-rate CONN_PER_S] [--engine-lat US]
@@ -60,6 +68,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -92,6 +101,11 @@ static double engine_lat;  /* its one-at-a-time REQ -> ESTABLISHED median, us */
 static bool no_engine;
 /* -D: after the in-process round, the same through madcmd (fabsim madcmd). */
 static bool through_daemon;
+/* -R: in-process / madcmd round pairs; -H: the CPU of each host (-1: any). */
+#define MAX_ROUNDS 20
+static unsigned rounds = 1;
+static int host_cpu[2] = {-1, -1};
+static const char *host_name[2];
 static atomic_bool stop;
 
 static uint64_t now_ns(void)
@@ -861,6 +875,29 @@ struct lines {
 	char buf[8192];
 };
 
+/* The CPU host's processes run on (-H), or -1. */
+static int cpu_of(const char *host)
+{
+	for (int i = 0; i < 2; i++)
+		if (host_name[i] && !strcmp(host, host_name[i]))
+			return host_cpu[i];
+	return -1;
+}
+
+/* Run this process on `cpu` alone (-1: on every CPU it may use). */
+static void pin_self(int cpu)
+{
+	cpu_set_t set;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	CPU_ZERO(&set);
+	for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+		if (cpu < 0 || c == cpu)
+			CPU_SET((int)c, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		perror("rdmacm_bench: sched_setaffinity");
+}
+
 /* `fabsim run HOST -- av...` with stdout to a pipe: the pid; lr reads it. */
 static pid_t spawn_on(const char *host, char *const *av, struct lines *lr)
 {
@@ -884,6 +921,7 @@ static pid_t spawn_on(const char *host, char *const *av, struct lines *lr)
 	if (pid < 0)
 		die("fork", errno);
 	if (pid == 0) {
+		pin_self(cpu_of(host));
 		dup2(pfd[1], 1);
 		close(pfd[0]);
 		close(pfd[1]);
@@ -1003,7 +1041,7 @@ struct api_result {
 	double rate, med;
 };
 static struct api_result *api_cur;
-static struct api_result api[2];
+static struct api_result api_in[MAX_ROUNDS], api_d[MAX_ROUNDS];
 
 static void api_line(const char *line)
 {
@@ -1062,6 +1100,74 @@ static int api_round(char *self, const char *srv, const char *cli, char *addr, c
 	return status;
 }
 
+/* `fabsim madcmd HOST start|stop`, the daemon started on the host's CPU (-H). */
+static int madcmd_ctl(const char *host, const char *what)
+{
+	char cmd[PATH_MAX * 2];
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "timeout 60 '%s' --dir '%s' madcmd %s %s >/dev/null", fabsim,
+		 fdir, host, what);
+	pin_self(cpu_of(host));
+	rc = system(cmd);
+	pin_self(-1);
+	return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * After the rounds through madcmd: the hop floor, and with -R each pair's
+ * ratios and their medians.
+ */
+static void daemon_summary(unsigned pairs)
+{
+	double lat[MAX_ROUNDS], rate[MAX_ROUNDS], hop;
+	unsigned k = 0;
+
+	/* Under -H a program and its madcmd share a CPU: so do the two here. */
+	pin_self(host_cpu[0]);
+	hop = daemon_hop_floor_us(1000);
+	pin_self(-1);
+	for (unsigned r = 0; r < rounds && k < pairs; r++)
+		if (api_in[r].med > 0 && api_d[r].med > 0 && api_in[r].rate > 0) {
+			lat[k] = api_d[r].med / api_in[r].med;
+			rate[k] = api_d[r].rate / api_in[r].rate;
+			k++;
+		}
+	/*
+	 * The daemon adds four one-way hops to a connect's critical path
+	 * (CONNECT in, the REQ event out, ACCEPT in, the REP event out): two
+	 * round trips.  Against the last in-process round.
+	 */
+	if (hop > 0) {
+		double in = api_in[k - 1].med;
+
+		printf("daemon hop floor (SEQPACKET round trip between two processes%s, now): "
+		       "median %.1f us; in-process median + 2 hops = %.1f us (%.2fx in-process)\n",
+		       host_cpu[0] >= 0 ? " on one CPU" : "", hop, in + 2 * hop,
+		       (in + 2 * hop) / in);
+	}
+	if (k < 2)
+		return;
+	printf("\n%u round pairs, madcmd / in-process:\n  latency:", k);
+	for (unsigned i = 0; i < k; i++)
+		printf(" %.2f", lat[i]);
+	printf("\n  rate:   ");
+	for (unsigned i = 0; i < k; i++)
+		printf(" %.0f%%", 100 * rate[i]);
+	qsort(lat, k, sizeof(lat[0]), cmp_double);
+	qsort(rate, k, sizeof(rate[0]), cmp_double);
+	printf("\n  medians: latency %.2fx (target <= 1.5x), rate %.0f%% (target >= 70%%)\n",
+	       k % 2 ? lat[k / 2] : (lat[k / 2 - 1] + lat[k / 2]) / 2,
+	       100 * (k % 2 ? rate[k / 2] : (rate[k / 2 - 1] + rate[k / 2]) / 2));
+}
+
 static int run_auto(void)
 {
 	char self[PATH_MAX], cfb[PATH_MAX + 16], line[PATH_MAX + 64], srv[64] = "", cli[64] = "";
@@ -1071,6 +1177,7 @@ static int run_auto(void)
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	char *slash;
 	static struct lines so;
+	unsigned pairs = 0;
 	pid_t sp;
 	FILE *f;
 
@@ -1172,44 +1279,43 @@ static int run_auto(void)
 		fflush(stdout);
 	}
 
-	status = api_round(self, srv, cli, addr, lidbuf, nb, ib, pb, portb, &api[0]);
-	if (through_daemon && status == 0) {
-		/* The same again with both hosts' CM in madcmd (fabsim madcmd HOST start). */
-		char cmd[PATH_MAX * 3];
-
-		snprintf(cmd, sizeof(cmd),
-			 "timeout 60 '%s' --dir '%s' madcmd %s start >/dev/null && "
-			 "timeout 60 '%s' --dir '%s' madcmd %s start >/dev/null",
-			 fabsim, fdir, srv, fabsim, fdir, cli);
-		if (system(cmd)) {
+	host_name[0] = srv;
+	host_name[1] = cli;
+	if (host_cpu[0] >= 0)
+		printf("each host on a CPU of its own (-H): %s on CPU %d, %s on CPU %d; the "
+		       "fabric's processes on any\n",
+		       srv, host_cpu[0], cli, host_cpu[1]);
+	for (unsigned r = 0; r < rounds; r++) {
+		if (rounds > 1)
+			printf("\n== round %u of %u\n", r + 1, rounds);
+		status = api_round(self, srv, cli, addr, lidbuf, nb, ib, pb, portb, &api_in[r]);
+		if (!through_daemon || status)
+			break;
+		/* The same again with both hosts' CM in madcmd, stopped after. */
+		if (madcmd_ctl(srv, "start") || madcmd_ctl(cli, "start")) {
 			fprintf(stderr, "rdmacm_bench: fabsim madcmd start failed\n");
 			status = 1;
 			goto down;
 		}
 		printf("\nthrough madcmd (one daemon per host, fabsim madcmd HOST start)\n");
-		status = api_round(self, srv, cli, addr, lidbuf, nb, ib, pb, portb, &api[1]);
-		if (status == 0 && api[0].med > 0 && api[1].med > 0 && api[0].rate > 0) {
-			double hop = daemon_hop_floor_us(1000);
-
+		status = api_round(self, srv, cli, addr, lidbuf, nb, ib, pb, portb, &api_d[r]);
+		madcmd_ctl(srv, "stop");
+		madcmd_ctl(cli, "stop");
+		if (status)
+			break;
+		if (api_in[r].med > 0 && api_d[r].med > 0 && api_in[r].rate > 0) {
 			printf("\nmadcmd vs in-process, same fabric: connect median %.1f us vs "
 			       "%.1f us "
 			       "= %.2fx (target <= 1.5x); rate %.0f vs %.0f conn/s = %.0f%% "
 			       "(target >= 70%%)\n",
-			       api[1].med, api[0].med, api[1].med / api[0].med, api[1].rate,
-			       api[0].rate, 100.0 * api[1].rate / api[0].rate);
-			/*
-			 * The daemon adds four one-way hops to a connect's critical
-			 * path (CONNECT in, the REQ event out, ACCEPT in, the REP
-			 * event out): two round trips.
-			 */
-			if (hop > 0)
-				printf(
-				    "daemon hop floor (SEQPACKET round trip between two processes, "
-				    "now): median %.1f us; in-process median + 2 hops = %.1f us "
-				    "(%.2fx in-process)\n",
-				    hop, api[0].med + 2 * hop, (api[0].med + 2 * hop) / api[0].med);
+			       api_d[r].med, api_in[r].med, api_d[r].med / api_in[r].med,
+			       api_d[r].rate, api_in[r].rate,
+			       100.0 * api_d[r].rate / api_in[r].rate);
+			pairs++;
 		}
 	}
+	if (through_daemon && pairs)
+		daemon_summary(pairs);
 down:
 	sh("timeout 60 '%s' --dir '%s' down >/dev/null 2>&1", fabsim, fdir);
 out:
@@ -1238,7 +1344,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	optind = strcmp(mode, "auto") ? 2 : 1;
-	while ((ch = getopt_long(argc, argv, "n:i:p:P:s:l:r:L:ECND", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "n:i:p:P:s:l:r:L:R:ECNDH", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'n':
 			n_conn = (unsigned)strtoul(optarg, NULL, 0);
@@ -1276,10 +1382,20 @@ int main(int argc, char **argv)
 		case 'C':
 			lib_cqs = true;
 			break;
+		case 'R':
+			rounds = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'H': {
+			long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+			host_cpu[0] = 0;
+			host_cpu[1] = n > 1 ? (int)n - 1 : 0;
+			break;
+		}
 		default:
 			fprintf(stderr,
 				"usage: rdmacm_bench [-n N] [-i ITERS] [-p PINGS] [-P PORT] [-E] "
-				"[-C] [-N] [-D]\n"
+				"[-C] [-N] [-D [-R ROUNDS]] [-H]\n"
 				"       rdmacm_bench server [-P PORT] [-C]\n"
 				"       rdmacm_bench client -s ADDR --dlid LID [-n N] [-i ITERS]"
 				" [-p PINGS] [-P PORT] [--engine-rate R] [--engine-lat US]\n");
@@ -1287,7 +1403,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!n_conn || n_conn > 100000 || !n_iter || n_iter > 100000 || !n_pings ||
-	    n_pings > 1000000 || !port || port > 65535)
+	    n_pings > 1000000 || !port || port > 65535 || !rounds || rounds > MAX_ROUNDS)
 		die("bad count", EINVAL);
 	if (!strcmp(mode, "server"))
 		return server();

@@ -84,11 +84,20 @@ const char *cm_attr_name(uint16_t attr_id)
 	return l->short_name ? l->short_name : l->name;
 }
 
-/* The private_data field of a CM layout, or NULL. */
+/*
+ * The private_data field of a CM layout, or NULL.  It is the last field of
+ * every CM message's table, so that is looked at first: this runs for every
+ * CM MAD built and parsed, and a search by name walks some 50 names.
+ */
 static const struct mad_field *pdata_field(const struct mad_layout *msg)
 {
-	if (!msg || msg->mgmt_class != CM_MGMT_CLASS)
+	const struct mad_field *last;
+
+	if (!msg || msg->mgmt_class != CM_MGMT_CLASS || !msg->nfields)
 		return NULL;
+	last = &msg->fields[msg->nfields - 1];
+	if (last->name && !strcmp(last->name, "private_data"))
+		return last;
 	return mad_layout_field(msg, "private_data");
 }
 

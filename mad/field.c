@@ -9,14 +9,13 @@
 /*
  * Bits are numbered as the IBA tables number them: bit 0 of a field's
  * first byte is that byte's most significant bit, and multi-byte fields are
- * big-endian.  The loop moves whole bytes where it can; fields are short,
- * so clarity beats cleverness here.
+ * big-endian.  A field whose bits span at most 64 (every field the tables
+ * have but 64-bit ones off a byte boundary) is moved as one big-endian
+ * word of the bytes it touches, and only those: this is on the path of
+ * every MAD built and parsed.  The bit-by-bit loops below handle the rest.
  */
-uint64_t mad_field_get(const void *buf, const struct mad_field *f)
+static uint64_t get_bits(const uint8_t *p, unsigned pos, unsigned left)
 {
-	const uint8_t *p = buf;
-	unsigned pos = f->byte * 8u + f->bit;
-	unsigned left = f->width;
 	uint64_t v = 0;
 
 	while (left) {
@@ -32,15 +31,8 @@ uint64_t mad_field_get(const void *buf, const struct mad_field *f)
 	return v;
 }
 
-int mad_field_set(void *buf, const struct mad_field *f, uint64_t value)
+static void set_bits(uint8_t *p, unsigned pos, unsigned left, uint64_t value)
 {
-	uint8_t *p = buf;
-	unsigned pos = f->byte * 8u + f->bit;
-	unsigned left = f->width;
-
-	if (f->width < 64 && (value >> f->width) != 0)
-		return -ERANGE;
-
 	while (left) {
 		unsigned in_byte = 8 - (pos % 8);
 		unsigned take = left < in_byte ? left : in_byte;
@@ -52,6 +44,53 @@ int mad_field_set(void *buf, const struct mad_field *f, uint64_t value)
 		pos += take;
 		left -= take;
 	}
+}
+
+/* The bytes [0, n) of p as one big-endian number. */
+static uint64_t load_be(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint64_t low_mask(unsigned width)
+{
+	return width < 64 ? (1ull << width) - 1 : ~0ull;
+}
+
+uint64_t mad_field_get(const void *buf, const struct mad_field *f)
+{
+	const uint8_t *p = (const uint8_t *)buf + f->byte;
+	unsigned span = f->bit + f->width;
+
+	if (span <= 64) {
+		unsigned n = (span + 7) / 8;
+
+		return (load_be(p, n) >> (n * 8 - span)) & low_mask(f->width);
+	}
+	return get_bits(buf, f->byte * 8u + f->bit, f->width);
+}
+
+int mad_field_set(void *buf, const struct mad_field *f, uint64_t value)
+{
+	uint8_t *p = (uint8_t *)buf + f->byte;
+	unsigned span = f->bit + f->width;
+
+	if (f->width < 64 && (value >> f->width) != 0)
+		return -ERANGE;
+	if (span <= 64) {
+		unsigned n = (span + 7) / 8, shift = n * 8 - span;
+		uint64_t mask = low_mask(f->width) << shift;
+		uint64_t v = (load_be(p, n) & ~mask) | (value << shift);
+
+		for (unsigned i = n; i--; v >>= 8)
+			p[i] = (uint8_t)v;
+		return 0;
+	}
+	set_bits(buf, f->byte * 8u + f->bit, f->width, value);
 	return 0;
 }
 

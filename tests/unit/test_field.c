@@ -88,13 +88,58 @@ static void test_validate(void **state)
 	assert_null(mad_layout_field(&t_layout, "zz"));
 }
 
+/*
+ * Every (bit, width) a field can have, set and read back inside a buffer
+ * of random bytes: the bits of the field take the value (as a reference
+ * loop places them, one bit at a time, MSB first) and no other bit moves.
+ */
+static unsigned ref_bit(const uint8_t *p, unsigned pos)
+{
+	return (p[pos / 8] >> (7 - pos % 8)) & 1;
+}
+
+static void test_every_shape(void **state)
+{
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+	(void)state;
+	for (unsigned bit = 0; bit < 8; bit++)
+		for (unsigned width = 1; width <= 64; width++)
+			for (unsigned round = 0; round < 8; round++) {
+				struct mad_field f = {"x", 3, (uint8_t)bit, (uint16_t)width,
+						      MF_HEX};
+				uint8_t before[16], buf[16];
+				uint64_t value;
+
+				for (unsigned i = 0; i < sizeof(buf); i++) {
+					seed =
+					    seed * 6364136223846793005ull + 1442695040888963407ull;
+					before[i] = (uint8_t)(seed >> 56);
+				}
+				value = seed ^ (seed >> 29);
+				if (width < 64)
+					value &= (1ull << width) - 1;
+				memcpy(buf, before, sizeof(buf));
+				assert_int_equal(mad_field_set(buf, &f, value), 0);
+				assert_true(mad_field_get(buf, &f) == value);
+				for (unsigned pos = 0; pos < sizeof(buf) * 8; pos++) {
+					unsigned first = 3 * 8 + bit, want = ref_bit(before, pos);
+
+					if (pos >= first && pos < first + width)
+						want = (unsigned)(value >>
+								  (width - 1 - (pos - first))) &
+						       1;
+					assert_int_equal(ref_bit(buf, pos), want);
+				}
+			}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_known_bytes),
-	    cmocka_unit_test(test_range),
-	    cmocka_unit_test(test_bytes),
-	    cmocka_unit_test(test_validate),
+	    cmocka_unit_test(test_known_bytes), cmocka_unit_test(test_range),
+	    cmocka_unit_test(test_bytes),	cmocka_unit_test(test_validate),
+	    cmocka_unit_test(test_every_shape),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
