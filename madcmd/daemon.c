@@ -1,8 +1,10 @@
 /*
- * The daemon's ports: at start, every Active port of every CA gets a CM
- * runtime on the daemon's loop (its engine's events routed by
- * madcmd_cm_event, its SA client opened) and an SA proxy agent.  Ports
- * that come up later are not served until a restart (logged at start).
+ * The daemon's ports: every Active port of every CA gets a CM runtime on
+ * the daemon's loop (its engine's events routed by madcmd_cm_event, its
+ * SA client opened) and an SA proxy agent.  Ports not served at start
+ * (not Active yet, as when madcmd starts at boot before the SM has brought
+ * the link up, or whose CM agent another process still holds) are looked
+ * at again every rescan_ms and served once they open.
  */
 #include "config.h"
 
@@ -61,13 +63,29 @@ static int open_served(struct madcmd *d, const struct mad_port_attr *a)
 	return 0;
 }
 
-static void open_ports(struct madcmd *d)
+static bool served(const struct madcmd *d, const char *ca, unsigned port)
+{
+	for (unsigned i = 0; i < d->nports; i++)
+		if (d->ports[i].attr.portnum == (int)port && !strcmp(d->ports[i].attr.ca_name, ca))
+			return true;
+	return false;
+}
+
+/*
+ * Serve every Active port not served yet: the number of ports left
+ * unserved that a later look may serve.  `first` (at start) logs each
+ * port left out and why; later looks log only what changes to served, or
+ * at debug level.
+ */
+static unsigned open_ports(struct madcmd *d, bool first)
 {
 	char cas[MAD_MAX_CAS][MAD_CA_NAME_MAX];
 	int n = d->ops->list_cas(d->ops_ctx, cas, MAD_MAX_CAS);
+	int quiet = first ? LOG_INFO : LOG_DEBUG;
+	unsigned left = 0;
 
 	if (n < 0)
-		madcmd_log(LOG_WARNING, "cannot list CAs: %s", strerror(-n));
+		madcmd_log(first ? LOG_WARNING : LOG_DEBUG, "cannot list CAs: %s", strerror(-n));
 	for (int i = 0; i < n; i++) {
 		struct mad_port_attr a;
 		unsigned nports = 1;
@@ -77,26 +95,42 @@ static void open_ports(struct madcmd *d)
 		for (unsigned port = 1; port <= nports; port++) {
 			int rc;
 
-			if (d->ops->query_port(d->ops_ctx, cas[i], (int)port, &a))
+			if (served(d, cas[i], port) ||
+			    d->ops->query_port(d->ops_ctx, cas[i], (int)port, &a))
 				continue;
-			if (a.state != 4) {
-				madcmd_log(LOG_INFO, "%s/%u is %s: not served", cas[i], port,
-					   state_name(a.state));
+			if (d->nports == MADCMD_MAX_PORTS) {
+				if (first)
+					madcmd_log(LOG_WARNING,
+						   "%s/%u: more than %d ports, not served", cas[i],
+						   port, MADCMD_MAX_PORTS);
 				continue;
 			}
-			if (d->nports == MADCMD_MAX_PORTS) {
-				madcmd_log(LOG_WARNING, "%s/%u: more than %d ports, not served",
-					   cas[i], port, MADCMD_MAX_PORTS);
+			left++;
+			if (a.state != 4) {
+				madcmd_log(quiet, "%s/%u is %s: not served until it is Active",
+					   cas[i], port, state_name(a.state));
 				continue;
 			}
 			rc = open_served(d, &a);
-			if (rc)
-				madcmd_log(LOG_ERR, "%s/%u: cannot open (%s), skipped", cas[i],
-					   port, strerror(-rc));
+			if (!rc)
+				left--;
+			else
+				madcmd_log(first ? LOG_ERR : LOG_DEBUG,
+					   "%s/%u: cannot open (%s), tried again every %u ms",
+					   cas[i], port, strerror(-rc), d->p.rescan_ms);
 		}
 	}
-	if (!d->nports)
+	if (first && !d->nports)
 		madcmd_log(LOG_WARNING, "no Active port: serving HOST sessions only");
+	return left;
+}
+
+static void rescan(struct mad_timer *t, void *arg)
+{
+	struct madcmd *d = arg;
+
+	if (open_ports(d, false))
+		mad_timer_arm(mad_loop_timers(d->loop), t, d->p.rescan_ms * 1000000ull, rescan, d);
 }
 
 int madcmd_open(struct madcmd **out, const struct madcmd_params *p)
@@ -118,6 +152,8 @@ int madcmd_open(struct madcmd **out, const struct madcmd_params *p)
 		d->p.max_sessions = MADCMD_DEFAULT_MAX_SESSIONS;
 	if (d->p.max_sessions > MADCMD_SESSIONS_LIMIT)
 		d->p.max_sessions = MADCMD_SESSIONS_LIMIT;
+	if (!d->p.rescan_ms)
+		d->p.rescan_ms = MADCMD_DEFAULT_RESCAN_MS;
 	if (!d->p.may_bind_privileged)
 		d->p.may_bind_privileged = madcmd_default_may_bind_privileged;
 	d->loop = p->loop;
@@ -134,7 +170,9 @@ int madcmd_open(struct madcmd **out, const struct madcmd_params *p)
 	if (rc)
 		goto fail;
 	mad_loop_set_turn_end(d->loop, madcmd_send_batches, d);
-	open_ports(d);
+	if (open_ports(d, true))
+		mad_timer_arm(mad_loop_timers(d->loop), &d->rescan, d->p.rescan_ms * 1000000ull,
+			      rescan, d);
 	*out = d;
 	return 0;
 fail:
@@ -149,6 +187,7 @@ void madcmd_close(struct madcmd *d)
 {
 	if (!d)
 		return;
+	mad_timer_cancel(mad_loop_timers(d->loop), &d->rescan);
 	/* As if every program exited: REJ/DREQ, unlisten, leaves. */
 	madcmd_sessions_close_all(d);
 	/* The reaper may still be queued on the loop: let it run, on nothing. */

@@ -27,6 +27,7 @@
 #define MADCMD_DEFAULT_MAX_IDS 65536
 #define MADCMD_DEFAULT_MAX_EVENTS 65536
 #define MADCMD_DEFAULT_MAX_SESSIONS 1024
+#define MADCMD_DEFAULT_RESCAN_MS 2000
 #define MADCMD_SESSIONS_LIMIT 4095 /* the session slot is 12 bits of a proxied TID */
 
 struct madcmd;
@@ -48,6 +49,8 @@ struct madcmd_params {
 	uint32_t (*random32)(void *ctx);
 	void *random_ctx;
 	unsigned sa_timeout_ms; /* the runtimes' SA clients, per try; 0: 1000 */
+	/* How often ports not served (not Active, or not opened) are looked at again; 0: 2000. */
+	unsigned rescan_ms;
 };
 
 /* Counters of one served port (or, for index -1, of the daemon itself). */

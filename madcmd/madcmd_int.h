@@ -241,6 +241,7 @@ struct madcmd {
 	bool reap_posted;
 	uint32_t internal_tid;
 	struct madcmd_session *batches; /* sessions with a batch to send */
+	struct mad_timer rescan;	/* armed while some port is not served */
 };
 
 /* session.c */

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -120,12 +121,14 @@ static int mc_send(void *ctx, int portid, int agent, const void *mad, size_t len
 
 static struct mad_umad_ops mc_ops;
 
-static void env_up(uint32_t max_ids, uint32_t max_events)
+/* The daemon on two fake CAs; fake1's port in `state1` (4: Active). */
+static void env_up_ports(uint32_t max_ids, uint32_t max_events, uint8_t state1, unsigned rescan_ms)
 {
 	struct madcmd_params p = {0};
 
 	memset(&E, 0, sizeof(E));
 	fake_fabric_init(&E.fb, 2);
+	E.fb.ca[1].port.state = state1;
 	mc_ops = fake_fabric_ops;
 	mc_ops.send = mc_send;
 	assert_int_equal(mad_loop_create(&E.loop, NULL, NULL), 0);
@@ -136,8 +139,14 @@ static void env_up(uint32_t max_ids, uint32_t max_events)
 	p.max_events = max_events;
 	p.may_bind_privileged = priv_cb;
 	p.random32 = fixed_random;
+	p.rescan_ms = rescan_ms;
 	assert_int_equal(madcmd_open(&E.d, &p), 0);
-	assert_int_equal(madcmd_port_count(E.d), 2);
+	assert_int_equal(madcmd_port_count(E.d), state1 == 4 ? 2 : 1);
+}
+
+static void env_up(uint32_t max_ids, uint32_t max_events)
+{
+	env_up_ports(max_ids, max_events, 4, 0);
 }
 
 static void env_down(void)
@@ -724,6 +733,18 @@ static void test_hello_errors(void **state)
 	env_down();
 }
 
+/* A session of `kind` on fake1's port: served, LID 6. */
+static void hello_fake1(uint32_t kind)
+{
+	struct madcmd_hello_rep r;
+	int fd = client();
+
+	assert_int_equal(hello(fd, kind, "fake1", 1, &r), 0);
+	assert_string_equal(r.port.ca_name, "fake1");
+	assert_int_equal(r.port.lid, 6);
+	close(fd);
+}
+
 static void test_hello_port(void **state)
 {
 	struct madcmd_hello_rep r;
@@ -737,11 +758,47 @@ static void test_hello_port(void **state)
 	assert_int_equal(r.port.lid, 5);
 	assert_int_equal(r.ca_guid, 5); /* the port GUID: GID fe80::5 */
 	close(fd);
+	hello_fake1(MADCMD_SESSION_MAD);
+	env_down();
+}
+
+/* Run the daemon's loop for about `ms` (its timers included). */
+static void run_for(unsigned ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		mad_loop_run_once(E.loop, 5);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+/*
+ * A port that is not Active when the daemon starts (madcmd at boot, before
+ * the SM brought the link up) is not served, and a HELLO naming it gets
+ * ENODEV; once it is Active the next look serves it, once, and programs
+ * can use it.
+ */
+static void test_port_comes_up(void **state)
+{
+	int fd;
+
+	(void)state;
+	env_up_ports(0, 0, 1 /* Down */, 10);
 	fd = client();
-	assert_int_equal(hello(fd, MADCMD_SESSION_MAD, "fake1", 1, &r), 0);
-	assert_string_equal(r.port.ca_name, "fake1");
-	assert_int_equal(r.port.lid, 6);
+	assert_int_equal(hello(fd, MADCMD_SESSION_CM, "fake1", 1, NULL), -ENODEV);
 	close(fd);
+	run_for(40);
+	assert_int_equal(madcmd_port_count(E.d), 1);
+	pthread_mutex_lock(&E.fb.lock);
+	E.fb.ca[1].port.state = 4;
+	pthread_mutex_unlock(&E.fb.lock);
+	run_for(40);
+	assert_int_equal(madcmd_port_count(E.d), 2);
+	run_for(40);
+	assert_int_equal(madcmd_port_count(E.d), 2);
+	hello_fake1(MADCMD_SESSION_CM);
 	env_down();
 }
 
@@ -1515,15 +1572,15 @@ static void test_service_records(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_check_accepts),     cmocka_unit_test(test_check_rejects),
-	    cmocka_unit_test(test_hello_errors),      cmocka_unit_test(test_hello_port),
-	    cmocka_unit_test(test_cm_ownership),      cmocka_unit_test(test_cm_close_rejects),
-	    cmocka_unit_test(test_cm_limits),	      cmocka_unit_test(test_slow_client),
-	    cmocka_unit_test(test_portspace),	      cmocka_unit_test(test_ps_rule),
-	    cmocka_unit_test(test_mad_proxy),	      cmocka_unit_test(test_mad_proxy_burst),
-	    cmocka_unit_test(test_mcast_memberships), cmocka_unit_test(test_service_records),
-	    cmocka_unit_test(test_connect_as),	      cmocka_unit_test(test_batch_codec),
-	    cmocka_unit_test(test_batched_replies),
+	    cmocka_unit_test(test_check_accepts),    cmocka_unit_test(test_check_rejects),
+	    cmocka_unit_test(test_hello_errors),     cmocka_unit_test(test_hello_port),
+	    cmocka_unit_test(test_port_comes_up),    cmocka_unit_test(test_cm_ownership),
+	    cmocka_unit_test(test_cm_close_rejects), cmocka_unit_test(test_cm_limits),
+	    cmocka_unit_test(test_slow_client),	     cmocka_unit_test(test_portspace),
+	    cmocka_unit_test(test_ps_rule),	     cmocka_unit_test(test_mad_proxy),
+	    cmocka_unit_test(test_mad_proxy_burst),  cmocka_unit_test(test_mcast_memberships),
+	    cmocka_unit_test(test_service_records),  cmocka_unit_test(test_connect_as),
+	    cmocka_unit_test(test_batch_codec),	     cmocka_unit_test(test_batched_replies),
 	};
 
 	madcmd_log_setup(getenv("MADCMD_TEST_LOG") ? MADCMD_LOG_STDERR : MADCMD_LOG_NONE,
