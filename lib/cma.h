@@ -70,6 +70,13 @@ static inline int cma_err(int e)
 /* Listen backlog bound (ucma's max_backlog default). */
 #define CMA_MAX_BACKLOG 1024
 
+/*
+ * A port whose CM could not be opened is tried again this long after: the
+ * daemon may serve it by then (a port not yet Active when madcmd started),
+ * or the process that owned its CM class may have gone.
+ */
+#define CMA_RT_RETRY_MS 1000
+
 /* One port of a device, and the CM runtime on it (opened on first use). */
 struct cma_port {
 	struct cma_device *dev;
@@ -78,7 +85,8 @@ struct cma_port {
 	uint8_t gid[16];
 	uint16_t lid;
 	struct cm_runtime *rt; /* NULL until cma_port_runtime() */
-	int rt_err;	       /* why it could not be opened (-errno) */
+	int rt_err;	       /* why it could not be opened last (-errno) */
+	int64_t rt_err_ms;     /* when (CLOCK_MONOTONIC): tried again CMA_RT_RETRY_MS later */
 	/* Engine listeners on this port, shared by listen ids (cma_conn.c). */
 	struct cma_listen_sid *lsids;
 	/* The IPoIB broadcast group's record, asked of the SA once (cma_ud.c). */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/random.h>
 
 #include "cm/runtime.h"
@@ -133,6 +134,14 @@ int cma_init(void)
 	return 0;
 }
 
+static int64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 {
 	struct cm_runtime_params rp = {0};
@@ -140,7 +149,7 @@ int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 	int rc;
 
 	pthread_mutex_lock(&cma.lock);
-	if (p->rt || p->rt_err) {
+	if (p->rt || (p->rt_err && monotonic_ms() - p->rt_err_ms < CMA_RT_RETRY_MS)) {
 		*out = p->rt;
 		rc = p->rt_err;
 		pthread_mutex_unlock(&cma.lock);
@@ -168,7 +177,7 @@ int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 		*out = p->rt;
 		return 0;
 	}
-	if (rc) {
+	if (rc && rc != p->rt_err) {
 		/*
 		 * Without madcmd one process per port may own the CM class
 		 * (the MAD layer gives it to one agent): say so once.
@@ -181,10 +190,14 @@ int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 			      "process per port without madcmd)"
 			: rc == -EACCES || rc == -EPERM ? " (no access to the port's umad device)"
 							: "");
-		/* Keep the error sticky only for reasons that cannot pass. */
+	}
+	if (rc) {
+		/* Kept for CMA_RT_RETRY_MS, then the port is tried again. */
 		p->rt_err = rc;
+		p->rt_err_ms = monotonic_ms();
 	} else {
 		p->rt = rt;
+		p->rt_err = 0;
 	}
 	*out = p->rt;
 	pthread_mutex_unlock(&cma.lock);

@@ -331,6 +331,11 @@ static int fb_reg(void *ctx, int portid, uint8_t mgmt_class, uint8_t class_versi
 	(void)rmpp_version;
 	(void)method_mask;
 	pthread_mutex_lock(&fb->lock);
+	if (mgmt_class == 0x07 && fb->cm_agent_error) {
+		rc = fb->cm_agent_error;
+		pthread_mutex_unlock(&fb->lock);
+		return rc;
+	}
 	for (int a = 0; a < FAKE_FABRIC_MAX_AGENTS; a++)
 		if (!fb->agents[a].used) {
 			fb->agents[a].used = true;

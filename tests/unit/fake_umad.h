@@ -100,6 +100,7 @@ struct fake_fabric {
 		uint8_t mgmt_class;
 	} agents[FAKE_FABRIC_MAX_AGENTS];
 	bool sa_silent;		  /* the SA answers nothing */
+	int cm_agent_error;	  /* non-zero: registering a CM agent (class 0x07) fails with it */
 	uint8_t packet_life_time; /* of the paths the SA gives (default 8) */
 	unsigned sa_path_queries; /* PathRecord Gets seen */
 	/* Called for each CM MAD sent by CA `from` before delivery; false drops it. */
