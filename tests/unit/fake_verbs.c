@@ -508,3 +508,22 @@ struct rdma_cm_event *fake_cma_next_event(struct rdma_event_channel *ch, int tim
 		return NULL;
 	return ev;
 }
+
+struct rdma_event_channel *fake_cma_channel;
+
+int fake_cma_channel_setup(void **state)
+{
+	(void)state;
+	if (fake_cma_setup())
+		return -1;
+	fake_cma_channel = rdma_create_event_channel();
+	return fake_cma_channel ? 0 : -1;
+}
+
+int fake_cma_channel_teardown(void **state)
+{
+	(void)state;
+	rdma_destroy_event_channel(fake_cma_channel);
+	fake_cma_teardown();
+	return 0;
+}

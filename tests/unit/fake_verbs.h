@@ -83,6 +83,10 @@ void fake_verbs_fail_modify(struct ibv_qp *qp, enum ibv_qp_state state, int err,
 extern struct fake_fabric fake_cma_fabric;
 int fake_cma_setup(void);
 void fake_cma_teardown(void);
+/* cmocka group setup and teardown: fake_cma_setup() and fake_cma_channel. */
+extern struct rdma_event_channel *fake_cma_channel;
+int fake_cma_channel_setup(void **state);
+int fake_cma_channel_teardown(void **state);
 /* The next event of a channel, waiting at most timeout_ms; NULL if none came. */
 struct rdma_cm_event *fake_cma_next_event(struct rdma_event_channel *ch, int timeout_ms);
 #define FAKE_CMA_WAIT_MS 10000

@@ -23,19 +23,10 @@ static struct rdma_event_channel *ch;
 
 static int setup(void **state)
 {
-	(void)state;
-	if (fake_cma_setup())
-		return -1;
-	ch = rdma_create_event_channel();
-	return ch ? 0 : -1;
-}
+	int rc = fake_cma_channel_setup(state);
 
-static int teardown(void **state)
-{
-	(void)state;
-	rdma_destroy_event_channel(ch);
-	fake_cma_teardown();
-	return 0;
+	ch = fake_cma_channel;
+	return rc;
 }
 
 static struct sockaddr_in v4(const char *ip, uint16_t port)
@@ -339,5 +330,5 @@ int main(void)
 	    cmocka_unit_test(test_listen_specific),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, fake_cma_channel_teardown);
 }
