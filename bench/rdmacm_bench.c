@@ -41,13 +41,13 @@
  *        hosts (`fabsim madcmd HOST start`) and run the API round again
  *        through the daemons, and print both rounds' connect median and
  *        rate side by side (targets: at most 1.5x the latency, at least
- *        70% of the rate).  -R ROUNDS (with -D): alternate the two, an
- *        in-process round then a madcmd round (madcmd stopped between),
- *        ROUNDS times, and print each pair's ratios and their medians, so a
- *        ratio is not one run's scheduling.  -H: each simulated host on a
- *        CPU of its own (the server's host, its program and madcmd, on the
- *        first CPU; the client's on the last; fabsimd and OpenSM, the
- *        fabric, on any), as hosts of a real fabric have their own CPUs:
+ *        70% of the rate).  -R ROUNDS: that many API rounds, and each
+ *        round's one-at-a-time connect over its floors with their medians;
+ *        with -D each round is an in-process round then a madcmd round
+ *        (madcmd stopped between), and each pair's ratios and their
+ *        medians are printed too, so a ratio is not one run's scheduling.  -H: each simulated host
+ * on a CPU of its own (the server's host, its program and madcmd, on the first CPU; the client's on
+ * the last; fabsimd and OpenSM, the fabric, on any), as hosts of a real fabric have their own CPUs:
  *        without it the two hosts' processes share both CPUs, and a hop to
  *        a host's madcmd is often a wake-up of the other CPU.
  *   rdmacm_bench server [-P PORT] [-C]                 # on one fabric host
@@ -1048,12 +1048,14 @@ static void engine_line(const char *line)
 /* What one API round printed: its rate and its one-at-a-time median. */
 struct api_result {
 	double rate, med;
+	double floor_first, floor_along; /* the umad floor: on its own, alongside */
 };
 static struct api_result *api_cur;
 static struct api_result api_in[MAX_ROUNDS], api_d[MAX_ROUNDS];
 
 static void api_line(const char *line)
 {
+	const char *p;
 	double v;
 
 	fputs(line, stdout);
@@ -1061,6 +1063,12 @@ static void api_line(const char *line)
 		api_cur->rate = v;
 	else if (sscanf(line, "  median %lf us", &v) == 1)
 		api_cur->med = v;
+	else if (!strncmp(line, "umad round trip floor", 21) && (p = strstr(line, "median ")) &&
+		 sscanf(p, "median %lf", &v) == 1)
+		api_cur->floor_first = v;
+	else if (!strncmp(line, "  umad floor alongside", 22) && (p = strstr(line, "median ")) &&
+		 sscanf(p, "median %lf", &v) == 1)
+		api_cur->floor_along = v;
 }
 
 /* One run of this program's server on srv and client on cli: the client's status. */
@@ -1130,13 +1138,49 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static double median_of(double *v, unsigned n)
+{
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Print v[0..n) as ratios (or percentages) and their median. */
+static void print_ratios(const char *what, double *v, unsigned n, bool pct)
+{
+	printf("  %s:", what);
+	for (unsigned i = 0; i < n; i++)
+		printf(pct ? " %.0f%%" : " %.2f", pct ? 100 * v[i] : v[i]);
+	printf(pct ? " (median %.0f%%)\n" : " (median %.2fx)\n", (pct ? 100 : 1) * median_of(v, n));
+}
+
+/* After -R in-process rounds: each round's connect over its floors (target 1.3x). */
+static void latency_summary(unsigned n)
+{
+	double along[MAX_ROUNDS], first[MAX_ROUNDS];
+	unsigned k = 0;
+
+	for (unsigned r = 0; r < n; r++)
+		if (api_in[r].med > 0 && api_in[r].floor_along > 0 && api_in[r].floor_first > 0) {
+			along[k] = api_in[r].med / api_in[r].floor_along;
+			first[k] = api_in[r].med / api_in[r].floor_first;
+			k++;
+		}
+	if (!k)
+		return;
+	printf("\n%u in-process rounds, one-at-a-time connect over the umad floor (target <= "
+	       "1.3x):\n",
+	       k);
+	print_ratios("over the floor alongside", along, k, false);
+	print_ratios("over the first floor    ", first, k, false);
+}
+
 /*
  * After the rounds through madcmd: the hop floor, and with -R each pair's
  * ratios and their medians.
  */
 static void daemon_summary(unsigned pairs)
 {
-	double lat[MAX_ROUNDS], rate[MAX_ROUNDS], hop;
+	double lat[MAX_ROUNDS], rate[MAX_ROUNDS], hop, in = 0;
 	unsigned k = 0;
 
 	/* Under -H a program and its madcmd share a CPU: so do the two here. */
@@ -1147,6 +1191,7 @@ static void daemon_summary(unsigned pairs)
 		if (api_in[r].med > 0 && api_d[r].med > 0 && api_in[r].rate > 0) {
 			lat[k] = api_d[r].med / api_in[r].med;
 			rate[k] = api_d[r].rate / api_in[r].rate;
+			in = api_in[r].med;
 			k++;
 		}
 	/*
@@ -1154,27 +1199,17 @@ static void daemon_summary(unsigned pairs)
 	 * (CONNECT in, the REQ event out, ACCEPT in, the REP event out): two
 	 * round trips.  Against the last in-process round.
 	 */
-	if (hop > 0) {
-		double in = api_in[k - 1].med;
-
+	if (hop > 0 && in > 0)
 		printf("daemon hop floor (SEQPACKET round trip between two processes%s, now): "
 		       "median %.1f us; in-process median + 2 hops = %.1f us (%.2fx in-process)\n",
 		       host_cpu[0] >= 0 ? " on one CPU" : "", hop, in + 2 * hop,
 		       (in + 2 * hop) / in);
-	}
 	if (k < 2)
 		return;
-	printf("\n%u round pairs, madcmd / in-process:\n  latency:", k);
-	for (unsigned i = 0; i < k; i++)
-		printf(" %.2f", lat[i]);
-	printf("\n  rate:   ");
-	for (unsigned i = 0; i < k; i++)
-		printf(" %.0f%%", 100 * rate[i]);
-	qsort(lat, k, sizeof(lat[0]), cmp_double);
-	qsort(rate, k, sizeof(rate[0]), cmp_double);
-	printf("\n  medians: latency %.2fx (target <= 1.5x), rate %.0f%% (target >= 70%%)\n",
-	       k % 2 ? lat[k / 2] : (lat[k / 2 - 1] + lat[k / 2]) / 2,
-	       100 * (k % 2 ? rate[k / 2] : (rate[k / 2 - 1] + rate[k / 2]) / 2));
+	printf("\n%u round pairs, madcmd / in-process (targets: latency <= 1.5x, rate >= 70%%):\n",
+	       k);
+	print_ratios("latency", lat, k, false);
+	print_ratios("rate   ", rate, k, true);
 }
 
 static int run_auto(void)
@@ -1186,7 +1221,7 @@ static int run_auto(void)
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	char *slash;
 	static struct lines so;
-	unsigned pairs = 0;
+	unsigned pairs = 0, done = 0;
 	pid_t sp;
 	FILE *f;
 
@@ -1298,8 +1333,11 @@ static int run_auto(void)
 		if (rounds > 1)
 			printf("\n== round %u of %u\n", r + 1, rounds);
 		status = api_round(self, srv, cli, addr, lidbuf, nb, ib, pb, portb, &api_in[r]);
-		if (!through_daemon || status)
+		if (status)
 			break;
+		done++;
+		if (!through_daemon)
+			continue;
 		/* The same again with both hosts' CM in madcmd, stopped after. */
 		if (madcmd_ctl(srv, "start") || madcmd_ctl(cli, "start")) {
 			fprintf(stderr, "rdmacm_bench: fabsim madcmd start failed\n");
@@ -1323,6 +1361,8 @@ static int run_auto(void)
 			pairs++;
 		}
 	}
+	if (done > 1)
+		latency_summary(done);
 	if (through_daemon && pairs)
 		daemon_summary(pairs);
 down:
@@ -1404,7 +1444,7 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr,
 				"usage: rdmacm_bench [-n N] [-i ITERS] [-p PINGS] [-P PORT] [-E] "
-				"[-C] [-N] [-D [-R ROUNDS]] [-H]\n"
+				"[-C] [-N] [-D] [-R ROUNDS] [-H]\n"
 				"       rdmacm_bench server [-P PORT] [-C]\n"
 				"       rdmacm_bench client -s ADDR --dlid LID [-n N] [-i ITERS]"
 				" [-p PINGS] [-P PORT] [--engine-rate R] [--engine-lat US]\n");
