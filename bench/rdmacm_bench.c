@@ -1172,6 +1172,16 @@ static void latency_summary(unsigned n)
 	       k);
 	print_ratios("over the floor alongside", along, k, false);
 	print_ratios("over the first floor    ", first, k, false);
+	if (engine_rate > 0) {
+		double cost[MAX_ROUNDS];
+
+		for (unsigned r = 0; r < k; r++)
+			cost[r] = engine_rate / api_in[r].rate - 1;
+		printf("  the API's cost over the engine's rate (target <= +20%%):");
+		for (unsigned r = 0; r < k; r++)
+			printf(" %+.1f%%", 100 * cost[r]);
+		printf(" (median %+.1f%%)\n", 100 * median_of(cost, k));
+	}
 }
 
 /*
