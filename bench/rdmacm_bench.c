@@ -45,11 +45,13 @@
  *        round's one-at-a-time connect over its floors with their medians;
  *        with -D each round is an in-process round then a madcmd round
  *        (madcmd stopped between), and each pair's ratios and their
- *        medians are printed too, so a ratio is not one run's scheduling.  -H: each simulated host
- * on a CPU of its own (the server's host, its program and madcmd, on the first CPU; the client's on
- * the last; fabsimd and OpenSM, the fabric, on any), as hosts of a real fabric have their own CPUs:
- *        without it the two hosts' processes share both CPUs, and a hop to
- *        a host's madcmd is often a wake-up of the other CPU.
+ *        medians are printed too, so a ratio is not one run's scheduling.
+ *        -H: each simulated host on a CPU of its own (the server's host,
+ *        its program and madcmd, on the first CPU; the client's on the
+ *        last; fabsimd and OpenSM, the fabric, on any), as hosts of a real
+ *        fabric have their own CPUs: without it the two hosts' processes
+ *        share both CPUs, and a hop to a host's madcmd is often a wake-up
+ *        of the other CPU.
  *   rdmacm_bench server [-P PORT] [-C]                 # on one fabric host
  *   rdmacm_bench client -s ADDR --dlid LID [-n N] [-i ITERS] [-p PINGS]
  *        [-P PORT] [-C] [--engine-rate CONN_PER_S] [--engine-lat US]
@@ -1144,25 +1146,32 @@ static double median_of(double *v, unsigned n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Print v[0..n) as ratios (or percentages) and their median. */
-static void print_ratios(const char *what, double *v, unsigned n, bool pct)
+/* Print v[0..n) times `scale`, each with `each` and their median with `med`. */
+static void print_values(const char *what, double *v, unsigned n, double scale, const char *each,
+			 const char *med)
 {
 	printf("  %s:", what);
 	for (unsigned i = 0; i < n; i++)
-		printf(pct ? " %.0f%%" : " %.2f", pct ? 100 * v[i] : v[i]);
-	printf(pct ? " (median %.0f%%)\n" : " (median %.2fx)\n", (pct ? 100 : 1) * median_of(v, n));
+		printf(each, scale * v[i]);
+	printf(med, scale * median_of(v, n));
+	putchar('\n');
 }
+
+#define RATIOS " %.2f", " (median %.2fx)"
+#define PERCENTS " %.0f%%", " (median %.0f%%)"
 
 /* After -R in-process rounds: each round's connect over its floors (target 1.3x). */
 static void latency_summary(unsigned n)
 {
-	double along[MAX_ROUNDS], first[MAX_ROUNDS];
+	double along[MAX_ROUNDS], first[MAX_ROUNDS], cost[MAX_ROUNDS];
 	unsigned k = 0;
 
 	for (unsigned r = 0; r < n; r++)
-		if (api_in[r].med > 0 && api_in[r].floor_along > 0 && api_in[r].floor_first > 0) {
+		if (api_in[r].med > 0 && api_in[r].floor_along > 0 && api_in[r].floor_first > 0 &&
+		    api_in[r].rate > 0) {
 			along[k] = api_in[r].med / api_in[r].floor_along;
 			first[k] = api_in[r].med / api_in[r].floor_first;
+			cost[k] = engine_rate / api_in[r].rate - 1;
 			k++;
 		}
 	if (!k)
@@ -1170,18 +1179,11 @@ static void latency_summary(unsigned n)
 	printf("\n%u in-process rounds, one-at-a-time connect over the umad floor (target <= "
 	       "1.3x):\n",
 	       k);
-	print_ratios("over the floor alongside", along, k, false);
-	print_ratios("over the first floor    ", first, k, false);
-	if (engine_rate > 0) {
-		double cost[MAX_ROUNDS];
-
-		for (unsigned r = 0; r < k; r++)
-			cost[r] = engine_rate / api_in[r].rate - 1;
-		printf("  the API's cost over the engine's rate (target <= +20%%):");
-		for (unsigned r = 0; r < k; r++)
-			printf(" %+.1f%%", 100 * cost[r]);
-		printf(" (median %+.1f%%)\n", 100 * median_of(cost, k));
-	}
+	print_values("over the floor alongside", along, k, 1, RATIOS);
+	print_values("over the first floor    ", first, k, 1, RATIOS);
+	if (engine_rate > 0)
+		print_values("the API's cost over the engine's rate (target <= +20%)", cost, k, 100,
+			     " %+.1f%%", " (median %+.1f%%)");
 }
 
 /*
@@ -1218,8 +1220,8 @@ static void daemon_summary(unsigned pairs)
 		return;
 	printf("\n%u round pairs, madcmd / in-process (targets: latency <= 1.5x, rate >= 70%%):\n",
 	       k);
-	print_ratios("latency", lat, k, false);
-	print_ratios("rate   ", rate, k, true);
+	print_values("latency", lat, k, 1, RATIOS);
+	print_values("rate   ", rate, k, 100, PERCENTS);
 }
 
 static int run_auto(void)

@@ -86,7 +86,7 @@ struct cma_port {
 	uint16_t lid;
 	struct cm_runtime *rt; /* NULL until cma_port_runtime() */
 	int rt_err;	       /* why it could not be opened last (-errno) */
-	int64_t rt_err_ms;     /* when (CLOCK_MONOTONIC): tried again CMA_RT_RETRY_MS later */
+	uint64_t rt_err_ns; /* when (mad_clock_monotonic_ns): tried again CMA_RT_RETRY_MS later */
 	/* Engine listeners on this port, shared by listen ids (cma_conn.c). */
 	struct cma_listen_sid *lsids;
 	/* The IPoIB broadcast group's record, asked of the SA once (cma_ud.c). */

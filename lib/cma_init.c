@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/random.h>
 
 #include "cm/runtime.h"
@@ -20,6 +19,7 @@
 #include "lib/cma.h"
 #include "lib/cma_roce.h" /* RoCE hooks */
 #include "mad/loop.h"
+#include "mad/timer.h"
 
 struct cma_global cma = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -134,14 +134,6 @@ int cma_init(void)
 	return 0;
 }
 
-static int64_t monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 {
 	struct cm_runtime_params rp = {0};
@@ -149,7 +141,8 @@ int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 	int rc;
 
 	pthread_mutex_lock(&cma.lock);
-	if (p->rt || (p->rt_err && monotonic_ms() - p->rt_err_ms < CMA_RT_RETRY_MS)) {
+	if (p->rt || (p->rt_err &&
+		      mad_clock_monotonic_ns(NULL) - p->rt_err_ns < CMA_RT_RETRY_MS * 1000000ull)) {
 		*out = p->rt;
 		rc = p->rt_err;
 		pthread_mutex_unlock(&cma.lock);
@@ -194,7 +187,7 @@ int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 	if (rc) {
 		/* Kept for CMA_RT_RETRY_MS, then the port is tried again. */
 		p->rt_err = rc;
-		p->rt_err_ms = monotonic_ms();
+		p->rt_err_ns = mad_clock_monotonic_ns(NULL);
 	} else {
 		p->rt = rt;
 		p->rt_err = 0;

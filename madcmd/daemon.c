@@ -105,19 +105,19 @@ static unsigned open_ports(struct madcmd *d, bool first)
 						   port, MADCMD_MAX_PORTS);
 				continue;
 			}
-			left++;
 			if (a.state != 4) {
 				madcmd_log(quiet, "%s/%u is %s: not served until it is Active",
 					   cas[i], port, state_name(a.state));
+				left++;
 				continue;
 			}
 			rc = open_served(d, &a);
-			if (!rc)
-				left--;
-			else
+			if (rc) {
 				madcmd_log(first ? LOG_ERR : LOG_DEBUG,
 					   "%s/%u: cannot open (%s), tried again every %u ms",
 					   cas[i], port, strerror(-rc), d->p.rescan_ms);
+				left++;
+			}
 		}
 	}
 	if (first && !d->nports)
@@ -125,12 +125,20 @@ static unsigned open_ports(struct madcmd *d, bool first)
 	return left;
 }
 
+static void rescan(struct mad_timer *t, void *arg);
+
+/* Serve what can be served; look again in rescan_ms while something is left. */
+static void serve_ports(struct madcmd *d, bool first)
+{
+	if (open_ports(d, first))
+		mad_timer_arm(mad_loop_timers(d->loop), &d->rescan, d->p.rescan_ms * 1000000ull,
+			      rescan, d);
+}
+
 static void rescan(struct mad_timer *t, void *arg)
 {
-	struct madcmd *d = arg;
-
-	if (open_ports(d, false))
-		mad_timer_arm(mad_loop_timers(d->loop), t, d->p.rescan_ms * 1000000ull, rescan, d);
+	(void)t;
+	serve_ports(arg, false);
 }
 
 int madcmd_open(struct madcmd **out, const struct madcmd_params *p)
@@ -170,9 +178,7 @@ int madcmd_open(struct madcmd **out, const struct madcmd_params *p)
 	if (rc)
 		goto fail;
 	mad_loop_set_turn_end(d->loop, madcmd_send_batches, d);
-	if (open_ports(d, true))
-		mad_timer_arm(mad_loop_timers(d->loop), &d->rescan, d->p.rescan_ms * 1000000ull,
-			      rescan, d);
+	serve_ports(d, true);
 	*out = d;
 	return 0;
 fail:
