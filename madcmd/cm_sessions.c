@@ -262,7 +262,8 @@ static struct madcmd_id *adopt(struct madcmd_served *p, const struct cm_event *e
 /*
  * The port's device went away (its umad fd hung up): every session of
  * the port ends, so its programs see the daemon's port gone as they
- * would see the daemon gone (DEVICE_REMOVAL); new sessions are refused.
+ * would see the daemon gone (DEVICE_REMOVAL); new sessions are refused
+ * until the device is back and the daemon's next look serves it again.
  */
 static void port_gone(struct madcmd_served *p)
 {
@@ -274,6 +275,7 @@ static void port_gone(struct madcmd_served *p)
 	for (unsigned i = 1; i <= d->p.max_sessions; i++)
 		if (d->slots[i] && d->slots[i]->port == p)
 			madcmd_session_close(d->slots[i], "port gone");
+	madcmd_port_went(d);
 }
 
 bool madcmd_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev)

@@ -4,7 +4,11 @@
  * SA client opened) and an SA proxy agent.  Ports not served at start
  * (not Active yet, as when madcmd starts at boot before the SM has brought
  * the link up, or whose CM agent another process still holds) are looked
- * at again every rescan_ms and served once they open.
+ * at again every rescan_ms and served once they open.  So is a port whose
+ * device went away (its umad fd hung up, cm_sessions.c's port_gone) once
+ * the device is back, as the kernel's rdma_cm takes a device added again:
+ * its old runtime and proxy are closed when its sessions have been reaped,
+ * and the port is opened anew in the same slot.
  */
 #include "config.h"
 
@@ -24,16 +28,19 @@ static const char *state_name(uint8_t st)
 	return st < 5 ? n[st] : "?";
 }
 
-static int open_served(struct madcmd *d, const struct mad_port_attr *a)
+/* Into `p` (a new slot, or a gone port's, released). */
+static int open_served(struct madcmd *d, struct madcmd_served *p, const struct mad_port_attr *a)
 {
-	struct madcmd_served *p = &d->ports[d->nports];
+	bool fresh = p == &d->ports[d->nports];
+	unsigned index = (unsigned)(p - d->ports);
 	struct cm_runtime_params rp;
 	uint64_t guid;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
 	p->d = d;
-	p->index = d->nports;
+	p->index = index;
+	p->attr = *a; /* found by it again if the open fails */
 	p->proxy_portid = -1;
 	p->proxy_fd = -1;
 	memset(&rp, 0, sizeof(rp));
@@ -47,8 +54,10 @@ static int open_served(struct madcmd *d, const struct mad_port_attr *a)
 	rp.on_loop_event = madcmd_cm_event;
 	rp.on_loop_event_arg = p;
 	rc = cm_runtime_open(&p->rt, &rp);
-	if (rc)
+	if (rc) {
+		p->gone = !fresh; /* still a released slot, tried again */
 		return rc;
+	}
 	if (cm_runtime_port(p->rt, &p->attr))
 		p->attr = *a;
 	memcpy(&guid, p->attr.gid + 8, 8);
@@ -57,23 +66,45 @@ static int open_served(struct madcmd *d, const struct mad_port_attr *a)
 	if (rc)
 		madcmd_log(LOG_WARNING, "%s/%d: no SA proxy (%s): MAD sessions refused", a->ca_name,
 			   a->portnum, strerror(-rc));
-	d->nports++;
+	if (fresh)
+		d->nports++;
 	madcmd_log(LOG_INFO, "serving %s/%d: LID 0x%x, SM LID 0x%x, GUID 0x%016llx", a->ca_name,
 		   a->portnum, p->attr.lid, p->attr.sm_lid, (unsigned long long)p->ca_guid);
 	return 0;
 }
 
-static bool served(const struct madcmd *d, const char *ca, unsigned port)
+/* The slot of a port, served or gone, if it has one. */
+static struct madcmd_served *slot_of(struct madcmd *d, const char *ca, unsigned port)
 {
 	for (unsigned i = 0; i < d->nports; i++)
 		if (d->ports[i].attr.portnum == (int)port && !strcmp(d->ports[i].attr.ca_name, ca))
-			return true;
-	return false;
+			return &d->ports[i];
+	return NULL;
 }
 
 /*
- * Serve every Active port not served yet: the number of ports left
- * unserved that a later look may serve.  `first` (at start) logs each
+ * Close what a gone port still holds (runtime, proxy, id buckets) once no
+ * session of it is left to reap (the reaper releases ids through the
+ * runtime); its slot (p->rt NULL) is then opened again when it is back.
+ */
+static void release_gone(struct madcmd_served *p)
+{
+	struct madcmd *d = p->d;
+
+	if (!p->rt)
+		return;
+	for (unsigned i = 1; i <= d->p.max_sessions; i++)
+		if (d->slots[i] && d->slots[i]->port == p)
+			return;
+	madcmd_proxy_close(p);
+	cm_runtime_close(p->rt);
+	p->rt = NULL;
+	madcmd_ids_destroy(p);
+}
+
+/*
+ * Serve every Active port not served yet: non-zero while some port is
+ * left unserved that a later look may serve (gone ones included).  `first` (at start) logs each
  * port left out and why; later looks log only what changes to served, or
  * at debug level.
  */
@@ -84,6 +115,10 @@ static unsigned open_ports(struct madcmd *d, bool first)
 	int quiet = first ? LOG_INFO : LOG_DEBUG;
 	unsigned left = 0;
 
+	/* Gone ports are released first, once their sessions are reaped. */
+	for (unsigned i = 0; i < d->nports; i++)
+		if (d->ports[i].gone)
+			release_gone(&d->ports[i]);
 	if (n < 0)
 		madcmd_log(first ? LOG_WARNING : LOG_DEBUG, "cannot list CAs: %s", strerror(-n));
 	for (int i = 0; i < n; i++) {
@@ -93,12 +128,14 @@ static unsigned open_ports(struct madcmd *d, bool first)
 		if (d->ops->query_port(d->ops_ctx, cas[i], 0, &a) == 0 && a.numports)
 			nports = a.numports;
 		for (unsigned port = 1; port <= nports; port++) {
+			struct madcmd_served *p = slot_of(d, cas[i], port);
 			int rc;
 
-			if (served(d, cas[i], port) ||
-			    d->ops->query_port(d->ops_ctx, cas[i], (int)port, &a))
+			if (p && (!p->gone || p->rt))
+				continue; /* served, or gone and not released yet */
+			if (d->ops->query_port(d->ops_ctx, cas[i], (int)port, &a))
 				continue;
-			if (d->nports == MADCMD_MAX_PORTS) {
+			if (!p && d->nports == MADCMD_MAX_PORTS) {
 				if (first)
 					madcmd_log(LOG_WARNING,
 						   "%s/%u: more than %d ports, not served", cas[i],
@@ -108,18 +145,21 @@ static unsigned open_ports(struct madcmd *d, bool first)
 			if (a.state != 4) {
 				madcmd_log(quiet, "%s/%u is %s: not served until it is Active",
 					   cas[i], port, state_name(a.state));
-				left++;
+				left += !p; /* a gone one is counted below */
 				continue;
 			}
-			rc = open_served(d, &a);
+			rc = open_served(d, p ? p : &d->ports[d->nports], &a);
 			if (rc) {
 				madcmd_log(first ? LOG_ERR : LOG_DEBUG,
 					   "%s/%u: cannot open (%s), tried again every %u ms",
 					   cas[i], port, strerror(-rc), d->p.rescan_ms);
-				left++;
+				left += !p; /* a gone one is counted below */
 			}
 		}
 	}
+	/* A gone port is looked for at every look (its device may come back). */
+	for (unsigned i = 0; i < d->nports; i++)
+		left += d->ports[i].gone;
 	if (first && !d->nports)
 		madcmd_log(LOG_WARNING, "no Active port: serving HOST sessions only");
 	return left;
@@ -139,6 +179,11 @@ static void rescan(struct mad_timer *t, void *arg)
 {
 	(void)t;
 	serve_ports(arg, false);
+}
+
+void madcmd_port_went(struct madcmd *d)
+{
+	mad_timer_arm(mad_loop_timers(d->loop), &d->rescan, d->p.rescan_ms * 1000000ull, rescan, d);
 }
 
 int madcmd_open(struct madcmd **out, const struct madcmd_params *p)

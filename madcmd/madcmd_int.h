@@ -266,6 +266,8 @@ void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *m);
 void madcmd_cm_grant(struct madcmd_session *s);
 void madcmd_cm_session_end(struct madcmd_session *s);
 void madcmd_ids_destroy(struct madcmd_served *p);
+/* A port went away: look for it again (daemon.c) in rescan_ms. */
+void madcmd_port_went(struct madcmd *d);
 int madcmd_conn_state(struct madcmd_served *p, uint32_t id, enum cm_state *st);
 
 /* mad_proxy.c */

@@ -252,9 +252,28 @@ static int fb_list(void *ctx, char names[][MAD_CA_NAME_MAX], int max)
 	struct fake_fabric *fb = ctx;
 	int n = 0;
 
-	for (; n < fb->ncas && n < max; n++)
-		strcpy(names[n], fb->ca[n].port.ca_name);
+	for (int i = 0; i < fb->ncas && n < max; i++)
+		if (!fb->removed[i])
+			strcpy(names[n++], fb->ca[i].port.ca_name);
 	return n;
+}
+
+void fake_fabric_remove_ca(struct fake_fabric *fb, int ca, bool removed)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&fb->lock);
+	fb->removed[ca] = removed;
+	for (int o = 0; removed && o < FAKE_FABRIC_MAX_OPENS; o++) {
+		struct fake_fabric_open *op = &fb->opens[o];
+
+		if (!op->used || op->ca != ca)
+			continue;
+		op->hung = true;
+		if (op->evfd >= 0 && write(op->evfd, &one, sizeof(one)) < 0)
+			(void)0; /* cannot fail on a live eventfd */
+	}
+	pthread_mutex_unlock(&fb->lock);
 }
 
 static int fb_query(void *ctx, const char *ca, int port, struct mad_port_attr *out)
@@ -262,7 +281,7 @@ static int fb_query(void *ctx, const char *ca, int port, struct mad_port_attr *o
 	struct fake_fabric *fb = ctx;
 	int i = fb_ca_of(fb, ca);
 
-	if (i < 0 || port > 1 || port < 0)
+	if (i < 0 || port > 1 || port < 0 || fb->removed[i])
 		return -ENODEV;
 	pthread_mutex_lock(&fb->lock);
 	*out = fb->ca[i].port;
@@ -275,7 +294,7 @@ static int fb_open(void *ctx, const char *ca, int port)
 	struct fake_fabric *fb = ctx;
 	int i = fb_ca_of(fb, ca), rc = -ENOSPC;
 
-	if (i < 0 || port > 1)
+	if (i < 0 || port > 1 || fb->removed[i])
 		return -ENODEV;
 	pthread_mutex_lock(&fb->lock);
 	for (int o = 0; o < FAKE_FABRIC_MAX_OPENS; o++) {
@@ -284,6 +303,7 @@ static int fb_open(void *ctx, const char *ca, int port)
 		if (op->used)
 			continue;
 		op->used = true;
+		op->hung = false;
 		op->ca = i;
 		op->rx_head = op->rx_tail = 0;
 		op->rx = calloc(FAKE_MAX_MADS, sizeof(*op->rx));
@@ -639,8 +659,8 @@ static int fb_send(void *ctx, int portid, int agent, const void *mad, size_t len
 	pthread_mutex_lock(&fb->lock);
 	from = fb->opens[portid].ca;
 	f = &fb->ca[from];
-	if (f->send_error) {
-		int rc = f->send_error;
+	if (f->send_error || fb->opens[portid].hung) {
+		int rc = fb->opens[portid].hung ? -ENODEV : f->send_error;
 
 		pthread_mutex_unlock(&fb->lock);
 		return rc;
@@ -686,6 +706,10 @@ static int fb_recv(void *ctx, int portid, void *buf, size_t cap, size_t *len, in
 	struct fake_mad *m;
 
 	pthread_mutex_lock(&fb->lock);
+	if (op->hung) {
+		pthread_mutex_unlock(&fb->lock);
+		return -ENODEV;
+	}
 	if (op->rx_head == op->rx_tail) {
 		uint64_t v;
 

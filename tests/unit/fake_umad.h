@@ -79,6 +79,7 @@ struct fake_fabric_open {
 	int evfd;
 	struct fake_mad *rx;
 	unsigned rx_head, rx_tail;
+	bool hung; /* its CA was removed: reads fail with -ENODEV, as a hung-up umad fd's */
 };
 
 /* A multicast group of the fake SA (sa_mcast). */
@@ -99,10 +100,11 @@ struct fake_fabric {
 		int open;
 		uint8_t mgmt_class;
 	} agents[FAKE_FABRIC_MAX_AGENTS];
-	bool sa_silent;		  /* the SA answers nothing */
-	int cm_agent_error;	  /* non-zero: registering a CM agent (class 0x07) fails with it */
-	uint8_t packet_life_time; /* of the paths the SA gives (default 8) */
-	unsigned sa_path_queries; /* PathRecord Gets seen */
+	bool sa_silent;	    /* the SA answers nothing */
+	int cm_agent_error; /* non-zero: registering a CM agent (class 0x07) fails with it */
+	bool removed[FAKE_FABRIC_MAX_CAS]; /* fake_fabric_remove_ca */
+	uint8_t packet_life_time;	   /* of the paths the SA gives (default 8) */
+	unsigned sa_path_queries;	   /* PathRecord Gets seen */
 	/* Called for each CM MAD sent by CA `from` before delivery; false drops it. */
 	bool (*cm_filter)(struct fake_fabric *fb, int from, const uint8_t *mad, size_t len,
 			  void *arg);
@@ -137,6 +139,13 @@ void fake_fabric_init(struct fake_fabric *fb, int ncas);
 void fake_fabric_destroy(struct fake_fabric *fb);
 /* How many CM MADs of this attribute ID (e.g. 0x0012 REJ) CA `ca` sent. */
 unsigned fake_fabric_count_cm(struct fake_fabric *fb, int ca, uint16_t attr_id);
+/*
+ * CA `ca` goes away (removed) or comes back: while removed it is not
+ * listed, queried or opened, and every open made before hangs up (its fd
+ * polls readable, its reads fail with -ENODEV); opens made after it came
+ * back are new ones.
+ */
+void fake_fabric_remove_ca(struct fake_fabric *fb, int ca, bool removed);
 /* A group the SA knows from the start (rec.mlid 0: one is given): 0, or -ENOSPC. */
 int fake_fabric_add_group(struct fake_fabric *fb, const struct sa_mcmember *rec, bool permanent);
 /* A copy of the group of this MGID: true, or false when the SA has none. */

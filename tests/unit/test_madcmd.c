@@ -802,6 +802,59 @@ static void test_port_comes_up(void **state)
 	env_down();
 }
 
+/* Opens of CA `ca` still held: those that hung up, or all of them. */
+static unsigned opens_of(int ca, bool hung_only)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&E.fb.lock);
+	for (int o = 0; o < FAKE_FABRIC_MAX_OPENS; o++)
+		if (E.fb.opens[o].used && E.fb.opens[o].ca == ca &&
+		    (!hung_only || E.fb.opens[o].hung))
+			n++;
+	pthread_mutex_unlock(&E.fb.lock);
+	return n;
+}
+
+/*
+ * A served port whose device goes away (its umad fds hang up) ends its
+ * sessions and refuses new ones; what it held is closed; when the device
+ * is back the next look serves it again, in the same slot, and programs
+ * can use it.  The other port is served throughout.
+ */
+static void test_port_comes_back(void **state)
+{
+	unsigned held;
+	int fd, other;
+
+	(void)state;
+	env_up_ports(0, 0, 4, 10);
+	held = opens_of(1, false);
+	assert_true(held > 0);
+	fd = cm_client("fake1");
+	other = cm_client("fake0");
+	fake_fabric_remove_ca(&E.fb, 1, true);
+	run_for(40);
+	expect_eof(fd);
+	close(fd);
+	fd = client();
+	assert_int_equal(hello(fd, MADCMD_SESSION_CM, "fake1", 1, NULL), -ENODEV);
+	close(fd);
+	run_for(40);
+	assert_int_equal(opens_of(1, false), 0); /* its runtime and proxy are closed */
+	fake_fabric_remove_ca(&E.fb, 1, false);
+	run_for(40);
+	assert_int_equal(madcmd_port_count(E.d), 2);
+	assert_int_equal(opens_of(1, false), held);
+	assert_int_equal(opens_of(1, true), 0);
+	hello_fake1(MADCMD_SESSION_CM);
+	hello_fake1(MADCMD_SESSION_MAD);
+	/* fake0's session lived through it. */
+	assert_int_equal(listen_on(other, SVC) >= 0, 1);
+	close(other);
+	env_down();
+}
+
 /*
  * A listens on fake0, C connects from fake1, B (fake0) watches: events
  * reach only their owner, B cannot touch A's ids, and when A's program
@@ -1572,15 +1625,16 @@ static void test_service_records(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_check_accepts),    cmocka_unit_test(test_check_rejects),
-	    cmocka_unit_test(test_hello_errors),     cmocka_unit_test(test_hello_port),
-	    cmocka_unit_test(test_port_comes_up),    cmocka_unit_test(test_cm_ownership),
-	    cmocka_unit_test(test_cm_close_rejects), cmocka_unit_test(test_cm_limits),
-	    cmocka_unit_test(test_slow_client),	     cmocka_unit_test(test_portspace),
-	    cmocka_unit_test(test_ps_rule),	     cmocka_unit_test(test_mad_proxy),
-	    cmocka_unit_test(test_mad_proxy_burst),  cmocka_unit_test(test_mcast_memberships),
-	    cmocka_unit_test(test_service_records),  cmocka_unit_test(test_connect_as),
-	    cmocka_unit_test(test_batch_codec),	     cmocka_unit_test(test_batched_replies),
+	    cmocka_unit_test(test_check_accepts),     cmocka_unit_test(test_check_rejects),
+	    cmocka_unit_test(test_hello_errors),      cmocka_unit_test(test_hello_port),
+	    cmocka_unit_test(test_port_comes_up),     cmocka_unit_test(test_port_comes_back),
+	    cmocka_unit_test(test_cm_ownership),      cmocka_unit_test(test_cm_close_rejects),
+	    cmocka_unit_test(test_cm_limits),	      cmocka_unit_test(test_slow_client),
+	    cmocka_unit_test(test_portspace),	      cmocka_unit_test(test_ps_rule),
+	    cmocka_unit_test(test_mad_proxy),	      cmocka_unit_test(test_mad_proxy_burst),
+	    cmocka_unit_test(test_mcast_memberships), cmocka_unit_test(test_service_records),
+	    cmocka_unit_test(test_connect_as),	      cmocka_unit_test(test_batch_codec),
+	    cmocka_unit_test(test_batched_replies),
 	};
 
 	madcmd_log_setup(getenv("MADCMD_TEST_LOG") ? MADCMD_LOG_STDERR : MADCMD_LOG_NONE,
