@@ -413,6 +413,8 @@ int madcmd_host_open(struct madcmd_host *h, const char *path)
 {
 	memset(h, 0, sizeof(*h));
 	pthread_mutex_init(&h->lock, NULL);
+	if (path && strlen(path) < sizeof(h->path))
+		strcpy(h->path, path);
 	h->fd = madcmd_session_open(path, MADCMD_SESSION_HOST, "", 0, 0, NULL);
 	return h->fd < 0 ? h->fd : 0;
 }
@@ -425,8 +427,9 @@ void madcmd_host_close(struct madcmd_host *h)
 	pthread_mutex_destroy(&h->lock);
 }
 
-int madcmd_host_port(struct madcmd_host *h, enum madcmd_type op, struct madcmd_port *req,
-		     uint16_t *port)
+/* One request and its reply, under h->lock; -ENOTCONN: the session is gone. */
+static int host_port_once(struct madcmd_host *h, enum madcmd_type op, struct madcmd_port *req,
+			  uint16_t *port)
 {
 	union {
 		struct madcmd_hdr h;
@@ -435,26 +438,38 @@ int madcmd_host_port(struct madcmd_host *h, enum madcmd_type op, struct madcmd_p
 	} in;
 	int rc;
 
-	pthread_mutex_lock(&h->lock);
-	if (h->fd < 0) {
-		rc = -ENOTCONN;
-		goto out;
-	}
+	if (h->fd < 0)
+		return -ENOTCONN;
 	madcmd_hdr_init(&req->h, op, sizeof(*req), ++h->seq);
 	rc = madcmd_client_send(h->fd, req, sizeof(*req));
 	while (!rc) {
 		int t = madcmd_client_recv(h->fd, &in, sizeof(in), true);
 
 		if (t == MADCMD_PORT_REP && in.h.seq == h->seq) {
-			rc = in.r.rc;
 			if (port)
 				*port = in.r.port;
-			goto out;
+			return in.r.rc;
 		}
 		if (t == -ENOTCONN || (t < 0 && t != -EPROTO))
 			rc = -ENOTCONN;
 	}
-out:
+	return rc;
+}
+
+int madcmd_host_port(struct madcmd_host *h, enum madcmd_type op, struct madcmd_port *req,
+		     uint16_t *port)
+{
+	int rc;
+
+	pthread_mutex_lock(&h->lock);
+	rc = host_port_once(h, op, req, port);
+	if (rc == -ENOTCONN && h->path[0]) {
+		/* The daemon went away: one started since serves from now on. */
+		if (h->fd >= 0)
+			close(h->fd);
+		h->fd = madcmd_session_open(h->path, MADCMD_SESSION_HOST, "", 0, 0, NULL);
+		rc = h->fd >= 0 ? host_port_once(h, op, req, port) : -ENOTCONN;
+	}
 	pthread_mutex_unlock(&h->lock);
 	return rc;
 }

@@ -116,13 +116,17 @@ struct madcmd_host {
 	int fd;
 	uint32_t seq;
 	pthread_mutex_t lock;
+	char path[108]; /* the daemon's socket: a session lost is opened again there */
 };
 
 int madcmd_host_open(struct madcmd_host *h, const char *path);
 void madcmd_host_close(struct madcmd_host *h);
 /*
  * PORT_BIND, PORT_LISTEN or PORT_UNBIND (req->h is filled here): the
- * daemon's rc (0 or -errno), *port the port reserved by a BIND.
+ * daemon's rc (0 or -errno), *port the port reserved by a BIND.  A
+ * session the daemon closed (it exited) is opened again at the same path
+ * and the request sent once more, so a restarted madcmd serves the
+ * process's new ids; -ENOTCONN when no daemon answers there.
  */
 int madcmd_host_port(struct madcmd_host *h, enum madcmd_type op, struct madcmd_port *req,
 		     uint16_t *port);

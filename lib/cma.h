@@ -85,7 +85,13 @@ struct cma_port {
 	uint8_t gid[16];
 	uint16_t lid;
 	struct cm_runtime *rt; /* NULL until cma_port_runtime() */
-	int rt_err;	       /* why it could not be opened last (-errno) */
+	/*
+	 * rt's madcmd went away: once nothing holds rt (no id that was on it,
+	 * no listener, no connection), cma_port_runtime() opens a new one, so
+	 * a restarted daemon serves the process's new ids.
+	 */
+	bool rt_lost;
+	int rt_err;	    /* why it could not be opened last (-errno) */
 	uint64_t rt_err_ns; /* when (mad_clock_monotonic_ns): tried again CMA_RT_RETRY_MS later */
 	/* Engine listeners on this port, shared by listen ids (cma_conn.c). */
 	struct cma_listen_sid *lsids;
@@ -176,6 +182,7 @@ struct cma_id {
 	enum cma_state state;
 	bool sync;
 	struct cma_port *port; /* device port the id is bound to, or NULL */
+	bool rt_lost;	       /* it was on port->rt when its madcmd went away */
 	/* The CM connection on port->rt, once there is one. */
 	bool has_conn;
 	uint32_t conn;
@@ -357,6 +364,12 @@ void cma_daemon_unbind(struct cma_id *id);
 /* The daemon of the port went away: DEVICE_REMOVAL to its ids (takes cma.lock). */
 /* The port's CM is gone (status -ENOTCONN: madcmd; -ENODEV: the device): DEVICE_REMOVAL. */
 void cma_daemon_lost(struct cma_port *p, int status);
+/*
+ * Under cma.lock: the port's runtime, taken off the port (the caller
+ * closes it), when its madcmd went away and nothing holds it any more;
+ * else NULL.
+ */
+struct cm_runtime *cma_port_lost_runtime(struct cma_port *p);
 /* The live id with this cookie, or NULL (under cma.lock). */
 struct cma_id *cma_id_by_cookie(uint64_t cookie);
 /* The CM connection of an id goes away: release it in the runtime. */

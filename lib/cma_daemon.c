@@ -9,7 +9,11 @@
  *
  * When the daemon goes away, every id on a port it served gets
  * RDMA_CM_EVENT_DEVICE_REMOVAL (what the kernel reports to the ids of a
- * device that left) and later calls there fail with ENOTCONN.
+ * device that left) and later calls there fail with ENOTCONN.  Once the
+ * program has destroyed those ids (as it must after DEVICE_REMOVAL), its
+ * new ids get a new session with the daemon at the same path
+ * (cma_port_runtime, madcmd_host_port): a restarted madcmd serves them,
+ * as the kernel's rdma_cm serves new ids on a device added again.
  */
 #include "config.h"
 
@@ -105,7 +109,10 @@ static void device_removal(struct cma_id *id, void *arg)
 {
 	struct cma_event *e;
 
-	if (id->port != arg || id->state == CMA_DESTROYING || id->state == CMA_IDLE)
+	if (id->port != arg)
+		return;
+	id->rt_lost = true; /* the port's runtime waits for it to be destroyed */
+	if (id->state == CMA_DESTROYING || id->state == CMA_IDLE)
 		return;
 	e = cma_event_new(id, RDMA_CM_EVENT_DEVICE_REMOVAL, 0);
 	if (e)
@@ -118,6 +125,37 @@ void cma_daemon_lost(struct cma_port *p, int status)
 		status == -ENODEV ? "the device's MAD port hung up" : "madcmd went away",
 		ibv_get_device_name(p->dev->verbs->device), p->port_num);
 	pthread_mutex_lock(&cma.lock);
+	/* A device hung up (-ENODEV, in-process) took its verbs with it. */
+	p->rt_lost = status != -ENODEV;
 	cma_ids_foreach(device_removal, p);
 	pthread_mutex_unlock(&cma.lock);
+}
+
+struct lost_holders {
+	const struct cma_port *p;
+	unsigned n;
+};
+
+static void count_lost(struct cma_id *id, void *arg)
+{
+	struct lost_holders *h = arg;
+
+	h->n += id->port == h->p && id->rt_lost;
+}
+
+struct cm_runtime *cma_port_lost_runtime(struct cma_port *p)
+{
+	struct lost_holders h = {p, 0};
+	struct cm_runtime *rt = p->rt;
+
+	if (!rt || !p->rt_lost || p->lsids || p->nconns)
+		return NULL;
+	cma_ids_foreach(count_lost, &h);
+	if (h.n)
+		return NULL; /* ids that were on it are still there */
+	p->rt = NULL;
+	p->rt_lost = false;
+	p->notices = false; /* subscribed again on the new runtime */
+	p->bcast_valid = false;
+	return rt;
 }

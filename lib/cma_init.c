@@ -137,10 +137,11 @@ int cma_init(void)
 int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 {
 	struct cm_runtime_params rp = {0};
-	struct cm_runtime *rt;
+	struct cm_runtime *rt, *lost;
 	int rc;
 
 	pthread_mutex_lock(&cma.lock);
+	lost = cma_port_lost_runtime(p); /* madcmd went away: a new session */
 	if (p->rt || (p->rt_err &&
 		      mad_clock_monotonic_ns(NULL) - p->rt_err_ns < CMA_RT_RETRY_MS * 1000000ull)) {
 		*out = p->rt;
@@ -149,6 +150,7 @@ int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 		return rc;
 	}
 	pthread_mutex_unlock(&cma.lock);
+	cm_runtime_close(lost);
 	rp.loop = cma.loop;
 	rp.ops = cma.umad_ops;
 	rp.ops_ctx = cma.umad_ctx;
