@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,11 +29,13 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: madcmd [-f] [-s PATH] [-l stderr|syslog] [-v] [--max-ids N]\n"
-		"              [--max-events N] [--max-sessions N]\n"
+		"              [--max-events N] [--max-sessions N] [--sched batch|normal]\n"
 		"  -s PATH   socket (default $%s, else %s)\n"
 		"  -f        stay in the foreground (the default; for systemd Type=simple)\n"
 		"  -l WHERE  log to stderr (default) or syslog\n"
-		"  -v        more log; counters at exit\n",
+		"  -v        more log; counters at exit\n"
+		"  --sched P batch (the default: the daemon woken by a program's command\n"
+		"            never preempts the program) or normal\n",
 		MADCMD_SOCKET_ENV, MADCMD_SOCKET_DEFAULT);
 }
 
@@ -47,6 +50,26 @@ static int parse_u32(const char *s, uint32_t *out)
 		return -1;
 	*out = (uint32_t)v;
 	return 0;
+}
+
+/*
+ * SCHED_BATCH: a task woken under this policy never preempts the running
+ * one.  Most of a program's commands need no answer (ACCEPT, RTU,
+ * DISCONNECT): under SCHED_NORMAL the daemon, woken by such a command on
+ * the program's CPU, preempts the program in the middle of its call (the
+ * RTU before the program's ESTABLISHED returns), and a program waiting
+ * for an answer blocks at once either way.  Under SCHED_BATCH the daemon
+ * runs when the program blocks or on another CPU, and takes what came
+ * meanwhile in one turn (docs/connect-latency.md has the measurements).
+ * On a host whose CPUs are all busy it waits for a time slice, which the
+ * CM's timeouts (seconds) do not notice.
+ */
+static void set_sched(bool batch)
+{
+	struct sched_param sp = {0};
+
+	if (batch && sched_setscheduler(0, SCHED_BATCH, &sp))
+		madcmd_log(LOG_WARNING, "SCHED_BATCH: %s (running as before)", strerror(errno));
 }
 
 /* mkdir -p of the socket's directory (mode 0755: the socket is 0666). */
@@ -135,7 +158,7 @@ static void on_signal(struct mad_loop *l, int fd, void *arg)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_MAX_IDS = 256, OPT_MAX_EVENTS, OPT_MAX_SESSIONS };
+	enum { OPT_MAX_IDS = 256, OPT_MAX_EVENTS, OPT_MAX_SESSIONS, OPT_SCHED };
 	static const struct option opts[] = {
 	    {"socket", required_argument, NULL, 's'},
 	    {"foreground", no_argument, NULL, 'f'},
@@ -144,6 +167,7 @@ int main(int argc, char **argv)
 	    {"max-ids", required_argument, NULL, OPT_MAX_IDS},
 	    {"max-events", required_argument, NULL, OPT_MAX_EVENTS},
 	    {"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
+	    {"sched", required_argument, NULL, OPT_SCHED},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -155,6 +179,7 @@ int main(int argc, char **argv)
 	struct sig_ctx sc = {.fd = -1};
 	sigset_t set;
 	int verbose = 0, c, lfd, rc, status = 1;
+	bool batch = true;
 
 	while ((c = getopt_long(argc, argv, "s:fl:vh", opts, NULL)) != -1) {
 		switch (c) {
@@ -189,6 +214,13 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		case OPT_SCHED:
+			if (strcmp(optarg, "batch") && strcmp(optarg, "normal")) {
+				fprintf(stderr, "madcmd: --sched takes batch or normal\n");
+				return 2;
+			}
+			batch = !strcmp(optarg, "batch");
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -202,6 +234,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	madcmd_log_setup(log_to, verbose ? LOG_DEBUG : LOG_INFO);
+	set_sched(batch);
 	/* Signals arrive as a readable fd on the loop, never inside it. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
