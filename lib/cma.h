@@ -361,8 +361,10 @@ void cma_daemon_choose(void);
 int cma_daemon_bind(struct cma_id *id, uint16_t *port);
 int cma_daemon_listen_check(struct cma_id *id);
 void cma_daemon_unbind(struct cma_id *id);
-/* The daemon of the port went away: DEVICE_REMOVAL to its ids (takes cma.lock). */
-/* The port's CM is gone (status -ENOTCONN: madcmd; -ENODEV: the device): DEVICE_REMOVAL. */
+/*
+ * The port's CM is gone (status -ENOTCONN: madcmd; -ENODEV: the device):
+ * DEVICE_REMOVAL to its ids (takes cma.lock).
+ */
 void cma_daemon_lost(struct cma_port *p, int status);
 /*
  * Under cma.lock: the port's runtime, taken off the port (the caller

@@ -104,9 +104,9 @@ static void release_gone(struct madcmd_served *p)
 
 /*
  * Serve every Active port not served yet: non-zero while some port is
- * left unserved that a later look may serve (gone ones included).  `first` (at start) logs each
- * port left out and why; later looks log only what changes to served, or
- * at debug level.
+ * left that a later look may serve (gone ones included).  `first` (at
+ * start) logs each port left out and why; later looks log only what
+ * changes to served, or at debug level.
  */
 static unsigned open_ports(struct madcmd *d, bool first)
 {
@@ -145,7 +145,7 @@ static unsigned open_ports(struct madcmd *d, bool first)
 			if (a.state != 4) {
 				madcmd_log(quiet, "%s/%u is %s: not served until it is Active",
 					   cas[i], port, state_name(a.state));
-				left += !p; /* a gone one is counted below */
+				left++;
 				continue;
 			}
 			rc = open_served(d, p ? p : &d->ports[d->nports], &a);
@@ -153,7 +153,7 @@ static unsigned open_ports(struct madcmd *d, bool first)
 				madcmd_log(first ? LOG_ERR : LOG_DEBUG,
 					   "%s/%u: cannot open (%s), tried again every %u ms",
 					   cas[i], port, strerror(-rc), d->p.rescan_ms);
-				left += !p; /* a gone one is counted below */
+				left++;
 			}
 		}
 	}
@@ -167,12 +167,17 @@ static unsigned open_ports(struct madcmd *d, bool first)
 
 static void rescan(struct mad_timer *t, void *arg);
 
+/* The next look at the ports, rescan_ms from now. */
+static void arm_rescan(struct madcmd *d)
+{
+	mad_timer_arm(mad_loop_timers(d->loop), &d->rescan, d->p.rescan_ms * 1000000ull, rescan, d);
+}
+
 /* Serve what can be served; look again in rescan_ms while something is left. */
 static void serve_ports(struct madcmd *d, bool first)
 {
 	if (open_ports(d, first))
-		mad_timer_arm(mad_loop_timers(d->loop), &d->rescan, d->p.rescan_ms * 1000000ull,
-			      rescan, d);
+		arm_rescan(d);
 }
 
 static void rescan(struct mad_timer *t, void *arg)
@@ -183,7 +188,7 @@ static void rescan(struct mad_timer *t, void *arg)
 
 void madcmd_port_went(struct madcmd *d)
 {
-	mad_timer_arm(mad_loop_timers(d->loop), &d->rescan, d->p.rescan_ms * 1000000ull, rescan, d);
+	arm_rescan(d);
 }
 
 int madcmd_open(struct madcmd **out, const struct madcmd_params *p)

@@ -252,9 +252,11 @@ static int fb_list(void *ctx, char names[][MAD_CA_NAME_MAX], int max)
 	struct fake_fabric *fb = ctx;
 	int n = 0;
 
+	pthread_mutex_lock(&fb->lock);
 	for (int i = 0; i < fb->ncas && n < max; i++)
 		if (!fb->removed[i])
 			strcpy(names[n++], fb->ca[i].port.ca_name);
+	pthread_mutex_unlock(&fb->lock);
 	return n;
 }
 
@@ -281,9 +283,13 @@ static int fb_query(void *ctx, const char *ca, int port, struct mad_port_attr *o
 	struct fake_fabric *fb = ctx;
 	int i = fb_ca_of(fb, ca);
 
-	if (i < 0 || port > 1 || port < 0 || fb->removed[i])
+	if (i < 0 || port > 1 || port < 0)
 		return -ENODEV;
 	pthread_mutex_lock(&fb->lock);
+	if (fb->removed[i]) {
+		pthread_mutex_unlock(&fb->lock);
+		return -ENODEV;
+	}
 	*out = fb->ca[i].port;
 	pthread_mutex_unlock(&fb->lock);
 	return 0;
@@ -294,10 +300,12 @@ static int fb_open(void *ctx, const char *ca, int port)
 	struct fake_fabric *fb = ctx;
 	int i = fb_ca_of(fb, ca), rc = -ENOSPC;
 
-	if (i < 0 || port > 1 || fb->removed[i])
+	if (i < 0 || port > 1)
 		return -ENODEV;
 	pthread_mutex_lock(&fb->lock);
-	for (int o = 0; o < FAKE_FABRIC_MAX_OPENS; o++) {
+	if (fb->removed[i])
+		rc = -ENODEV;
+	for (int o = 0; !fb->removed[i] && o < FAKE_FABRIC_MAX_OPENS; o++) {
 		struct fake_fabric_open *op = &fb->opens[o];
 
 		if (op->used)

@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -21,6 +20,7 @@
 
 #include "cm/rt_proto.h"
 #include "mad/mad_wire.h"
+#include "mad/timer.h"
 #include "madcmd/madcmd.h"
 #include "madcmd/madcmd_int.h"
 #include "sa/client.h"
@@ -765,13 +765,11 @@ static void test_hello_port(void **state)
 /* Run the daemon's loop for about `ms` (its timers included). */
 static void run_for(unsigned ms)
 {
-	struct timespec t0, t;
+	uint64_t end = mad_clock_monotonic_ns(NULL) + ms * 1000000ull;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
+	do
 		mad_loop_run_once(E.loop, 5);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	while (mad_clock_monotonic_ns(NULL) < end);
 }
 
 /*
