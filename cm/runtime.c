@@ -689,8 +689,16 @@ static int transport_input(struct cm_runtime *rt, unsigned budget)
 
 static void on_readable(struct mad_loop *l, int fd, void *arg)
 {
-	(void)l;
 	(void)fd;
+	/*
+	 * The first MAD alone, and what it produced sent at once (madcmd's
+	 * events, by the loop's turn-end hook), then the rest: a MAD that
+	 * came by itself reaches its program before the read that finds the
+	 * fd empty, and a burst is still batched after its first MAD.
+	 */
+	if (transport_input(arg, 1) <= 0)
+		return;
+	mad_loop_turn_end_now(l);
 	transport_input(arg, 0);
 }
 

@@ -25,6 +25,7 @@ struct mad_loop_cmd;
 
 typedef void (*mad_loop_cmd_fn)(struct mad_loop *loop, struct mad_loop_cmd *cmd);
 typedef void (*mad_loop_fd_fn)(struct mad_loop *loop, int fd, void *arg);
+typedef void (*mad_loop_set_fn)(struct mad_loop *loop, uint32_t tag, uint32_t events, void *arg);
 
 struct mad_loop_cmd {
 	struct mad_loop_cmd *next; /* queue link, owned by the loop */
@@ -80,6 +81,19 @@ bool mad_loop_owns(const struct mad_loop *l);
  * while it sleeps needs no wake-up.
  */
 int mad_loop_watch_fd(struct mad_loop *l, int fd, mad_loop_fd_fn fn, void *arg);
+
+/*
+ * Loop-side only: a set of fds, any number, in the loop's own epoll, each
+ * with a tag; fn(loop, tag, epoll events, arg) runs for each one epoll
+ * reports (level-triggered).  For a server's many client sockets (madcmd's
+ * sessions): one epoll_wait a turn reports them, where a watch on an epoll
+ * fd of their own would cost a second.  One set per loop:
+ * mad_loop_set_watch() names its function (NULL: none; the fds must be
+ * gone by then), mad_loop_set_ctl() adds, changes (EPOLL_CTL_MOD) or
+ * removes an fd as epoll_ctl(2) does.  0 or -errno.
+ */
+int mad_loop_set_watch(struct mad_loop *l, mad_loop_set_fn fn, void *arg);
+int mad_loop_set_ctl(struct mad_loop *l, int op, int fd, uint32_t tag, uint32_t events);
 void mad_loop_unwatch_fd(struct mad_loop *l, int fd);
 
 /*
@@ -100,6 +114,14 @@ int mad_loop_pause_fd(struct mad_loop *l, int fd, bool pause);
  * session's events into one packet).  One per loop; NULL removes it.
  */
 void mad_loop_set_turn_end(struct mad_loop *l, void (*fn)(void *arg), void *arg);
+
+/*
+ * Run the turn-end hook now, from a callback of the turn (holding the
+ * loop): what was gathered so far leaves before the turn's remaining work
+ * (cm/runtime.c: a daemon's events after the first MAD of a drain, before
+ * the read that finds the fd empty).  Nothing without a hook.
+ */
+void mad_loop_turn_end_now(struct mad_loop *l);
 
 /*
  * fn(arg) on a thread just after it gives the loop up: at the end of each

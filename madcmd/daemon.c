@@ -219,12 +219,7 @@ int madcmd_open(struct madcmd **out, const struct madcmd_params *p)
 	d->ops_ctx = p->ops_ctx;
 	d->listen_fd = -1;
 	d->slots = calloc(d->p.max_sessions + 1, sizeof(*d->slots));
-	d->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (!d->slots || d->epfd < 0) {
-		rc = d->slots ? -errno : -ENOMEM;
-		goto fail;
-	}
-	rc = mad_loop_watch_fd(d->loop, d->epfd, madcmd_epoll_ready, d);
+	rc = d->slots ? mad_loop_set_watch(d->loop, madcmd_fd_ready, d) : -ENOMEM;
 	if (rc)
 		goto fail;
 	mad_loop_set_turn_end(d->loop, madcmd_send_batches, d);
@@ -232,8 +227,6 @@ int madcmd_open(struct madcmd **out, const struct madcmd_params *p)
 	*out = d;
 	return 0;
 fail:
-	if (d->epfd >= 0)
-		close(d->epfd);
 	free(d->slots);
 	free(d);
 	return rc;
@@ -255,8 +248,9 @@ void madcmd_close(struct madcmd *d)
 		madcmd_ids_destroy(&d->ports[i]);
 	}
 	mad_loop_set_turn_end(d->loop, NULL, NULL);
-	mad_loop_unwatch_fd(d->loop, d->epfd);
-	close(d->epfd);
+	if (d->listen_fd >= 0)
+		mad_loop_set_ctl(d->loop, EPOLL_CTL_DEL, d->listen_fd, 0, 0);
+	mad_loop_set_watch(d->loop, NULL, NULL);
 	free(d->slots);
 	free(d);
 }

@@ -232,7 +232,6 @@ struct madcmd {
 	unsigned nports;
 	struct madcmd_session **slots; /* [max_sessions + 1] */
 	unsigned nsessions;
-	int epfd; /* every session fd and the listener: one loop watch */
 	int listen_fd;
 	struct madcmd_bind *ps[MADCMD_PS_BUCKETS];
 	struct madcmd_counters c;
@@ -257,7 +256,7 @@ void madcmd_send_batches(void *d);
 void madcmd_session_close(struct madcmd_session *s, const char *why);
 void madcmd_session_input(struct madcmd_session *s, const void *buf, size_t len);
 void madcmd_sessions_close_all(struct madcmd *d);
-void madcmd_epoll_ready(struct mad_loop *l, int fd, void *arg);
+void madcmd_fd_ready(struct mad_loop *l, uint32_t tag, uint32_t events, void *arg);
 
 /* cm_sessions.c */
 bool madcmd_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev);

@@ -24,9 +24,8 @@ static struct madcmd_counters *counters_of(struct madcmd_session *s)
 
 static void epoll_set(struct madcmd_session *s, bool out)
 {
-	struct epoll_event ev = {.events = EPOLLIN | (out ? EPOLLOUT : 0u), .data.u64 = s->slot};
-
-	if (epoll_ctl(s->d->epfd, EPOLL_CTL_MOD, s->fd, &ev) == 0)
+	if (!mad_loop_set_ctl(s->d->loop, EPOLL_CTL_MOD, s->fd, s->slot,
+			      EPOLLIN | (out ? EPOLLOUT : 0u)))
 		s->pollout = out;
 }
 
@@ -95,7 +94,7 @@ void madcmd_session_close(struct madcmd_session *s, const char *why)
 	s->closing = true;
 	madcmd_log(LOG_DEBUG, "session %u (pid %d uid %u) closed: %s", s->slot, (int)s->pid,
 		   (unsigned)s->uid, why);
-	epoll_ctl(d->epfd, EPOLL_CTL_DEL, s->fd, NULL);
+	mad_loop_set_ctl(d->loop, EPOLL_CTL_DEL, s->fd, 0, 0);
 	close(s->fd);
 	s->fd = -1;
 	if (!d->reap_posted) {
@@ -402,14 +401,13 @@ static void readable(struct madcmd_session *s)
 int madcmd_session_add(struct madcmd *d, int fd)
 {
 	struct madcmd_session *s;
-	struct epoll_event ev = {.events = EPOLLIN};
 	struct ucred cred = {0};
 	socklen_t cl = sizeof(cred);
 	unsigned slot = 0;
+	int rc;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
-		int rc = -errno;
-
+		rc = -errno;
 		close(fd);
 		return rc;
 	}
@@ -436,10 +434,8 @@ int madcmd_session_add(struct madcmd *d, int fd)
 	s->uid = cred.uid;
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	madcmd_socket_bufs(fd);
-	ev.data.u64 = slot;
-	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		int rc = -errno;
-
+	rc = mad_loop_set_ctl(d->loop, EPOLL_CTL_ADD, fd, slot, EPOLLIN);
+	if (rc) {
 		close(fd);
 		free(s);
 		return rc;
@@ -465,41 +461,38 @@ static void accept_ready(struct madcmd *d)
 	}
 }
 
-/* The loop's one watch over every session (its fds exceed the loop's 32). */
-void madcmd_epoll_ready(struct mad_loop *l, int fd, void *arg)
+/*
+ * The session sockets and the listener (tag 0) are the loop's fd set
+ * (mad_loop_set_ctl): the loop's one epoll_wait reports them.
+ */
+void madcmd_fd_ready(struct mad_loop *l, uint32_t tag, uint32_t events, void *arg)
 {
 	struct madcmd *d = arg;
-	struct epoll_event ev[64];
-	int n;
+	struct madcmd_session *s;
 
 	(void)l;
-	(void)fd;
-	n = epoll_wait(d->epfd, ev, 64, 0);
-	for (int i = 0; i < n; i++) {
-		struct madcmd_session *s;
-
-		if (ev[i].data.u64 == 0) {
-			accept_ready(d);
-			continue;
-		}
-		s = d->slots[ev[i].data.u64];
-		if (!s || s->closing)
-			continue;
-		if (ev[i].events & EPOLLOUT)
-			flush(s);
-		if (!s->closing && (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-			readable(s);
+	if (tag == 0) {
+		accept_ready(d);
+		return;
 	}
+	s = tag <= d->p.max_sessions ? d->slots[tag] : NULL;
+	if (!s || s->closing)
+		return;
+	if (events & EPOLLOUT)
+		flush(s);
+	if (!s->closing && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		readable(s);
 }
 
 int madcmd_listen(struct madcmd *d, int fd)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 0};
+	int rc;
 
 	if (!d || fd < 0 || d->listen_fd >= 0)
 		return -EINVAL;
-	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
-		return -errno;
+	rc = mad_loop_set_ctl(d->loop, EPOLL_CTL_ADD, fd, 0, EPOLLIN);
+	if (rc)
+		return rc;
 	d->listen_fd = fd;
 	return 0;
 }

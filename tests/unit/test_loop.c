@@ -3,7 +3,9 @@
  * waits; posted commands run in order; a watched fd and a timer wake it;
  * a paused fd does not, and a watch added while it sleeps needs no
  * wake-up; without a thread, mad_loop_run_once drives the same code; the
- * release hook runs once a hold ends, on the thread that held the loop.
+ * release hook runs once a hold ends, on the thread that held the loop;
+ * the fd set reports each fd by its tag and the turn-end hook can run in
+ * the middle of a turn; a paused fd whose peer hung up stays quiet.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include "mad/loop.h"
@@ -387,6 +391,114 @@ static void test_release_hook(void **state)
 	mad_loop_destroy(l);
 }
 
+struct set_seen {
+	uint32_t tags[8], events[8];
+	int n;
+	int turn_ends;	   /* the turn-end hook's calls */
+	int ends_at_first; /* ... as the first fd of the set ran */
+};
+
+static void on_turn_end(void *arg)
+{
+	((struct set_seen *)arg)->turn_ends++;
+}
+
+static void on_set_fd(struct mad_loop *l, uint32_t tag, uint32_t events, void *arg)
+{
+	struct set_seen *s = arg;
+
+	if (s->n < 8) {
+		s->tags[s->n] = tag;
+		s->events[s->n] = events;
+	}
+	if (s->n++ == 0) {
+		mad_loop_turn_end_now(l);
+		s->ends_at_first = s->turn_ends;
+	}
+}
+
+static void test_fd_set(void **state)
+{
+	struct set_seen s = {0};
+	struct mad_loop *l;
+	uint64_t one = 1;
+	int a = eventfd(0, EFD_NONBLOCK), b = eventfd(0, EFD_NONBLOCK);
+
+	(void)state;
+	assert_int_equal(mad_loop_set_ctl(NULL, EPOLL_CTL_ADD, a, 1, EPOLLIN), -EINVAL);
+	assert_int_equal(mad_loop_create(&l, NULL, NULL), 0);
+	assert_int_equal(mad_loop_set_ctl(l, EPOLL_CTL_ADD, -1, 1, EPOLLIN), -EINVAL);
+	assert_int_equal(mad_loop_set_watch(l, on_set_fd, &s), 0);
+	mad_loop_set_turn_end(l, on_turn_end, &s);
+	assert_int_equal(mad_loop_set_ctl(l, EPOLL_CTL_ADD, a, 5, EPOLLIN), 0);
+	assert_int_equal(mad_loop_set_ctl(l, EPOLL_CTL_ADD, b, 0xfffffffe, EPOLLIN), 0);
+	assert_int_equal(mad_loop_set_ctl(l, EPOLL_CTL_ADD, b, 3, EPOLLIN), -EEXIST);
+	assert_int_equal(mad_loop_run_once(l, 0), 0); /* nothing readable */
+	assert_int_equal(s.n, 0);
+	assert_int_equal(write(b, &one, sizeof(one)), sizeof(one));
+	assert_int_equal(mad_loop_run_once(l, 0), 1);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.tags[0], 0xfffffffe);
+	assert_true(s.events[0] & EPOLLIN);
+	/* The hook ran in the middle of the turn, and again at its end. */
+	assert_int_equal(s.ends_at_first, 2);
+	assert_int_equal(s.turn_ends, 3);
+	/* Changed: a writable eventfd reports EPOLLOUT under its tag. */
+	assert_int_equal(mad_loop_set_ctl(l, EPOLL_CTL_MOD, a, 5, EPOLLOUT), 0);
+	assert_int_equal(mad_loop_set_ctl(l, EPOLL_CTL_DEL, b, 0, 0), 0);
+	assert_int_equal(mad_loop_run_once(l, 0), 1);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.tags[1], 5);
+	assert_true(s.events[1] & EPOLLOUT);
+	/* Without a function the set's fds are not run. */
+	assert_int_equal(mad_loop_set_watch(l, NULL, NULL), 0);
+	assert_int_equal(mad_loop_run_once(l, 0), 0);
+	assert_int_equal(s.n, 2);
+	mad_loop_set_turn_end(l, NULL, NULL);
+	mad_loop_turn_end_now(l); /* no hook: nothing */
+	mad_loop_turn_end_now(NULL);
+	mad_loop_destroy(l);
+	close(a);
+	close(b);
+}
+
+static atomic_int hup_hits;
+static void on_hup_fd(struct mad_loop *l, int fd, void *arg)
+{
+	char c;
+
+	(void)l;
+	(void)arg;
+	atomic_fetch_add(&hup_hits, 1);
+	(void)read(fd, &c, 1);
+}
+
+/* A paused fd whose peer hung up: reported once at most, never run. */
+static void test_pause_hung_up(void **state)
+{
+	struct mad_loop *l;
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0, sv), 0);
+	assert_int_equal(mad_loop_create(&l, NULL, NULL), 0);
+	assert_int_equal(mad_loop_watch_fd(l, sv[0], on_hup_fd, NULL), 0);
+	assert_int_equal(mad_loop_pause_fd(l, sv[0], true), 0);
+	close(sv[1]);
+	atomic_store(&hup_hits, 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(mad_loop_run_once(l, 0), 0);
+	assert_int_equal(atomic_load(&hup_hits), 0);
+	/* Resumed: the hang-up is the watch's to see. */
+	assert_int_equal(mad_loop_pause_fd(l, sv[0], false), 0);
+	assert_int_equal(mad_loop_run_once(l, 0), 1);
+	assert_int_equal(atomic_load(&hup_hits), 1);
+	mad_loop_unwatch_fd(l, sv[0]);
+	assert_int_equal(mad_loop_run_once(l, 0), 0);
+	mad_loop_destroy(l);
+	close(sv[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +509,8 @@ int main(void)
 	    cmocka_unit_test(test_two_watches_one_fd),
 	    cmocka_unit_test(test_watch_without_wakeup),
 	    cmocka_unit_test(test_release_hook),
+	    cmocka_unit_test(test_fd_set),
+	    cmocka_unit_test(test_pause_hung_up),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
