@@ -583,8 +583,13 @@ int mad_loop_pause_fd(struct mad_loop *l, int fd, bool pause)
 		struct epoll_event e = {.events = pause ? EPOLLONESHOT : EPOLLIN,
 					.data.u64 = (uint64_t)fd};
 
-		if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &e) && !pause) {
-			/* Never leave it unwatched: poll() it from now on. */
+		if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &e) && !pause &&
+		    (errno != ENOENT || ep_add(l->epfd, fd, EPOLLIN, (uint64_t)fd))) {
+			/*
+			 * Never leave it unwatched (gone from the set, e.g. closed
+			 * and opened again meanwhile, it is added): poll() it
+			 * from now on.
+			 */
 			for (unsigned i = 0; i < l->nw; i++)
 				if (l->w[i].fd == fd) {
 					l->w[i].in_ep = false;
