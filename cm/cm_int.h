@@ -112,6 +112,13 @@ struct cm_conn {
 	uint8_t in_local_qpn : 1;
 	uint8_t srq : 1;
 	uint8_t flow_control : 1;
+	/*
+	 * A delayed MRA (CM_MRA_FLAG_DELAY) is due in c->msg but not built:
+	 * it is built only when a duplicate asks for it (cm_resend), as it
+	 * seldom is; any message built meanwhile replaces it (cm_msg_start).
+	 */
+	uint8_t mra_due : 1;
+	uint8_t mra_service_timeout;
 	uint8_t retries; /* retransmissions left */
 	uint8_t max_cm_retries;
 	uint8_t qp_type;
@@ -203,6 +210,8 @@ struct cm_conn *cm_conn_new_active_as(struct cm_engine *e, uint64_t user, uint64
 void cm_conn_free(struct cm_engine *e, struct cm_conn *c);
 /* Start a message of `layout` in c->msg (header + our comm IDs). */
 uint8_t *cm_msg_start(struct cm_engine *e, struct cm_conn *c, const struct mad_layout *layout);
+/* Send c->msg again (a duplicate's answer), a due delayed MRA built first. */
+void cm_resend(struct cm_engine *e, struct cm_conn *c);
 /* Send c->msg; with `retransmit`, arm the retry timer (c->timeout_ns). */
 void cm_send_conn_msg(struct cm_engine *e, struct cm_conn *c, bool retransmit);
 /* (Re)arm the retransmission timer for c->timeout_ns; retries left unchanged. */

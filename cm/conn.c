@@ -251,7 +251,7 @@ int cm_on_req(struct cm_engine *e, const struct cm_rx *rx)
 		if (tr->action == CM_A_RESEND || tr->action == CM_A_REJ_STALE) {
 			e->st.duplicates[CM_STAT_REQ]++;
 			if (tr->action == CM_A_RESEND)
-				cm_send_raw(e, &c->peer, c->msg);
+				cm_resend(e, c);
 			else
 				cm_issue_rej(e, rx, CM_REJ_STALE_CONN, CM_MSG_REF_REQ, NULL, 0);
 		} else {
@@ -508,23 +508,13 @@ int cm_engine_establish(struct cm_engine *e, uint32_t id)
 
 /* ---- MRA ---- */
 
-int cm_engine_mra(struct cm_engine *e, uint32_t id, uint8_t service_timeout,
-		  const void *private_data, uint8_t len)
+/* The MRA of c's state (what it delays: the REQ, the REP or a LAP) into c->msg. */
+static void build_mra(struct cm_engine *e, struct cm_conn *c, uint8_t service_timeout,
+		      const void *private_data, uint8_t len)
 {
-	const struct cm_transition *tr;
-	int rc;
-	struct cm_conn *c;
-	uint8_t *msg;
 	unsigned what;
-	bool delay = service_timeout & CM_MRA_FLAG_DELAY;
+	uint8_t *msg;
 
-	service_timeout &= (uint8_t)~CM_MRA_FLAG_DELAY;
-	if (!e || service_timeout > CM_TIMEOUT_MAX || (len && !private_data) ||
-	    len > CM_MRA_PRIVATE_DATA_SIZE)
-		return -EINVAL;
-	rc = cm_cmd_check(e, id, CM_CMD_MRA, &c, &tr);
-	if (rc)
-		return rc;
 	switch (c->state) {
 	case CM_ST_REQ_RCVD:
 	case CM_ST_MRA_REQ_SENT:
@@ -542,14 +532,46 @@ int cm_engine_mra(struct cm_engine *e, uint32_t id, uint8_t service_timeout,
 	mad_set(msg, cm_mra_fields, CM_MRA_MESSAGE_MRAED, what);
 	mad_set(msg, cm_mra_fields, CM_MRA_SERVICE_TIMEOUT, service_timeout);
 	cm_set_private_data(&cm_mra_layout, msg, private_data, len);
+}
+
+int cm_engine_mra(struct cm_engine *e, uint32_t id, uint8_t service_timeout,
+		  const void *private_data, uint8_t len)
+{
+	const struct cm_transition *tr;
+	int rc;
+	struct cm_conn *c;
+	bool delay = service_timeout & CM_MRA_FLAG_DELAY;
+
+	service_timeout &= (uint8_t)~CM_MRA_FLAG_DELAY;
+	if (!e || service_timeout > CM_TIMEOUT_MAX || (len && !private_data) ||
+	    len > CM_MRA_PRIVATE_DATA_SIZE)
+		return -EINVAL;
+	rc = cm_cmd_check(e, id, CM_CMD_MRA, &c, &tr);
+	if (rc)
+		return rc;
 	cm_set_state(e, c, tr->next);
 	/*
 	 * MRAs are not retransmitted: a duplicate of the message gets it
-	 * again.  Delayed (the kernel's IB_CM_MRA_FLAG_DELAY): only that.
+	 * again.  Delayed (the kernel's IB_CM_MRA_FLAG_DELAY): only that, so
+	 * without private data it is built only then (cm_resend): rdma_cm
+	 * delays one for every REQ and REP it delivers.
 	 */
+	if (delay && !len) {
+		c->mra_due = 1;
+		c->mra_service_timeout = service_timeout;
+		return 0;
+	}
+	build_mra(e, c, service_timeout, private_data, len);
 	if (!delay)
 		cm_send_conn_msg(e, c, false);
 	return 0;
+}
+
+void cm_resend(struct cm_engine *e, struct cm_conn *c)
+{
+	if (c->mra_due)
+		build_mra(e, c, c->mra_service_timeout, NULL, 0);
+	cm_send_raw(e, &c->peer, c->msg);
 }
 
 uint8_t cm_on_mra(struct cm_engine *e, struct cm_conn *c, const struct cm_rx *rx, uint8_t next)

@@ -202,6 +202,7 @@ uint8_t *cm_msg_start(struct cm_engine *e, struct cm_conn *c, const struct mad_l
 	uint64_t tid = (uint64_t)c->local_id | (uint64_t)(++e->tid_seq) << 32;
 	uint8_t *msg = c->msg + CM_MSG_OFFSET;
 
+	c->mra_due = 0; /* c->msg is this message now */
 	cm_mad_init(c->msg, sizeof(c->msg), layout, CM_METHOD_SEND, tid);
 	/* Every message but SIDR starts with LocalCommID, RemoteCommID. */
 	if (layout != &cm_sidr_req_layout && layout != &cm_sidr_rep_layout) {
@@ -488,7 +489,7 @@ static void answer(struct cm_engine *e, struct cm_conn *c, const struct cm_rx *r
 	switch (act) {
 	case CM_A_RESEND:
 		e->st.duplicates[rx->type]++;
-		cm_send_raw(e, &c->peer, c->msg);
+		cm_resend(e, c);
 		break;
 	case CM_A_REJ_STALE:
 		e->st.duplicates[rx->type]++;

@@ -828,6 +828,56 @@ static void test_dup_req_before_rep(void **state)
 	assert_int_equal(cmh_count(&H, B, CM_EV_REQ_RCVD), 1);
 }
 
+/*
+ * A delayed MRA (rdma_cm's, for every REQ and REP it delivers) is sent
+ * only to a duplicate, and then says what it delays and for how long:
+ * the REQ on the passive side, the REP on the active side.
+ */
+static void test_delayed_mra_on_duplicate(void **state)
+{
+	uint8_t req[256], rep[256];
+	struct cm_accept_cmd acc;
+	const uint8_t *mra;
+	uint32_t a, b;
+
+	(void)state;
+	H.n[A].auto_rtu = false;
+	H.n[B].auto_accept = false;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	memcpy(req, cmh_last_mad(&H, A, CM_ATTR_REQ), 256);
+	assert_int_equal(cm_engine_mra(H.n[B].e, b, CM_MRA_FLAG_DELAY | 24, NULL, 0), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_MRA), 0);
+	assert_int_equal(cmh_inject(&H, B, req), 0);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_MRA), 1);
+	mra = cmh_last_mad(&H, B, CM_ATTR_MRA) + CM_MSG_OFFSET;
+	assert_int_equal(mad_get(mra, cm_mra_fields, CM_MRA_MESSAGE_MRAED), CM_MSG_REF_REQ);
+	assert_int_equal(mad_get(mra, cm_mra_fields, CM_MRA_SERVICE_TIMEOUT), 24);
+	assert_int_equal(mad_get(mra, cm_mra_fields, CM_MRA_REMOTE_COMM_ID), a);
+	/* A second duplicate gets the same again. */
+	assert_int_equal(cmh_inject(&H, B, req), 0);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_MRA), 2);
+	/* The accept's REP replaces it; the active side delays its own. */
+	cmh_accept_cmd(&acc, 0x2000);
+	assert_int_equal(cm_engine_accept(H.n[B].e, b, 7, &acc), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_REP_RCVD);
+	memcpy(rep, cmh_last_mad(&H, B, CM_ATTR_REP), 256);
+	assert_int_equal(cm_engine_mra(H.n[A].e, a, CM_MRA_FLAG_DELAY | 20, NULL, 0), 0);
+	assert_int_equal(cmh_sent(&H, A, CM_ATTR_MRA), 0);
+	assert_int_equal(cmh_inject(&H, A, rep), 0);
+	assert_int_equal(cmh_sent(&H, A, CM_ATTR_MRA), 1);
+	mra = cmh_last_mad(&H, A, CM_ATTR_MRA) + CM_MSG_OFFSET;
+	assert_int_equal(mad_get(mra, cm_mra_fields, CM_MRA_MESSAGE_MRAED), CM_MSG_REF_REP);
+	assert_int_equal(mad_get(mra, cm_mra_fields, CM_MRA_SERVICE_TIMEOUT), 20);
+	/* The RTU replaces it: a duplicate REP now gets the RTU. */
+	assert_int_equal(cm_engine_rtu(H.n[A].e, a, NULL, 0), 0);
+	assert_int_equal(cmh_inject(&H, A, rep), 0);
+	assert_int_equal(cmh_sent(&H, A, CM_ATTR_MRA), 1);
+	assert_int_equal(cmh_sent(&H, A, CM_ATTR_RTU), 2);
+}
+
 static void test_dup_req_after_rep(void **state)
 {
 	uint8_t req[256];
@@ -1114,6 +1164,7 @@ int main(void)
 	    T(test_rej_timeout_no_match),
 	    T(test_dup_req_before_rep),
 	    T(test_dup_req_after_rep),
+	    T(test_delayed_mra_on_duplicate),
 	    T(test_stale_connection),
 	    T(test_ignored_in_state),
 	    T(test_unknown_comm_id),
