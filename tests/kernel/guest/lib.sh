@@ -67,6 +67,11 @@ gid_table() {
 #   record  perf record -g (perf report --kallsyms
 #           /out/kallsyms on the host)                       BASE.perf
 #   recordall  the same with -a: every task of the VM        BASE.perf
+#   sched   perf record -a of every context switch and wake-up
+#           of the VM (a timeline: which task runs, who wakes
+#           whom, when the vCPU idles)                        BASE.perf
+#   schedsys  the same and every system call (heavier: perf
+#           then fills the idle time)                         BASE.perf
 #   NAME    strace -k: every call of system call NAME with
 #           its user stack                                   BASE.stack
 # strace slows the guest so much that its timings mean nothing.
@@ -83,6 +88,11 @@ diag_wrap() {
         [ "$RXEVM_strace" = recordall ] && all=(-a)
         ST=(perf record "${all[@]}" -F 2000 -g -o "$1.perf")
         [ -f /out/kallsyms ] || cat /proc/kallsyms > /out/kallsyms ;;
+    sched | schedsys)
+        mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
+        local ev=sched:sched_switch,sched:sched_wakeup
+        [ "$RXEVM_strace" = schedsys ] && ev=$ev,raw_syscalls:sys_enter,raw_syscalls:sys_exit
+        ST=(perf record -a -m 4M -e "$ev" -o "$1.perf") ;;
     perf) mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
         ST=(perf stat -e task-clock,context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_futex,syscalls:sys_enter_poll -o "$1.strace") ;;
     *) ST=(strace -f -k -e "trace=$RXEVM_strace" -o "$1.stack") ;;
