@@ -67,9 +67,10 @@ gid_table() {
 #   record  perf record -g (perf report --kallsyms
 #           /out/kallsyms on the host)                       BASE.perf
 #   recordall  the same with -a: every task of the VM        BASE.perf
-#   sched   perf record -a of every context switch and wake-up
-#           of the VM (a timeline: which task runs, who wakes
-#           whom, when the vCPU idles)                        BASE.perf
+#   sched   perf record -a of every context switch, wake-up and
+#           write(2) of the VM (a timeline: which task runs, who
+#           wakes whom, when the vCPU idles; the writes mark the
+#           umad sends and the ucma commands)                 BASE.perf
 #   schedsys  the same and every system call (heavier: perf
 #           then fills the idle time)                         BASE.perf
 #   NAME    strace -k: every call of system call NAME with
@@ -90,9 +91,15 @@ diag_wrap() {
         [ -f /out/kallsyms ] || cat /proc/kallsyms > /out/kallsyms ;;
     sched | schedsys)
         mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
-        local ev=sched:sched_switch,sched:sched_wakeup
-        [ "$RXEVM_strace" = schedsys ] && ev=$ev,raw_syscalls:sys_enter,raw_syscalls:sys_exit
-        ST=(perf record -a -m 4M -e "$ev" -o "$1.perf") ;;
+        # sched: writes of 100-400 bytes only (a umad MAD is 320, a
+        # ucma command about as much), not perf's own.
+        local ev=(-e sched:sched_switch -e sched:sched_wakeup)
+        if [ "$RXEVM_strace" = schedsys ]; then
+            ev+=(-e raw_syscalls:sys_enter -e raw_syscalls:sys_exit)
+        else
+            ev+=(-e syscalls:sys_enter_write --filter 'count >= 100 && count <= 400')
+        fi
+        ST=(perf record -a -m 4M "${ev[@]}" -o "$1.perf") ;;
     perf) mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
         ST=(perf stat -e task-clock,context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_futex,syscalls:sys_enter_poll -o "$1.strace") ;;
     *) ST=(strace -f -k -e "trace=$RXEVM_strace" -o "$1.stack") ;;
