@@ -298,8 +298,7 @@ static int iterate(struct mad_loop *l, int timeout_ms)
 		}
 	n += (int)mad_timer_run(&l->timers);
 	n += run_cmds(l, signalled);
-	if (l->turn_end.fn)
-		l->turn_end.fn(l->turn_end.arg);
+	mad_loop_turn_end_now(l);
 	own_release(l, prev);
 	return n;
 }
