@@ -194,6 +194,7 @@ void cm_mad_addr_from_path(struct mad_addr *a, const struct cm_path *p, uint16_t
 		a->flow_label = p->flow_label;
 		a->hop_limit = p->hop_limit;
 		a->traffic_class = p->traffic_class;
+		a->gid_index = p->sgid_index;
 	}
 }
 

@@ -83,6 +83,12 @@ struct cm_path {
 	uint8_t packet_life_time;  /* 5 bits: PathRecord PacketLifeTime */
 	uint8_t mtu;		   /* 1..5 */
 	uint16_t pkey;
+	/*
+	 * Local GID table index of sgid, for the GRH of the CM's MADs on this
+	 * path (RoCE: the route knows it); 0 when not known, and the MAD
+	 * transport then picks one for the destination itself.  Not on the wire.
+	 */
+	uint8_t sgid_index;
 };
 
 /* Transport service types carried by REQ (IBA table 99). */

@@ -447,6 +447,8 @@ int cma_roce_route(struct cma_id *id, struct cm_path *out)
 		return -EADDRNOTAVAIL; /* the address went away */
 	cma_roce_path(out, ib->sgid.raw, ib->dgid.raw, (enum cma_gid_type)e.type, r->active_mtu,
 		      netdev_mtu(e.ndev), id->tos_set ? id->tos : 0);
+	/* The CM's MADs leave from the same GID: no table scan below (mad/umad_real.c). */
+	out->sgid_index = e.index <= UINT8_MAX ? (uint8_t)e.index : 0;
 	if (e.type == CMA_GID_ROCE_V2)
 		out->flow_label =
 		    cma_roce_flow_label((const struct sockaddr *)&id->id.route.addr.src_addr,

@@ -260,12 +260,13 @@ static void kernel_req(uint8_t m[256])
 }
 
 static uint8_t sent[256];
+static struct mad_addr sent_to;
 static int nsent;
 
 static int capture(void *ctx, const struct mad_addr *to, const void *mad, size_t len)
 {
 	(void)ctx;
-	(void)to;
+	sent_to = *to;
 	if (len == sizeof(sent))
 		memcpy(sent, mad, len);
 	nsent++;
@@ -324,6 +325,7 @@ static void test_req_as_kernel(void **state)
 	c.primary.flow_label =
 	    cma_roce_flow_label((struct sockaddr *)&src, (struct sockaddr *)&dst);
 	assert_int_equal(c.primary.flow_label, 0x98a06);
+	c.primary.sgid_index = 1; /* rxe's IPv4-mapped GID, as the route finds it */
 	/* What rdma_connect puts in the command (lib/cma_conn.c), rping's parameters. */
 	c.service_id = cma_service_id(RDMA_PS_TCP, 7174);
 	c.qpn = 0x11;
@@ -351,6 +353,13 @@ static void test_req_as_kernel(void **state)
 	for (int i = 0; i < 256; i++)
 		if (sent[i] != want[i])
 			fail_msg("byte %d: madcm 0x%02x, kernel 0x%02x", i, sent[i], want[i]);
+	/* To QP1 with a GRH from the route's GID index: the transport scans no table. */
+	assert_true(sent_to.grh_present);
+	assert_int_equal(sent_to.qpn, 1);
+	assert_int_equal(sent_to.gid_index, 1);
+	assert_memory_equal(sent_to.gid, dgid, 16);
+	assert_int_equal(sent_to.hop_limit, 64);
+	assert_int_equal(sent_to.flow_label, 0x98a06);
 	cm_engine_destroy(e);
 	mad_timer_heap_destroy(&timers);
 }
