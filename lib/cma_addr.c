@@ -520,10 +520,20 @@ CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
 	}
 	if (cma_roce_port(id->port)) {
 		/* RoCE hook: no SA; the route is built from the GIDs (cma_roce.c). */
+		struct cma_port *p = id->port;
 		struct cm_path cp;
 
-		route_answer_locked(id, cma_roce_route(id, &cp), &cp);
+		rc = cma_roce_route(id, &cp);
+		route_answer_locked(id, rc, &cp);
 		pthread_mutex_unlock(&cma.lock);
+		/*
+		 * The port's CM is opened by its first route, as on InfiniBand
+		 * where the route's SA query needs it, so that the first
+		 * rdma_connect sends its REQ at once (the kernel's CM is there
+		 * from boot).  A failure is the connect's to report.
+		 */
+		if (!rc)
+			(void)cma_port_runtime(p, &rt);
 		return cma_complete(id);
 	}
 	memset(&pq, 0, sizeof(pq));
