@@ -91,13 +91,14 @@ diag_wrap() {
         [ -f /out/kallsyms ] || cat /proc/kallsyms > /out/kallsyms ;;
     sched | schedsys)
         mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
-        # sched: writes of 100-400 bytes only (a umad MAD is 320, a
-        # ucma command about as much), not perf's own.
+        # sched: writes of 100-400 bytes (a umad MAD is 320, a ucma
+        # command about as much) and of 32 (rxe's doorbell after a post,
+        # as MADCM_MAD_SEND=qp posts its MADs), not perf's own.
         local ev=(-e sched:sched_switch -e sched:sched_wakeup)
         if [ "$RXEVM_strace" = schedsys ]; then
             ev+=(-e raw_syscalls:sys_enter -e raw_syscalls:sys_exit)
         else
-            ev+=(-e syscalls:sys_enter_write --filter 'count >= 100 && count <= 400')
+            ev+=(-e syscalls:sys_enter_write --filter '(count >= 100 && count <= 400) || count == 32')
         fi
         ST=(perf record -a -m 4M "${ev[@]}" -o "$1.perf") ;;
     perf) mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
