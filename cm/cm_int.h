@@ -192,6 +192,7 @@ int cm_ids_reserve(struct cm_engine *e, uint32_t *id);
 bool cm_ids_unreserve(struct cm_engine *e, uint32_t id);
 void cm_ids_link_remote_id(struct cm_engine *e, struct cm_conn *c);
 void cm_ids_link_remote_qpn(struct cm_engine *e, struct cm_conn *c);
+void cm_ids_unlink_remote_qpn(struct cm_engine *e, struct cm_conn *c);
 void cm_ids_link_local_qpn(struct cm_engine *e, struct cm_conn *c);
 void cm_ids_unlink_all(struct cm_engine *e, struct cm_conn *c);
 struct cm_conn *cm_ids_by_local(const struct cm_engine *e, uint32_t id);

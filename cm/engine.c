@@ -267,6 +267,7 @@ static void timewait_enter(struct cm_engine *e, struct cm_conn *c)
 	/* IBA 12.9.8.3.1: packet lifetime + the QP's local ACK timeout. */
 	uint64_t ns = cm_packet_life_ns(c) + cm_timeout_ns(c->primary.local_ack_timeout);
 
+	cm_ids_unlink_remote_qpn(e, c);
 	mad_timer_arm(e->cfg.timers, &c->timer, ns, conn_timer_fn, c);
 }
 

@@ -6,7 +6,8 @@
  * costs the same with 100 or 100,000 connections:
  *   by_local       local comm ID                 every message but REQ/SIDR_REQ
  *   by_remote_id   (remote comm ID, CA GUID)     duplicate REQ (IBA 12.9.8.1)
- *   by_remote_qpn  (remote QPN, CA GUID)         stale connections (12.9.8.3.2)
+ *   by_remote_qpn  (remote QPN, CA GUID)         stale connections (12.9.8.3.2);
+ *                                                left on entering TimeWait
  *   by_local_qpn   local QPN                     QPNs in TimeWait not reused
  * Local IDs are random (getrandom) so a restarted peer does not meet its
  * old IDs, and unique (checked against by_local and the reserved set),
@@ -340,6 +341,22 @@ void cm_ids_link_local_qpn(struct cm_engine *e, struct cm_conn *c)
 		if (*pp_)                                                                          \
 			*pp_ = (c)->field;                                                         \
 	} while (0)
+
+/*
+ * A connection entering TimeWait leaves the remote-QPN table, as the
+ * kernel's cm_enter_timewait takes it out of its own: the peer's QP is
+ * finished with it, so a new REQ from that QP is a new connection, not a
+ * stale one.  Its remote comm ID stays, so that a duplicate of its own REQ
+ * is still known (and answered "stale", state.c).
+ */
+void cm_ids_unlink_remote_qpn(struct cm_engine *e, struct cm_conn *c)
+{
+	if (!c->in_remote_qpn)
+		return;
+	UNLINK(&e->by_remote_qpn[hash2(c->remote_qpn, c->remote_ca_guid) & e->hash_mask], c,
+	       next_remote_qpn);
+	c->in_remote_qpn = 0;
+}
 
 void cm_ids_unlink_all(struct cm_engine *e, struct cm_conn *c)
 {

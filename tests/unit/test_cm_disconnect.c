@@ -251,6 +251,27 @@ static void test_dup_req_in_timewait(void **state)
 	assert_int_equal(cmh_count(&H, B, CM_EV_REQ_RCVD), 1);
 }
 
+/*
+ * A new REQ (a new comm ID) from the QP of a connection in TimeWait is a
+ * new connection, as with the kernel's CM (cm_enter_timewait takes the
+ * connection out of its remote-QPN table), not a stale one.
+ */
+static void test_new_req_from_qpn_in_timewait(void **state)
+{
+	uint8_t req[256];
+
+	(void)state;
+	memcpy(req, cmh_last_mad(&H, A, CM_ATTR_REQ), 256);
+	cm_engine_disconnect(H.n[A].e, a, NULL, 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_TIMEWAIT);
+	mad_set(req + 24, cm_req_fields, CM_REQ_LOCAL_COMM_ID, a ^ 0x5a5a5a5a);
+	assert_int_equal(cmh_inject(&H, B, req), 0);
+	assert_null(cmh_last_mad(&H, B, CM_ATTR_REJ));
+	assert_int_equal(cmh_count(&H, B, CM_EV_REQ_RCVD), 2);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_TIMEWAIT);
+}
+
 /* Release: DREQ goes out, TimeWait runs, the user hears nothing more. */
 static void test_release(void **state)
 {
@@ -282,6 +303,7 @@ int main(void)
 	    T(test_dreq_wrong_qpn),
 	    T(test_timewait_qpn_reuse),
 	    T(test_dup_req_in_timewait),
+	    T(test_new_req_from_qpn_in_timewait),
 	    T(test_release),
 #undef T
 	};
