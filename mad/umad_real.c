@@ -258,8 +258,8 @@ static enum tx_mode tx_mode(void)
 /*
  * MADCM_MAD_SEND=qp: CM MADs on an Ethernet port leave from a UD QP of
  * ours (umad_qp.h).  Asked for only: it puts a source QP other than 1 on
- * the wire, where a kernel CM always sends from QP1, and on the one-vCPU
- * RoCE guests it measured no faster than umad (tests/kernel/README.md).
+ * the wire, where a kernel CM always sends from QP1 (on the one-vCPU RoCE
+ * guests it is faster: tests/kernel/README.md, 2026-12-06).
  */
 static bool qp_send_wanted(void)
 {
