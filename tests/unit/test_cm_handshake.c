@@ -13,6 +13,16 @@
 #include "cm/cm_wire.h"
 #include "tests/unit/cm_harness.h"
 
+/* B accepts connection b with its QP qpn (responder resources 7), and the MADs are delivered. */
+static void accept_on_b(uint32_t b, uint32_t qpn)
+{
+	struct cm_accept_cmd acc;
+
+	cmh_accept_cmd(&acc, qpn);
+	assert_int_equal(cm_engine_accept(H.n[B].e, b, 7, &acc), 0);
+	cmh_deliver(&H);
+}
+
 /* The whole handshake, and what each side learnt. */
 static void test_handshake(void **state)
 {
@@ -143,7 +153,6 @@ static int qp_attr_rc(int node, uint32_t id, enum ibv_qp_state target)
 static void test_qp_attr_states(void **state)
 {
 	struct ibv_qp_attr at;
-	struct cm_accept_cmd acc;
 	uint32_t a, b;
 	int mask;
 
@@ -174,9 +183,7 @@ static void test_qp_attr_states(void **state)
 	assert_int_equal(qp_attr_rc(B, b, IBV_QPS_RTR), 0);
 	assert_int_equal(qp_attr_rc(A, a, IBV_QPS_INIT), 0);
 	assert_int_equal(qp_attr_rc(A, a, IBV_QPS_RTS), -EINVAL);
-	cmh_accept_cmd(&acc, 0x2000);
-	assert_int_equal(cm_engine_accept(H.n[B].e, b, 7, &acc), 0);
-	cmh_deliver(&H);
+	accept_on_b(b, 0x2000);
 	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
 	assert_int_equal(qp_attr_rc(A, a, IBV_QPS_RTS), 0);
 	/* Disconnecting, TimeWait: nothing. */
@@ -265,7 +272,6 @@ static void test_rtu_lost_rep_retry(void **state)
 static void test_mra_extends_timeout(void **state)
 {
 	const struct cm_event *ev;
-	struct cm_accept_cmd acc;
 	uint32_t a, b;
 
 	(void)state;
@@ -288,9 +294,7 @@ static void test_mra_extends_timeout(void **state)
 	cmh_advance(&H, 60 * SEC);
 	assert_int_equal(cmh_sent(&H, A, CM_ATTR_REQ), 2);
 	assert_int_equal(cmh_sent(&H, B, CM_ATTR_MRA), 2);
-	cmh_accept_cmd(&acc, 0x2000);
-	assert_int_equal(cm_engine_accept(H.n[B].e, b, 7, &acc), 0);
-	cmh_deliver(&H);
+	accept_on_b(b, 0x2000);
 	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
 	assert_int_equal(cmh_state(&H, B, b), CM_ST_ESTABLISHED);
 }
@@ -652,7 +656,6 @@ static void assert_timeout_rej_sent(uint32_t a, uint32_t remote)
 static void test_req_timeout_passive_rej(void **state)
 {
 	struct cm_connect_cmd cmd;
-	struct cm_accept_cmd acc;
 	uint32_t a, b;
 
 	(void)state;
@@ -705,9 +708,7 @@ static void test_req_timeout_passive_rej(void **state)
 	assert_int_equal(cm_engine_connect(H.n[A].e, &cmd, &a), 0);
 	cmh_deliver(&H);
 	b = cmh_passive_id(&H);
-	cmh_accept_cmd(&acc, 0x2004);
-	assert_int_equal(cm_engine_accept(H.n[B].e, b, 7, &acc), 0);
-	cmh_deliver(&H);
+	accept_on_b(b, 0x2004);
 	assert_int_equal(cmh_state(&H, A, a), CM_ST_REQ_SENT);
 	assert_int_equal(cmh_state(&H, B, b), CM_ST_REP_SENT);
 	cmh_run_timers(&H, SEC, 200 * SEC);
@@ -836,7 +837,6 @@ static void test_dup_req_before_rep(void **state)
 static void test_delayed_mra_on_duplicate(void **state)
 {
 	uint8_t req[256], rep[256];
-	struct cm_accept_cmd acc;
 	const uint8_t *mra;
 	uint32_t a, b;
 
@@ -859,9 +859,7 @@ static void test_delayed_mra_on_duplicate(void **state)
 	assert_int_equal(cmh_inject(&H, B, req), 0);
 	assert_int_equal(cmh_sent(&H, B, CM_ATTR_MRA), 2);
 	/* The accept's REP replaces it; the active side delays its own. */
-	cmh_accept_cmd(&acc, 0x2000);
-	assert_int_equal(cm_engine_accept(H.n[B].e, b, 7, &acc), 0);
-	cmh_deliver(&H);
+	accept_on_b(b, 0x2000);
 	assert_int_equal(cmh_state(&H, A, a), CM_ST_REP_RCVD);
 	memcpy(rep, cmh_last_mad(&H, B, CM_ATTR_REP), 256);
 	assert_int_equal(cm_engine_mra(H.n[A].e, a, CM_MRA_FLAG_DELAY | 20, NULL, 0), 0);
