@@ -365,10 +365,8 @@ void cm_ids_unlink_all(struct cm_engine *e, struct cm_conn *c)
 	if (c->in_remote_id)
 		UNLINK(&e->by_remote_id[hash2(c->remote_id, c->remote_ca_guid) & e->hash_mask], c,
 		       next_remote_id);
-	if (c->in_remote_qpn)
-		UNLINK(&e->by_remote_qpn[hash2(c->remote_qpn, c->remote_ca_guid) & e->hash_mask], c,
-		       next_remote_qpn);
+	cm_ids_unlink_remote_qpn(e, c);
 	if (c->in_local_qpn)
 		UNLINK(&e->by_local_qpn[mix(c->local_qpn) & e->hash_mask], c, next_local_qpn);
-	c->in_remote_id = c->in_remote_qpn = c->in_local_qpn = 0;
+	c->in_remote_id = c->in_local_qpn = 0;
 }
