@@ -114,11 +114,12 @@ static void own_release(struct mad_loop *l, const struct mad_loop *prev)
 		h.fn(h.arg);
 }
 
-static int ep_add(int epfd, int fd, uint32_t events, uint64_t data)
+/* epoll_ctl(2) with the event built here: 0 or -1 with errno. */
+static int ep_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data)
 {
 	struct epoll_event e = {.events = events, .data.u64 = data};
 
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e);
+	return epoll_ctl(epfd, op, fd, &e);
 }
 
 int mad_loop_create(struct mad_loop **out, uint64_t (*now_ns)(void *), void *clock_ctx)
@@ -138,7 +139,7 @@ int mad_loop_create(struct mad_loop **out, uint64_t (*now_ns)(void *), void *clo
 		return -e;
 	}
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (l->epfd < 0 || ep_add(l->epfd, l->evfd, EPOLLIN, TAG_EVFD)) {
+	if (l->epfd < 0 || ep_ctl(l->epfd, EPOLL_CTL_ADD, l->evfd, EPOLLIN, TAG_EVFD)) {
 		int e = errno;
 
 		if (l->epfd >= 0)
@@ -150,7 +151,7 @@ int mad_loop_create(struct mad_loop **out, uint64_t (*now_ns)(void *), void *clo
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_mutex_init(&l->own, NULL);
 	l->tfd = now_ns ? -1 : timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (l->tfd >= 0 && ep_add(l->epfd, l->tfd, EPOLLIN, TAG_TFD)) {
+	if (l->tfd >= 0 && ep_ctl(l->epfd, EPOLL_CTL_ADD, l->tfd, EPOLLIN, TAG_TFD)) {
 		close(l->tfd);
 		l->tfd = -1; /* earlier timers then wake the thread through evfd */
 	}
@@ -505,7 +506,7 @@ int mad_loop_watch_fd(struct mad_loop *l, int fd, mad_loop_fd_fn fn, void *arg)
 		w->in_ep = other->in_ep;
 		w->paused = other->paused;
 	} else {
-		w->in_ep = !ep_add(l->epfd, fd, EPOLLIN, (uint64_t)fd);
+		w->in_ep = !ep_ctl(l->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)fd);
 		if (!w->in_ep && (errno == ENOMEM || errno == ENOSPC))
 			return -errno;
 	}
@@ -533,11 +534,9 @@ int mad_loop_set_watch(struct mad_loop *l, mad_loop_set_fn fn, void *arg)
 
 int mad_loop_set_ctl(struct mad_loop *l, int op, int fd, uint32_t tag, uint32_t events)
 {
-	struct epoll_event e = {.events = events, .data.u64 = TAG_SET | tag};
-
 	if (!l || fd < 0)
 		return -EINVAL;
-	return epoll_ctl(l->epfd, op, fd, &e) ? -errno : 0;
+	return ep_ctl(l->epfd, op, fd, events, TAG_SET | tag) ? -errno : 0;
 }
 
 void mad_loop_unwatch_fd(struct mad_loop *l, int fd)
@@ -579,11 +578,11 @@ int mad_loop_pause_fd(struct mad_loop *l, int fd, bool pause)
 		 * epoll_ctl(2) always adds, once (EPOLLONESHOT): the paused
 		 * watch is skipped then, and the thread sleeps again.
 		 */
-		struct epoll_event e = {.events = pause ? EPOLLONESHOT : EPOLLIN,
-					.data.u64 = (uint64_t)fd};
-
-		if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &e) && !pause &&
-		    (errno != ENOENT || ep_add(l->epfd, fd, EPOLLIN, (uint64_t)fd))) {
+		if (ep_ctl(l->epfd, EPOLL_CTL_MOD, fd, pause ? EPOLLONESHOT : EPOLLIN,
+			   (uint64_t)fd) &&
+		    !pause &&
+		    (errno != ENOENT ||
+		     ep_ctl(l->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)fd))) {
 			/*
 			 * Never leave it unwatched (gone from the set, e.g. closed
 			 * and opened again meanwhile, it is added): poll() it
