@@ -16,8 +16,12 @@
  *     p99), next to the umad round-trip floor (a libibumad ping-pong, vendor
  *     class 0x09, to a responder thread in the server): first measured on
  *     its own, then alongside the connects (a ping in a connect's place,
- *     after the same set-up, the two taking turns), and the ratio (target:
- *     within 1.3x); and next to the raw
+ *     after the same set-up and right after an unmeasured ping, taking
+ *     turns), and the ratio (target: within 1.3x); next to the handshake
+ *     floor, measured the same way: a ping, its answer and a third MAD
+ *     sent before the clock stops, what a CM's REQ, REP and RTU cost with
+ *     no work on either side, so the connect over it is the CM's share;
+ *     and next to the raw
  *     engine's one-at-a-time latency with its loop thread moving the QPs as
  *     rdma_cm does (cm_fabric_bench client --only loopqp); and the client
  *     thread's own CPU time (CLOCK_THREAD_CPUTIME_ID) in a connect and in a
@@ -31,7 +35,8 @@
  * none, as cmtime did).  Every wait has a timeout; the program kills only
  * the processes it started, by PID.
  *
- *   rdmacm_bench [-n N] [-i ITERS] [-p PINGS] [-P PORT] [-E] [-C] [-N]
+ *   rdmacm_bench [-n N] [-i ITERS] [-p PINGS] [-P PORT] [-E] [-C] [-N] [-D]
+ *                [-R ROUNDS] [-H] [-F CPU]
  *        all by itself: starts a fabric with `fabsim up --gen b2b` in a
  *        temporary directory ($FABSIM, else ../sim/fabsim next to this
  *        program), runs cm_fabric_bench ($CM_FABRIC_BENCH, else next to this
@@ -55,7 +60,9 @@
  *        last; fabsimd and OpenSM, the fabric, on any), as hosts of a real
  *        fabric have their own CPUs: without it the two hosts' processes
  *        share both CPUs, and a hop to a host's madcmd is often a wake-up
- *        of the other CPU.
+ *        of the other CPU.  -F CPU: the fabric's processes (fabsimd,
+ *        OpenSM) on that CPU only; without it the scheduler places them,
+ *        and a send then often wakes fabsimd on the sender's own CPU.
  *   rdmacm_bench server [-P PORT] [-C]                 # on one fabric host
  *   rdmacm_bench client -s ADDR --dlid LID [-n N] [-i ITERS] [-p PINGS]
  *        [-P PORT] [-C] [--engine-rate CONN_PER_S] [--engine-lat US]
@@ -112,6 +119,7 @@ static bool through_daemon;
 #define MAX_ROUNDS 20
 static unsigned rounds = 1;
 static int host_cpu[2] = {-1, -1};
+static int fabric_cpu = -1; /* -F: where fabsimd and OpenSM run (-1: any CPU) */
 static const char *host_name[2];
 static atomic_bool stop;
 
@@ -209,7 +217,7 @@ static int ping_open(int *agent, bool responder)
 	if (p < 0)
 		die("umad_open_port", p);
 	if (responder)
-		mask[0] = 1L << 0x01; /* Get */
+		mask[0] = 1L << 0x01 | 1L << 0x02; /* Get; Set: the handshake floor's third MAD */
 	*agent = umad_register(p, PING_CLASS, PING_VERSION, 0, responder ? mask : NULL);
 	if (*agent < 0)
 		die("umad_register", *agent);
@@ -271,8 +279,13 @@ static void pinger_close(void)
 	free(pg.rbuf);
 }
 
-/* One umad round trip (Get, GetResp) to the server's responder: ns, or 0 if lost. */
-static uint64_t ping_once(void)
+/*
+ * One umad round trip (Get, GetResp) to the server's responder: ns, or 0
+ * if lost.  With `third`, the handshake floor: a Set follows the answer
+ * and the clock stops when its send returns, as a CM's active side sends
+ * the RTU before it reports ESTABLISHED (the responder drops the Set).
+ */
+static uint64_t ping_once(bool third)
 {
 	uint8_t *mad = umad_get_mad(pg.buf);
 	unsigned i = pg.seq++;
@@ -293,6 +306,11 @@ static uint64_t ping_once(void)
 		return 0;
 	if (umad_recv(pg.port, pg.rbuf, &len, 2000) < 0 || umad_status(pg.rbuf))
 		return 0;
+	if (third) {
+		mad[3] = 0x02; /* Set, no answer */
+		if (umad_send(pg.port, pg.agent, pg.buf, 256, 0, 0) < 0)
+			return 0;
+	}
 	return now_ns() - t0;
 }
 
@@ -743,13 +761,14 @@ static bool prepare_one(struct node *nd)
 static void bench_latency(double first_floor)
 {
 	uint64_t *lat = calloc(n_iter, sizeof(*lat)), *fl = calloc(n_iter, sizeof(*fl));
+	uint64_t *fl3 = calloc(n_iter, sizeof(*fl3));
 	/* The client thread's own CPU in each connect and each ping (it runs the CM's MADs). */
 	uint64_t *cpu_c = calloc(n_iter, sizeof(*cpu_c)), *cpu_p = calloc(n_iter, sizeof(*cpu_p));
 	uint64_t t0 = now_ns(), busy_first = 0, busy_last = 0;
-	unsigned ok = 0, nfl = 0, busy = 0, other = 0, tries = 0;
-	double lat_med, lat_p90, lat_p99, fl_med;
+	unsigned ok = 0, nfl = 0, nfl3 = 0, busy = 0, other = 0, tries = 0;
+	double lat_med, lat_p90, lat_p99, fl_med, fl3_med;
 
-	if (!lat || !fl || !cpu_c || !cpu_p)
+	if (!lat || !fl || !fl3 || !cpu_c || !cpu_p)
 		die("client", ENOMEM);
 	fail_msgs = 0;
 	while (ok + other < n_iter && now_ns() - t0 < 60000000000ull) {
@@ -762,14 +781,25 @@ static void bench_latency(double first_floor)
 			continue;
 		}
 		/*
-		 * Pings and connects take turns, each after the same set-up
-		 * (id, address, route, QP) and with the server idle since the
-		 * last exchange: a ping measured right after a connection's
-		 * teardown finds the server's CPU still awake and can cost half
-		 * what a ping in the connect's place costs.
+		 * Pings, handshake floors and connects take turns, each after
+		 * the same set-up (id, address, route, QP) and right after an
+		 * unmeasured ping, so that each starts from the same state of
+		 * the CPUs: which CPU fabsimd last ran on, whether the server's
+		 * is halted.  What came before moves a measure by tens of
+		 * microseconds here (a connect right after a handshake floor's
+		 * Set took 30 us less than one right after a ping).
 		 */
+		(void)ping_once(false);
+		if (nfl3 <= ok && nfl3 < n_iter) {
+			uint64_t d = ping_once(true);
+
+			if (d)
+				fl3[nfl3++] = d;
+			run_step(&nd, 1, S_DESTROY, &st);
+			continue;
+		}
 		if (nfl <= ok && nfl < n_iter) {
-			uint64_t c0 = thread_cpu_ns(), d = ping_once(), c1 = thread_cpu_ns();
+			uint64_t c0 = thread_cpu_ns(), d = ping_once(false), c1 = thread_cpu_ns();
 
 			if (d) {
 				cpu_p[nfl] = c1 - c0;
@@ -801,6 +831,7 @@ static void bench_latency(double first_floor)
 	lat_p90 = pct_us(lat, ok, 90);
 	lat_p99 = pct_us(lat, ok, 99);
 	fl_med = pct_us(fl, nfl, 50);
+	fl3_med = pct_us(fl3, nfl3, 50);
 	printf("\nrdma_connect -> ESTABLISHED, one connection at a time (%u of %u in %u tries, "
 	       "%.1f s)\n",
 	       ok, n_iter, tries, (now_ns() - t0) / 1e9);
@@ -815,6 +846,16 @@ static void bench_latency(double first_floor)
 	       nfl, fl_med);
 	printf("  ratio: %.2fx the floor alongside, %.2fx the first floor (target <= 1.3x)\n",
 	       fl_med > 0 ? lat_med / fl_med : 0, first_floor > 0 ? lat_med / first_floor : 0);
+	/*
+	 * The least a CM could take here: REQ, REP and RTU as bare MADs, no
+	 * work on either side.  What the connect takes over it is the CM's
+	 * (both sides' engine, events, QP moves and system calls).
+	 */
+	printf("  handshake floor alongside (%u: Get, GetResp, then a Set sent before the clock "
+	       "stops, as the RTU before ESTABLISHED): median %.1f us, %.2fx the floor alongside; "
+	       "the connect is %.2fx it\n",
+	       nfl3, fl3_med, fl_med > 0 ? fl3_med / fl_med : 0,
+	       fl3_med > 0 ? lat_med / fl3_med : 0);
 	/* What of the connect is this thread's own work, and what is waiting. */
 	printf("  client thread CPU (user+system): connect median %.1f us, ping median %.1f us\n",
 	       pct_us(cpu_c, ok, 50), pct_us(cpu_p, nfl, 50));
@@ -826,6 +867,7 @@ static void bench_latency(double first_floor)
 	free(cpu_p);
 	free(lat);
 	free(fl);
+	free(fl3);
 }
 
 static int client(void)
@@ -843,7 +885,7 @@ static int client(void)
 		die("bad server address", EINVAL);
 	pinger_open();
 	for (unsigned i = 0; i < n_pings + 100; i++) {
-		uint64_t d = ping_once();
+		uint64_t d = ping_once(false);
 
 		if (d && i >= 100) /* the first 100 warm up */
 			t[ok++] = d;
@@ -1078,6 +1120,7 @@ static void engine_line(const char *line)
 struct api_result {
 	double rate, med;
 	double floor_first, floor_along; /* the umad floor: on its own, alongside */
+	double floor_hs;		 /* the handshake floor alongside */
 };
 static struct api_result *api_cur;
 static struct api_result api_in[MAX_ROUNDS], api_d[MAX_ROUNDS];
@@ -1098,6 +1141,9 @@ static void api_line(const char *line)
 	else if (!strncmp(line, "  umad floor alongside", 22) && (p = strstr(line, "median ")) &&
 		 sscanf(p, "median %lf", &v) == 1)
 		api_cur->floor_along = v;
+	else if (!strncmp(line, "  handshake floor alongside", 27) &&
+		 (p = strstr(line, "median ")) && sscanf(p, "median %lf", &v) == 1)
+		api_cur->floor_hs = v;
 }
 
 /* One run of this program's server on srv and client on cli: the client's status. */
@@ -1190,7 +1236,8 @@ static void print_values(const char *what, double *v, unsigned n, double scale, 
 /* After -R in-process rounds: each round's connect over its floors (target 1.3x). */
 static void latency_summary(unsigned n)
 {
-	double along[MAX_ROUNDS], first[MAX_ROUNDS], cost[MAX_ROUNDS];
+	double along[MAX_ROUNDS], first[MAX_ROUNDS], cost[MAX_ROUNDS], hs[MAX_ROUNDS];
+	double hs_floor[MAX_ROUNDS];
 	unsigned k = 0;
 
 	for (unsigned r = 0; r < n; r++)
@@ -1199,6 +1246,8 @@ static void latency_summary(unsigned n)
 			along[k] = api_in[r].med / api_in[r].floor_along;
 			first[k] = api_in[r].med / api_in[r].floor_first;
 			cost[k] = engine_rate / api_in[r].rate - 1;
+			hs[k] = api_in[r].floor_hs > 0 ? api_in[r].med / api_in[r].floor_hs : 0;
+			hs_floor[k] = api_in[r].floor_hs / api_in[r].floor_along;
 			k++;
 		}
 	if (!k)
@@ -1208,6 +1257,9 @@ static void latency_summary(unsigned n)
 	       k);
 	print_values("over the floor alongside", along, k, 1, RATIOS);
 	print_values("over the first floor    ", first, k, 1, RATIOS);
+	/* The split: the fabric's cost of a third MAD, then the CM's own share. */
+	print_values("handshake floor over the floor alongside", hs_floor, k, 1, RATIOS);
+	print_values("connect over the handshake floor (the CM's share)", hs, k, 1, RATIOS);
 	if (engine_rate > 0)
 		print_values("the API's cost over the engine's rate (target <= +20%)", cost, k, 100,
 			     " %+.1f%%", " (median %+.1f%%)");
@@ -1287,10 +1339,13 @@ static int run_auto(void)
 		die("mkdtemp", errno);
 	printf("rdmacm_bench: fabric in %s (fabsim up --gen b2b)\n", fdir);
 	fflush(stdout);
+	/* The fabric's daemons inherit this process's CPUs (-F). */
+	pin_self(fabric_cpu);
 	if (sh("timeout 120 '%s' --dir '%s' up --gen b2b >/dev/null", fabsim, fdir)) {
 		fprintf(stderr, "fabsim up failed\n");
 		goto out;
 	}
+	pin_self(-1);
 	snprintf(line, sizeof(line), "timeout 30 '%s' --dir '%s' hosts", fabsim, fdir);
 	f = popen(line, "r");
 	while (f && fgets(line, sizeof(line), f)) {
@@ -1365,9 +1420,12 @@ static int run_auto(void)
 	host_name[0] = srv;
 	host_name[1] = cli;
 	if (host_cpu[0] >= 0)
-		printf("each host on a CPU of its own (-H): %s on CPU %d, %s on CPU %d; the "
-		       "fabric's processes on any\n",
-		       srv, host_cpu[0], cli, host_cpu[1]);
+		printf("each host on a CPU of its own (-H): %s on CPU %d, %s on CPU %d\n", srv,
+		       host_cpu[0], cli, host_cpu[1]);
+	if (fabric_cpu >= 0)
+		printf("the fabric's processes (fabsimd, OpenSM) on CPU %d (-F)\n", fabric_cpu);
+	else
+		printf("the fabric's processes (fabsimd, OpenSM) on any CPU\n");
 	for (unsigned r = 0; r < rounds; r++) {
 		if (rounds > 1)
 			printf("\n== round %u of %u\n", r + 1, rounds);
@@ -1432,7 +1490,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	optind = strcmp(mode, "auto") ? 2 : 1;
-	while ((ch = getopt_long(argc, argv, "n:i:p:P:s:l:r:L:R:ECNDH", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "n:i:p:P:s:l:r:L:R:F:ECNDH", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'n':
 			n_conn = (unsigned)strtoul(optarg, NULL, 0);
@@ -1473,6 +1531,11 @@ int main(int argc, char **argv)
 		case 'R':
 			rounds = (unsigned)strtoul(optarg, NULL, 0);
 			break;
+		case 'F':
+			fabric_cpu = (int)strtol(optarg, NULL, 0);
+			if (fabric_cpu < 0 || fabric_cpu >= sysconf(_SC_NPROCESSORS_ONLN))
+				die("-F: no such CPU", EINVAL);
+			break;
 		case 'H': {
 			long n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -1483,7 +1546,7 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr,
 				"usage: rdmacm_bench [-n N] [-i ITERS] [-p PINGS] [-P PORT] [-E] "
-				"[-C] [-N] [-D] [-R ROUNDS] [-H]\n"
+				"[-C] [-N] [-D] [-R ROUNDS] [-H] [-F CPU]\n"
 				"       rdmacm_bench server [-P PORT] [-C]\n"
 				"       rdmacm_bench client -s ADDR --dlid LID [-n N] [-i ITERS]"
 				" [-p PINGS] [-P PORT] [--engine-rate R] [--engine-lat US]\n");
