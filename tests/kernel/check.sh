@@ -12,7 +12,9 @@
 #           k m; the madcm/kernel connection rate per round and its median
 #           (MADCM_KVM_ROUNDS, MADCM_KVM_CONNS, MADCM_KVM_CAPTURE=1,
 #           MADCM_KVM_UMAD_TX=sync|thread|release: MADCM_UMAD_TX of the madcm turns;
-#           MADCM_KVM_MAD_SEND=umad: MADCM_MAD_SEND of the madcm turns)
+#           MADCM_KVM_MAD_SEND=umad: MADCM_MAD_SEND of the madcm turns;
+#           MADCM_KVM_FLOOR=1: a third turn a round, bench/umad_handshake, the
+#           handshake floor of any CM through umad, and its rate/kernel's)
 #     torture  VM A `madcm torture` (through torture_shim.so: no SA on RoCE)
 #           against VM B's kernel rdma_cm (`rping -s -P`); prints what the
 #           kernel answered per case; fails only when torture cannot run
@@ -111,12 +113,14 @@ pair() {
 
 # captures DIR: tshark over the madcm side's MADCM_TRACE captures of a pair
 # (one per step): each must hold MADs, none malformed or flagged by tshark's
-# expert info.  Skipped without tshark.
+# expert info (the bench's floor turns aside).  Skipped without tshark.
 captures() {
     local f n bad rc=0 line=
     command -v tshark > /dev/null || { echo "   captures: tshark not installed, not checked"; return 0; }
     for f in "$1"/A/*.pcap "$1"/B/*.pcap; do
         [ -f "$f" ] || continue
+        # The bench's floor turns send bare MADs with CM headers, not CM messages.
+        case $f in *.floor.*.pcap) continue ;; esac
         n=$(tshark -n -r "$f" 2> /dev/null | wc -l)
         bad=$(tshark -n -r "$f" -Y '_ws.malformed || _ws.expert' 2> /dev/null | wc -l)
         line+=" $(basename "$f" .pcap) $n"
@@ -164,6 +168,11 @@ torture() {
     return $r
 }
 
+# median_of "V1 V2 ...": the median of the values.
+median_of() {
+    echo "$1" | tr ' ' '\n' | grep . | sort -n |
+        awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
 # bench_line LOG: cmtime's connect step of a client log as "total_ms us/conn".
 bench_line() { awk -F'[: ]+' '/^connect +:/ { print $2, $5 }' "$1" 2> /dev/null | head -1; }
 # bench: cmtime kernel-to-kernel and madcm-to-madcm in turns on one VM pair
@@ -172,11 +181,13 @@ bench_line() { awk -F'[: ]+' '/^connect +:/ { print $2, $5 }' "$1" 2> /dev/null 
 # turns' connection rates, and their median.
 bench() {
     local n=${MADCM_KVM_CONNS:-300} rounds=${MADCM_KVM_ROUNDS:-5} R=$D/run/bench t f cm k m
-    local ratios= sk=0 sm=0 nr=0
+    local ratios= fratios= sk=0 sm=0 sf=0 nr=0 nf=0 per=2 fl
+    [ -n "${MADCM_KVM_FLOOR:-}" ] && per=3
     # Speed: no MADCM_TRACE capture on the madcm side (NOTRACE).
     XVARS=(--var rounds="$rounds" ${MADCM_KVM_CAPTURE:+--var capture=1}
         ${MADCM_KVM_UMAD_TX:+--var umadtx=$MADCM_KVM_UMAD_TX}
-        ${MADCM_KVM_MAD_SEND:+--var madsend=$MADCM_KVM_MAD_SEND})
+        ${MADCM_KVM_MAD_SEND:+--var madsend=$MADCM_KVM_MAD_SEND}
+        ${MADCM_KVM_FLOOR:+--var floor=1})
     # Each VM on a host CPU of its own when there are two (MADCM_KVM_PIN=0:
     # not), so that the two vCPU threads never share one.  Not with
     # MADCM_KVM_SMP above 1: a VM's vCPUs would all share its one CPU.
@@ -195,24 +206,32 @@ bench() {
         printf '; busy A %s B %s\n' "$(awk -v t="$t" '$2 == t { print $6 }' "$R/A/results")" \
             "$(awk -v t="$t" '$2 == t { print $6 }' "$R/B/results")"
     done
-    # Round i holds turns 2i-1 and 2i, one of each CM.
-    for t in $(seq 1 2 $((2 * rounds))); do
-        k= m=
-        for f in "$R"/A/bench.$t.*.log "$R"/A/bench.$((t + 1)).*.log; do
+    # Round i holds turns per*(i-1)+1 .. per*i, one of each CM (and the floor).
+    for t in $(seq 1 "$per" $((per * rounds))); do
+        k= m= fl=
+        for f in "$R"/A/bench.$t.*.log "$R"/A/bench.$((t + 1)).*.log "$R"/A/bench.$((t + 2)).*.log; do
+            [ "$per" = 2 ] && [ "$f" != "${f#"$R"/A/bench.$((t + 2)).}" ] && continue
             case $f in
             *.kernel.log) k=$(bench_line "$f" | cut -d' ' -f1) ;;
             *.madcm.log) m=$(bench_line "$f" | cut -d' ' -f1) ;;
+            *.floor.log) fl=$(bench_line "$f" | cut -d' ' -f1) ;;
             esac
         done
         [ -n "$k" ] && [ -n "$m" ] || continue
         ratios+="$(echo "scale=2; $k / $m" | bc) "
         sk=$(echo "$sk + $k" | bc); sm=$(echo "$sm + $m" | bc); nr=$((nr + 1))
+        [ -n "$fl" ] || continue
+        fratios+="$(echo "scale=2; $k / $fl" | bc) "
+        sf=$(echo "$sf + $fl" | bc); nf=$((nf + 1))
     done
     if [ -n "$ratios" ]; then
         echo "   connections/s over the $nr rounds: kernel $(echo "$n * 1000 * $nr / $sk" | bc)," \
             "madcm $(echo "$n * 1000 * $nr / $sm" | bc)"
         echo "   madcm/kernel connection rate, round by round: $ratios(median" \
-            "$(echo "$ratios" | tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'))"
+            "$(median_of "$ratios"))"
+        # The handshake floor: REQ, REP, RTU through umad and the QP moves, no CM.
+        [ -n "$fratios" ] && echo "   handshake floor (umad_handshake)/kernel connection rate, round by" \
+            "round: $fratios(median $(median_of "$fratios")); floor $(echo "$n * 1000 * $nf / $sf" | bc) conn/s"
     else
         echo "   no round has both turns (logs: $R)"
         r=1

@@ -13,6 +13,11 @@
 #                 thread, as before it existed; thread; release)
 #   RXEVM_madsend MADCM_MAD_SEND for the madcm turns (umad: every MAD a
 #                 umad write, no UD QP of madcm's own)
+#   RXEVM_floor   1: a third turn a round, the handshake floor: bench/
+#                 umad_handshake's REQ, REP and RTU through umad with the QP
+#                 moves and nothing else (no CM modules, as a madcm turn),
+#                 the fastest a CM through umad can make the connect step;
+#                 rounds then go k m f, f m k, ...
 #   RXEVM_capture 1: dumpcap eth0's RoCE packets during every client run
 #                 (/out/bench.N.CM.SIDE.pcap; costs CPU: times then move)
 #   RXEVM_strace  a diagnostic wrapped around both programs (diag_wrap in
@@ -75,8 +80,11 @@ cat "$B_LIBS"/.libs/libmadcm.so.0* "$B_LIBS"/lib/.libs/librdmacm.so.1* \
 
 turns=()
 for r in $(seq 1 "$ROUNDS"); do
-    if [ $((r % 2)) = 1 ]; then turns+=(kernel madcm); else turns+=(madcm kernel); fi
+    if [ -n "${RXEVM_floor:-}" ]; then
+        if [ $((r % 2)) = 1 ]; then turns+=(kernel madcm floor); else turns+=(floor madcm kernel); fi
+    elif [ $((r % 2)) = 1 ]; then turns+=(kernel madcm); else turns+=(madcm kernel); fi
 done
+FLOOR=$B_LIBS/bench/umad_handshake
 t=0
 for cm in "${turns[@]}"; do
     t=$((t + 1))
@@ -98,8 +106,13 @@ for cm in "${turns[@]}"; do
     CAP=()
     [ -n "${RXEVM_capture:-}" ] &&
         CAP=(dumpcap -q -i eth0 -f 'udp port 4791' -w "/tmp/bench.$t.$cm.$SIDE.pcap")
+    PROG=(cmtime)
+    if [ "$cm" = floor ]; then
+        RUN=()
+        PROG=("$FLOOR" "$([ "$SIDE" = B ] && echo server || echo client)" -d rxe0)
+    fi
     if [ "$SIDE" = B ]; then
-        "${RUN[@]}" "${ST[@]}" cmtime -b "$IP" -c "$N" > /tmp/server.log 2>&1 &
+        "${RUN[@]}" "${ST[@]}" "${PROG[@]}" -b "$IP" -c "$N" > /tmp/server.log 2>&1 &
         pid=$!
         sleep "${RXEVM_settle:-1}" # let it listen
         cap_start
@@ -109,6 +122,7 @@ for cm in "${turns[@]}"; do
         c1=$(cpu_ticks)
         # cmtime's server never exits by itself (under strace, $pid is strace's).
         pkill -x cmtime 2> /dev/null
+        pkill -x umad_handshake 2> /dev/null
         bounded_wait "$pid" "cmtime server"
         cap_stop
     else
@@ -116,7 +130,7 @@ for cm in "${turns[@]}"; do
         sync_peer "$port"
         c0=$(cpu_ticks)
         s0=$(now)
-        timeout 60 "${RUN[@]}" "${ST[@]}" cmtime -s "$PEER" -b "$IP" -c "$N" > "$L" 2>&1 || {
+        timeout 60 "${RUN[@]}" "${ST[@]}" "${PROG[@]}" -s "$PEER" -b "$IP" -c "$N" > "$L" 2>&1 || {
             log "turn $t: cmtime client ($cm) failed"
             rc=1
         }
