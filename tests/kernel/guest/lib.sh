@@ -65,7 +65,9 @@ gid_table() {
 #   perf    perf stat: context switches, system calls (no
 #           ptrace, so the timing is kept)                   BASE.strace
 #   record  perf record -g (perf report --kallsyms
-#           /out/kallsyms on the host)                       BASE.perf
+#           BASE.kallsyms on the host: this VM's symbols
+#           when the program ran; modules move when
+#           reloaded, and the other VM's are elsewhere)      BASE.perf
 #   recordall  the same with -a: every task of the VM        BASE.perf
 #   sched   perf record -a of every context switch, wake-up and
 #           write(2) of the VM (a timeline: which task runs, who
@@ -88,7 +90,7 @@ diag_wrap() {
         local all=()
         [ "$RXEVM_strace" = recordall ] && all=(-a)
         ST=(perf record "${all[@]}" -F 2000 -g -o "$1.perf")
-        [ -f /out/kallsyms ] || cat /proc/kallsyms > /out/kallsyms ;;
+        cat /proc/kallsyms > "$1.kallsyms" ;;
     sched | schedsys)
         mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
         # sched: writes of 100-400 bytes (a umad MAD is 320, a ucma
