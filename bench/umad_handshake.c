@@ -238,8 +238,10 @@ static int recv_mad(uint16_t attr, uint32_t *i, uint32_t *qpn, uint32_t *psn)
 		int len = MAD_LEN, rc = umad_recv(port_id, buf, &len, IDLE_MS);
 		uint8_t *mad = umad_get_mad(buf);
 
+		if (rc == -ETIMEDOUT)
+			return rc;
 		if (rc < 0)
-			return rc == -ETIMEDOUT ? rc : (die("umad_recv", rc), rc);
+			die("umad_recv", rc);
 		if (umad_status(buf) || len < 36 || mad[1] != CM_CLASS ||
 		    ((mad[16] << 8) | mad[17]) != attr)
 			continue;
@@ -256,7 +258,8 @@ static int recv_mad(uint16_t attr, uint32_t *i, uint32_t *qpn, uint32_t *psn)
 
 static void print_step(const char *name, uint64_t ns, unsigned n)
 {
-	/* cmtime's columns: total ms, max ms, min us, us / conn. */
+	/* cmtime's columns (total ms, max ms, min us, us / conn); no per-connection max or min
+	 * here. */
 	printf("%-13s: %11.2f %10.2f %10.2f %10.2f\n", name, ns / 1e6, ns / 1e6, 0.0,
 	       n ? ns / 1e3 / n : 0.0);
 }
