@@ -209,13 +209,14 @@ bench() {
     # Round i holds turns per*(i-1)+1 .. per*i, one of each CM (and the floor).
     for t in $(seq 1 "$per" $((per * rounds))); do
         k= m= fl=
-        for f in "$R"/A/bench.$t.*.log "$R"/A/bench.$((t + 1)).*.log "$R"/A/bench.$((t + 2)).*.log; do
-            [ "$per" = 2 ] && [ "$f" != "${f#"$R"/A/bench.$((t + 2)).}" ] && continue
-            case $f in
-            *.kernel.log) k=$(bench_line "$f" | cut -d' ' -f1) ;;
-            *.madcm.log) m=$(bench_line "$f" | cut -d' ' -f1) ;;
-            *.floor.log) fl=$(bench_line "$f" | cut -d' ' -f1) ;;
-            esac
+        for j in $(seq 0 $((per - 1))); do
+            for f in "$R"/A/bench.$((t + j)).*.log; do
+                case $f in
+                *.kernel.log) k=$(bench_line "$f" | cut -d' ' -f1) ;;
+                *.madcm.log) m=$(bench_line "$f" | cut -d' ' -f1) ;;
+                *.floor.log) fl=$(bench_line "$f" | cut -d' ' -f1) ;;
+                esac
+            done
         done
         [ -n "$k" ] && [ -n "$m" ] || continue
         ratios+="$(echo "scale=2; $k / $m" | bc) "

@@ -89,28 +89,28 @@ t=0
 for cm in "${turns[@]}"; do
     t=$((t + 1))
     port=$((7300 + 2 * t))
+    RUN=()
+    PROG=(cmtime)
     if [ "$cm" = kernel ]; then
         modprobe rdma_ucm || { log "modprobe rdma_ucm failed"; rc=1; }
-        RUN=()
     else
-        # The kernel's CM must be gone before madcm opens the port's CM class.
+        # The kernel's CM must be gone before madcm (or the floor) opens the port's CM class.
         modprobe -r rdma_ucm rdma_cm iw_cm ib_cm 2> /dev/null
         for m in ib_cm iw_cm rdma_cm rdma_ucm; do
             [ -d /sys/module/$m ] && { log "turn $t: $m still loaded"; rc=1; }
         done
+    fi
+    if [ "$cm" = madcm ]; then
         RUN=(env ${RXEVM_umadtx:+MADCM_UMAD_TX=$RXEVM_umadtx}
             ${RXEVM_madsend:+MADCM_MAD_SEND=$RXEVM_madsend} "$RXEVM_madcm" run)
+    elif [ "$cm" = floor ]; then
+        PROG=("$FLOOR" "$([ "$SIDE" = B ] && echo server || echo client)" -d rxe0)
     fi
     L=/out/bench.$t.$cm.log
     diag_wrap "/out/bench.$t.$cm.$SIDE" # MADCM_KVM_STRACE (lib.sh)
     CAP=()
     [ -n "${RXEVM_capture:-}" ] &&
         CAP=(dumpcap -q -i eth0 -f 'udp port 4791' -w "/tmp/bench.$t.$cm.$SIDE.pcap")
-    PROG=(cmtime)
-    if [ "$cm" = floor ]; then
-        RUN=()
-        PROG=("$FLOOR" "$([ "$SIDE" = B ] && echo server || echo client)" -d rxe0)
-    fi
     if [ "$SIDE" = B ]; then
         "${RUN[@]}" "${ST[@]}" "${PROG[@]}" -b "$IP" -c "$N" > /tmp/server.log 2>&1 &
         pid=$!
