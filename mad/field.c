@@ -9,10 +9,9 @@
 /*
  * Bits are numbered as the IBA tables number them: bit 0 of a field's
  * first byte is that byte's most significant bit, and multi-byte fields are
- * big-endian.  A field whose bits span at most 64 (every field the tables
- * have but 64-bit ones off a byte boundary) is moved as one big-endian
- * word of the bytes it touches, and only those: this is on the path of
- * every MAD built and parsed.  The bit-by-bit loops below handle the rest.
+ * big-endian.  Fields whose bits span at most 64 bytes' worth are moved by
+ * the inline get and set of field.h; the bit-by-bit loops here handle the
+ * rest (64-bit fields off a byte boundary).
  */
 static uint64_t get_bits(const uint8_t *p, unsigned pos, unsigned left)
 {
@@ -46,52 +45,14 @@ static void set_bits(uint8_t *p, unsigned pos, unsigned left, uint64_t value)
 	}
 }
 
-/* The bytes [0, n) of p as one big-endian number. */
-static uint64_t load_be(const uint8_t *p, unsigned n)
+uint64_t mad_field_get_bits(const void *buf, const struct mad_field *f)
 {
-	uint64_t v = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint64_t low_mask(unsigned width)
-{
-	return width < 64 ? (1ull << width) - 1 : ~0ull;
-}
-
-uint64_t mad_field_get(const void *buf, const struct mad_field *f)
-{
-	const uint8_t *p = (const uint8_t *)buf + f->byte;
-	unsigned span = f->bit + f->width;
-
-	if (span <= 64) {
-		unsigned n = (span + 7) / 8;
-
-		return (load_be(p, n) >> (n * 8 - span)) & low_mask(f->width);
-	}
 	return get_bits(buf, f->byte * 8u + f->bit, f->width);
 }
 
-int mad_field_set(void *buf, const struct mad_field *f, uint64_t value)
+void mad_field_set_bits(void *buf, const struct mad_field *f, uint64_t value)
 {
-	uint8_t *p = (uint8_t *)buf + f->byte;
-	unsigned span = f->bit + f->width;
-
-	if (f->width < 64 && (value >> f->width) != 0)
-		return -ERANGE;
-	if (span <= 64) {
-		unsigned n = (span + 7) / 8, shift = n * 8 - span;
-		uint64_t mask = low_mask(f->width) << shift;
-		uint64_t v = (load_be(p, n) & ~mask) | (value << shift);
-
-		for (unsigned i = n; i--; v >>= 8)
-			p[i] = (uint8_t)v;
-		return 0;
-	}
 	set_bits(buf, f->byte * 8u + f->bit, f->width, value);
-	return 0;
 }
 
 void mad_field_get_bytes(const void *buf, const struct mad_field *f, void *out)

@@ -25,8 +25,11 @@
 #ifndef MADCM_MAD_FIELD_H
 #define MADCM_MAD_FIELD_H
 
+#include <endian.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* How a field is shown by decoders; does not change how it is stored. */
 enum mad_field_fmt {
@@ -70,14 +73,120 @@ struct mad_layout {
 
 #define MAD_LAYOUT_FIELDS(tab) (tab), (unsigned)(sizeof(tab) / sizeof((tab)[0]))
 
-/* Read a field of at most 64 bits.  `buf` must hold the whole layout. */
-uint64_t mad_field_get(const void *buf, const struct mad_field *f);
+/* The bit-by-bit moves of a field that spans more than 64 bits (in field.c). */
+uint64_t mad_field_get_bits(const void *buf, const struct mad_field *f);
+void mad_field_set_bits(void *buf, const struct mad_field *f, uint64_t value);
+
+/*
+ * The bytes [0, n) of p as one big-endian number.  Inline, with the
+ * whole-word sizes one load each: every MAD built or parsed goes through
+ * here, some fifty fields a CM message, and under an emulator (qemu's TCG,
+ * the kernel test bed) each call and each byte's load costs many host
+ * instructions.
+ */
+static inline uint64_t mad_load_be(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	switch (n) {
+	case 1:
+		return p[0];
+	case 2: {
+		uint16_t w;
+
+		memcpy(&w, p, 2);
+		return be16toh(w);
+	}
+	case 4: {
+		uint32_t w;
+
+		memcpy(&w, p, 4);
+		return be32toh(w);
+	}
+	case 8:
+		memcpy(&v, p, 8);
+		return be64toh(v);
+	}
+	for (unsigned i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The low n bytes of v into [0, n) of p, big-endian, as mad_load_be reads them. */
+static inline void mad_store_be(uint8_t *p, unsigned n, uint64_t v)
+{
+	switch (n) {
+	case 1:
+		p[0] = (uint8_t)v;
+		return;
+	case 2: {
+		uint16_t w = htobe16((uint16_t)v);
+
+		memcpy(p, &w, 2);
+		return;
+	}
+	case 4: {
+		uint32_t w = htobe32((uint32_t)v);
+
+		memcpy(p, &w, 4);
+		return;
+	}
+	case 8:
+		v = htobe64(v);
+		memcpy(p, &v, 8);
+		return;
+	}
+	for (unsigned i = n; i--; v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static inline uint64_t mad_field_low_mask(unsigned width)
+{
+	return width < 64 ? (1ull << width) - 1 : ~0ull;
+}
+
+/*
+ * Read a field of at most 64 bits.  `buf` must hold the whole layout.  A
+ * field within 64 bits of its first byte is read as one big-endian word of
+ * the bytes it touches, and only those.
+ */
+static inline uint64_t mad_field_get(const void *buf, const struct mad_field *f)
+{
+	const uint8_t *p = (const uint8_t *)buf + f->byte;
+	unsigned span = f->bit + f->width;
+
+	if (span <= 64) {
+		unsigned n = (span + 7) / 8;
+
+		return (mad_load_be(p, n) >> (n * 8 - span)) & mad_field_low_mask(f->width);
+	}
+	return mad_field_get_bits(buf, f);
+}
 
 /*
  * Write a field of at most 64 bits.  Returns 0, or -ERANGE (buffer left
- * unchanged) when `value` does not fit in the field's width.
+ * unchanged) when `value` does not fit in the field's width.  A field of
+ * whole bytes replaces them; a narrower one keeps its neighbours' bits.
  */
-int mad_field_set(void *buf, const struct mad_field *f, uint64_t value);
+static inline int mad_field_set(void *buf, const struct mad_field *f, uint64_t value)
+{
+	uint8_t *p = (uint8_t *)buf + f->byte;
+	unsigned span = f->bit + f->width;
+
+	if (f->width < 64 && (value >> f->width) != 0)
+		return -ERANGE;
+	if (span <= 64) {
+		unsigned n = (span + 7) / 8, shift = n * 8 - span;
+		uint64_t v = value << shift;
+
+		if (f->width != n * 8)
+			v |= mad_load_be(p, n) & ~(mad_field_low_mask(f->width) << shift);
+		mad_store_be(p, n, v);
+		return 0;
+	}
+	mad_field_set_bits(buf, f, value);
+	return 0;
+}
 
 /* Copy a byte-aligned field of any width (GIDs, private data). */
 void mad_field_get_bytes(const void *buf, const struct mad_field *f, void *out);

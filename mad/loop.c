@@ -77,8 +77,13 @@ struct mad_loop {
 	void *set_arg;
 };
 
-/* The loop this thread holds (own), if any. */
-static __thread const struct mad_loop *held_loop;
+/*
+ * The loop this thread holds (own), if any.  Initial-exec: read twice a
+ * hold, and a library's default TLS model makes each read a call to
+ * __tls_get_addr; a pointer fits the static TLS that glibc keeps for
+ * libraries loaded later, should librdmacm be dlopen()ed.
+ */
+static __thread const struct mad_loop *held_loop __attribute__((tls_model("initial-exec")));
 
 /* Returns what to give own_unlock(); `l` itself when already held (a
  * threadless loop run again from one of its callbacks). */
