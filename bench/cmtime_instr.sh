@@ -1,0 +1,136 @@
+#!/bin/sh
+# cmtime_instr: the instructions a connection costs, counted by callgrind,
+# for Debian's unmodified cmtime under `madcm run` between two simulated
+# hosts.  Unlike a clock, the count does not move with the machine's load
+# or where the scheduler puts a thread, so two builds compare to a few
+# tenths of a percent where timed benches scatter by tens: run it in each
+# build directory and compare.  It is what an emulated CPU pays most
+# directly (qemu's TCG on the kernel test bed runs every instruction in
+# software, tests/kernel/README.md).  Prints, and asserts nothing:
+#   - per side (cmtime's server on h1, its client on h2), the marginal
+#     instructions of one connection: the count of a run of N2 connections
+#     less that of N1, over N2 - N1, so that start-up and exit drop out;
+#   - split by where they run: madcm (libmadcm and its librdmacm), libc
+#     (locks, allocation, copies and system-call wrappers), the simulated
+#     fabric's preload (libfabsim: what libibumad, libibverbs and the kernel
+#     do on a real host), cmtime itself, the rest (the dynamic loader ...);
+#   - madcm's and libc's costliest functions, per side.
+# Every step of cmtime is in it (address, route, QP, connect, disconnect,
+# destroy), and, on this InfiniBand fabric, the SA's PathRecord queries.
+#
+#   bench/cmtime_instr.sh [-a N1] [-b N2] [-t TOP] [-w SECONDS]
+#        N1 100, N2 300 connections; TOP 12 functions a side; the client
+#        starts SECONDS (8) after the server, which prints nothing to say
+#        it listens (a client too early fails, and the run says so).
+#        $FABSIM, $MADCM: else sim/fabsim and tools/madcm of the build
+#        directory ($top_builddir, else the current directory if it has
+#        sim/fabsim, else the tree the script is in).
+# Needs valgrind and rdmacm-utils.  Starts its own fabric (`fabsim up --gen
+# b2b`) in a temporary directory and stops it, killing only the processes
+# it started, by PID.  About a minute.
+set -u
+if [ -n "${top_builddir:-}" ]; then
+	B=$top_builddir
+elif [ -x sim/fabsim ]; then
+	B=$(pwd)
+else
+	B=$(cd "$(dirname "$0")/.." && pwd)
+fi
+FABSIM=${FABSIM:-$B/sim/fabsim}
+MADCM=${MADCM:-$B/tools/madcm}
+N1=100 N2=300 TOP=12 WAIT=8
+while getopts a:b:t:w: o; do
+	case $o in
+	a) N1=$OPTARG ;;
+	b) N2=$OPTARG ;;
+	t) TOP=$OPTARG ;;
+	w) WAIT=$OPTARG ;;
+	*) sed -n '21,27p' "$0" >&2; exit 2 ;;
+	esac
+done
+[ "$N2" -gt "$N1" ] || { echo "cmtime_instr: N2 must exceed N1"; exit 2; }
+for p in cmtime valgrind callgrind_annotate; do
+	command -v $p >/dev/null || { echo "cmtime_instr: $p not installed"; exit 1; }
+done
+if [ ! -x "$FABSIM" ] || [ ! -x "$MADCM" ]; then
+	echo "cmtime_instr: build $FABSIM and $MADCM first"
+	exit 1
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/cmtime-instr.XXXXXX") || exit 1
+sp=""
+cleanup() {
+	[ -n "$sp" ] && kill "$sp" 2>/dev/null
+	"$FABSIM" --dir "$work/fab" down >/dev/null 2>&1
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+"$FABSIM" --dir "$work/fab" up --gen b2b >"$work/up.log" 2>&1 || {
+	cat "$work/up.log"
+	exit 1
+}
+H1=198.18.0.1 H2=198.18.0.2
+CG="valgrind --tool=callgrind --dump-instr=no"
+
+# count N: cmtime's server (until the client is done, then SIGTERM:
+# callgrind writes its counts as the process ends) and client, N connections.
+count() {
+	# shellcheck disable=SC2086
+	"$FABSIM" --dir "$work/fab" run h1 -- "$MADCM" run -- $CG \
+		--callgrind-out-file="$work/s.$1" cmtime -b $H1 -c "$1" >"$work/s.$1.log" 2>&1 &
+	sp=$!
+	sleep "$WAIT"
+	# shellcheck disable=SC2086
+	timeout 300 "$FABSIM" --dir "$work/fab" run h2 -- "$MADCM" run -- $CG \
+		--callgrind-out-file="$work/c.$1" cmtime -s $H1 -b $H2 -c "$1" >"$work/c.$1.log" 2>&1 ||
+		echo "cmtime_instr: cmtime's client failed ($1 connections)"
+	# An error event (REJECTED, UNREACHABLE ...) makes the counts another run's.
+	grep -q "^event:" "$work/c.$1.log" &&
+		echo "cmtime_instr: error events with $1 connections (server not listening yet? -w)"
+	kill "$sp" 2>/dev/null
+	wait "$sp" 2>/dev/null
+	sp=""
+}
+
+# self FILE: "COST FUNCTION OBJECT" for every function callgrind counted.
+self() {
+	callgrind_annotate --threshold=100 "$1" 2>/dev/null | awk '
+		/^ *[0-9,]+ +\(/ && / \[/ {
+			c = $1; gsub(",", "", c)
+			o = $NF; sub(/\]$/, "", o); sub(/.*\//, "", o)
+			f = $0; sub(/^ *[0-9,]+ +\([^)]*\) +/, "", f); sub(/ \[[^]]*\]$/, "", f)
+			sub(/^.*\.\.\//, "", f); sub(/^\.\/.*\//, "", f); gsub(/ /, "_", f)
+			print c, f, o }'
+}
+
+count "$N1"
+count "$N2"
+echo "cmtime_instr: cmtime -c $N1 and -c $N2 on fabsim b2b (server h1, client h2), instructions a connection"
+printf '%-8s %9s %9s %9s %9s %9s %9s\n' side total madcm libc fabric cmtime rest
+for side in s c; do
+	[ -s "$work/$side.$N1" ] && [ -s "$work/$side.$N2" ] || { echo "$side: no counts"; continue; }
+	self "$work/$side.$N1" >"$work/$side.a"
+	self "$work/$side.$N2" >"$work/$side.b"
+	# The per-connection difference of each function, with its group.
+	awk -v n="$((N2 - N1))" '
+		FNR == NR { a[$2 " " $3] = $1; next }
+		{ k = $2 " " $3; d = ($1 - a[k]) / n
+		  g = "rest"
+		  if ($3 ~ /^lib(madcm|rdmacm)\./) g = "madcm"
+		  else if ($3 ~ /^libc\./) g = "libc"
+		  else if ($3 ~ /^libfabsim/) g = "fabric"
+		  else if ($3 == "cmtime") g = "cmtime"
+		  print d, g, $2 }' "$work/$side.a" "$work/$side.b" >"$work/$side.d"
+	awk -v side="$([ $side = s ] && echo server || echo client)" '
+		{ t += $1; g[$2] += $1 }
+		END { printf "%-8s %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f\n", side, t,
+		      g["madcm"], g["libc"], g["fabric"], g["cmtime"], g["rest"] }' "$work/$side.d"
+done
+for side in s c; do
+	[ -s "$work/$side.d" ] || continue
+	for g in madcm libc; do
+		echo "$g's costliest functions, $([ $side = s ] && echo server || echo client) (instructions a connection):"
+		awk -v g=$g '$2 == g { printf "  %7.0f  %s\n", $1, $3 }' "$work/$side.d" | sort -rn | head -"$TOP"
+	done
+done
