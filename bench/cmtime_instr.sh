@@ -109,7 +109,10 @@ count "$N2"
 echo "cmtime_instr: cmtime -c $N1 and -c $N2 on fabsim b2b (server h1, client h2), instructions a connection"
 printf '%-8s %9s %9s %9s %9s %9s %9s\n' side total madcm libc fabric cmtime rest
 for side in s c; do
-	[ -s "$work/$side.$N1" ] && [ -s "$work/$side.$N2" ] || { echo "$side: no counts"; continue; }
+	if [ ! -s "$work/$side.$N1" ] || [ ! -s "$work/$side.$N2" ]; then
+		echo "$side: no counts"
+		continue
+	fi
 	self "$work/$side.$N1" >"$work/$side.a"
 	self "$work/$side.$N2" >"$work/$side.b"
 	# The per-connection difference of each function, with its group.
