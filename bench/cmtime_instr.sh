@@ -1,10 +1,11 @@
 #!/bin/sh
 # cmtime_instr: the instructions a connection costs, counted by callgrind,
 # for Debian's unmodified cmtime under `madcm run` between two simulated
-# hosts.  Unlike a clock, the count does not move with the machine's load
-# or where the scheduler puts a thread, so two builds compare to a few
-# tenths of a percent where timed benches scatter by tens: run it in each
-# build directory and compare.  It is what an emulated CPU pays most
+# hosts.  The count moves far less than a clock with the machine's load
+# and where the scheduler puts a thread (which thread runs a MAD, how often
+# a wait loops: two runs of one build differed by up to 8% in madcm's
+# share), where the kernel bed's rate scatters by 25%: run it in each build
+# directory and compare.  It is what an emulated CPU pays most
 # directly (qemu's TCG on the kernel test bed runs every instruction in
 # software, tests/kernel/README.md).  Prints, and asserts nothing:
 #   - per side (cmtime's server on h1, its client on h2), the marginal
