@@ -14,7 +14,10 @@
 #           MADCM_KVM_UMAD_TX=sync|thread|release: MADCM_UMAD_TX of the madcm turns;
 #           MADCM_KVM_MAD_SEND=umad: MADCM_MAD_SEND of the madcm turns;
 #           MADCM_KVM_FLOOR=1: a third turn a round, bench/umad_handshake, the
-#           handshake floor of any CM through umad, and its rate/kernel's)
+#           handshake floor of any CM through umad, and its rate/kernel's;
+#           MADCM_KVM_MIXED=1: two more turns a round, the kernel's client
+#           against madcm's server and madcm's client against the kernel's
+#           server, and their rates/kernel's)
 #     torture  VM A `madcm torture` (through torture_shim.so: no SA on RoCE)
 #           against VM B's kernel rdma_cm (`rping -s -P`); prints what the
 #           kernel answered per case; fails only when torture cannot run
@@ -181,13 +184,14 @@ bench_line() { awk -F'[: ]+' '/^connect +:/ { print $2, $5 }' "$1" 2> /dev/null 
 # turns' connection rates, and their median.
 bench() {
     local n=${MADCM_KVM_CONNS:-300} rounds=${MADCM_KVM_ROUNDS:-5} R=$D/run/bench t f cm k m
-    local ratios= fratios= sk=0 sm=0 sf=0 nr=0 nf=0 per=2 fl
-    [ -n "${MADCM_KVM_FLOOR:-}" ] && per=3
+    local ratios= fratios= kratios= mratios= sk=0 sm=0 sf=0 nr=0 nf=0 per=2 fl kc mc
+    [ -n "${MADCM_KVM_FLOOR:-}" ] && per=$((per + 1))
+    [ -n "${MADCM_KVM_MIXED:-}" ] && per=$((per + 2))
     # Speed: no MADCM_TRACE capture on the madcm side (NOTRACE).
     XVARS=(--var rounds="$rounds" ${MADCM_KVM_CAPTURE:+--var capture=1}
         ${MADCM_KVM_UMAD_TX:+--var umadtx=$MADCM_KVM_UMAD_TX}
         ${MADCM_KVM_MAD_SEND:+--var madsend=$MADCM_KVM_MAD_SEND}
-        ${MADCM_KVM_FLOOR:+--var floor=1})
+        ${MADCM_KVM_FLOOR:+--var floor=1} ${MADCM_KVM_MIXED:+--var mixed=1})
     # Each VM on a host CPU of its own when there are two (MADCM_KVM_PIN=0:
     # not), so that the two vCPU threads never share one.  Not with
     # MADCM_KVM_SMP above 1: a VM's vCPUs would all share its one CPU.
@@ -208,19 +212,23 @@ bench() {
     done
     # Round i holds turns per*(i-1)+1 .. per*i, one of each CM (and the floor).
     for t in $(seq 1 "$per" $((per * rounds))); do
-        k= m= fl=
+        k= m= fl= kc= mc=
         for j in $(seq 0 $((per - 1))); do
             for f in "$R"/A/bench.$((t + j)).*.log; do
                 case $f in
                 *.kernel.log) k=$(bench_line "$f" | cut -d' ' -f1) ;;
                 *.madcm.log) m=$(bench_line "$f" | cut -d' ' -f1) ;;
                 *.floor.log) fl=$(bench_line "$f" | cut -d' ' -f1) ;;
+                *.kcli.log) kc=$(bench_line "$f" | cut -d' ' -f1) ;;
+                *.mcli.log) mc=$(bench_line "$f" | cut -d' ' -f1) ;;
                 esac
             done
         done
         [ -n "$k" ] && [ -n "$m" ] || continue
         ratios+="$(echo "scale=2; $k / $m" | bc) "
         sk=$(echo "$sk + $k" | bc); sm=$(echo "$sm + $m" | bc); nr=$((nr + 1))
+        [ -n "$kc" ] && kratios+="$(echo "scale=2; $k / $kc" | bc) "
+        [ -n "$mc" ] && mratios+="$(echo "scale=2; $k / $mc" | bc) "
         [ -n "$fl" ] || continue
         fratios+="$(echo "scale=2; $k / $fl" | bc) "
         sf=$(echo "$sf + $fl" | bc); nf=$((nf + 1))
@@ -233,6 +241,11 @@ bench() {
         # The handshake floor: REQ, REP, RTU through umad and the QP moves, no CM.
         [ -n "$fratios" ] && echo "   handshake floor (umad_handshake)/kernel connection rate, round by" \
             "round: $fratios(median $(median_of "$fratios")); floor $(echo "$n * 1000 * $nf / $sf" | bc) conn/s"
+        # Mixed turns: madcm on one side only, the kernel's CM on the other.
+        [ -n "$kratios" ] && echo "   kernel client, madcm server (kcli)/kernel connection rate, round by" \
+            "round: $kratios(median $(median_of "$kratios"))"
+        [ -n "$mratios" ] && echo "   madcm client, kernel server (mcli)/kernel connection rate, round by" \
+            "round: $mratios(median $(median_of "$mratios"))"
     else
         echo "   no round has both turns (logs: $R)"
         r=1

@@ -18,6 +18,10 @@
 #                 moves and nothing else (no CM modules, as a madcm turn),
 #                 the fastest a CM through umad can make the connect step;
 #                 rounds then go k m f, f m k, ...
+#   RXEVM_mixed   1: two more turns a round, each CM against the other:
+#                 kcli (the kernel's client on A, madcm's server on B) and
+#                 mcli (madcm's client, the kernel's server): which side
+#                 keeps madcm's rate below the kernel's
 #   RXEVM_capture 1: dumpcap eth0's RoCE packets during every client run
 #                 (/out/bench.N.CM.SIDE.pcap; costs CPU: times then move)
 #   RXEVM_strace  a diagnostic wrapped around both programs (diag_wrap in
@@ -78,11 +82,17 @@ cat "$B_LIBS"/.libs/libmadcm.so.0* "$B_LIBS"/lib/.libs/librdmacm.so.1* \
     /usr/lib/x86_64-linux-gnu/libibumad.so.3* /usr/lib/x86_64-linux-gnu/libibverbs/librxe* \
     "$(command -v cmtime)" > /dev/null 2>&1
 
+# A round's turns, in this order in odd rounds and the reverse in even ones.
+round=(kernel madcm)
+[ -n "${RXEVM_floor:-}" ] && round+=(floor)
+[ -n "${RXEVM_mixed:-}" ] && round+=(kcli mcli)
 turns=()
 for r in $(seq 1 "$ROUNDS"); do
-    if [ -n "${RXEVM_floor:-}" ]; then
-        if [ $((r % 2)) = 1 ]; then turns+=(kernel madcm floor); else turns+=(floor madcm kernel); fi
-    elif [ $((r % 2)) = 1 ]; then turns+=(kernel madcm); else turns+=(madcm kernel); fi
+    if [ $((r % 2)) = 1 ]; then
+        turns+=("${round[@]}")
+    else
+        for ((i = ${#round[@]} - 1; i >= 0; i--)); do turns+=("${round[i]}"); done
+    fi
 done
 FLOOR=$B_LIBS/bench/umad_handshake
 t=0
@@ -91,7 +101,13 @@ for cm in "${turns[@]}"; do
     port=$((7300 + 2 * t))
     RUN=()
     PROG=(cmtime)
-    if [ "$cm" = kernel ]; then
+    # The CM this side runs: a mixed turn has the kernel's on one side, madcm on the other.
+    my=$cm
+    case $cm in
+    kcli) if [ "$SIDE" = A ]; then my=kernel; else my=madcm; fi ;;
+    mcli) if [ "$SIDE" = A ]; then my=madcm; else my=kernel; fi ;;
+    esac
+    if [ "$my" = kernel ]; then
         modprobe rdma_ucm || { log "modprobe rdma_ucm failed"; rc=1; }
     else
         # The kernel's CM must be gone before madcm (or the floor) opens the port's CM class.
@@ -100,7 +116,7 @@ for cm in "${turns[@]}"; do
             [ -d /sys/module/$m ] && { log "turn $t: $m still loaded"; rc=1; }
         done
     fi
-    if [ "$cm" = madcm ]; then
+    if [ "$my" = madcm ]; then
         RUN=(env ${RXEVM_umadtx:+MADCM_UMAD_TX=$RXEVM_umadtx}
             ${RXEVM_madsend:+MADCM_MAD_SEND=$RXEVM_madsend} "$RXEVM_madcm" run)
     elif [ "$cm" = floor ]; then
