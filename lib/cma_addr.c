@@ -486,7 +486,7 @@ static void route_done(void *arg, int status, const struct sa_path *paths, unsig
 {
 	struct route_q *q = arg;
 	struct cma_id *id = q->id;
-	struct cm_path cp;
+	struct cm_path cp = {0}; /* read only when rc is 0; zeroed for GCC's LTO flow analysis */
 	int rc = status;
 
 	if (!rc && !n)
@@ -521,7 +521,7 @@ CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
 	if (cma_roce_port(id->port)) {
 		/* RoCE hook: no SA; the route is built from the GIDs (cma_roce.c). */
 		struct cma_port *p = id->port;
-		struct cm_path cp;
+		struct cm_path cp = {0}; /* as in route_done */
 
 		rc = cma_roce_route(id, &cp);
 		route_answer_locked(id, rc, &cp);
