@@ -30,15 +30,8 @@
 # b2b`) in a temporary directory and stops it, killing only the processes
 # it started, by PID.  About a minute.
 set -u
-if [ -n "${top_builddir:-}" ]; then
-	B=$top_builddir
-elif [ -x sim/fabsim ]; then
-	B=$(pwd)
-else
-	B=$(cd "$(dirname "$0")/.." && pwd)
-fi
-FABSIM=${FABSIM:-$B/sim/fabsim}
-MADCM=${MADCM:-$B/tools/madcm}
+# shellcheck source=bench/bench_fabric.sh
+. "$(dirname "$0")/bench_fabric.sh"
 N1=100 N2=300 TOP=12 WAIT=8
 while getopts a:b:t:w: o; do
 	case $o in
@@ -53,24 +46,8 @@ done
 for p in cmtime valgrind callgrind_annotate; do
 	command -v $p >/dev/null || { echo "cmtime_instr: $p not installed"; exit 1; }
 done
-if [ ! -x "$FABSIM" ] || [ ! -x "$MADCM" ]; then
-	echo "cmtime_instr: build $FABSIM and $MADCM first"
-	exit 1
-fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/cmtime-instr.XXXXXX") || exit 1
-sp=""
-cleanup() {
-	[ -n "$sp" ] && kill "$sp" 2>/dev/null
-	"$FABSIM" --dir "$work/fab" down >/dev/null 2>&1
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-"$FABSIM" --dir "$work/fab" up --gen b2b >"$work/up.log" 2>&1 || {
-	cat "$work/up.log"
-	exit 1
-}
+bench_paths cmtime_instr
+bench_fabric_up cmtime-instr
 H1=198.18.0.1 H2=198.18.0.2
 CG="valgrind --tool=callgrind --dump-instr=no"
 
@@ -80,7 +57,7 @@ count() {
 	# shellcheck disable=SC2086
 	"$FABSIM" --dir "$work/fab" run h1 -- "$MADCM" run -- $CG \
 		--callgrind-out-file="$work/s.$1" cmtime -b $H1 -c "$1" >"$work/s.$1.log" 2>&1 &
-	sp=$!
+	pids=$!
 	sleep "$WAIT"
 	# shellcheck disable=SC2086
 	timeout 300 "$FABSIM" --dir "$work/fab" run h2 -- "$MADCM" run -- $CG \
@@ -89,9 +66,9 @@ count() {
 	# An error event (REJECTED, UNREACHABLE ...) makes the counts another run's.
 	grep -q "^event:" "$work/c.$1.log" &&
 		echo "cmtime_instr: error events with $1 connections (server not listening yet? -w)"
-	kill "$sp" 2>/dev/null
-	wait "$sp" 2>/dev/null
-	sp=""
+	kill "$pids" 2>/dev/null
+	wait "$pids" 2>/dev/null
+	pids=""
 }
 
 # self FILE: "COST FUNCTION OBJECT" for every function callgrind counted.

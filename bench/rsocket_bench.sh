@@ -27,17 +27,8 @@
 # Starts its own fabric (`fabsim up --gen b2b`) in a temporary directory and
 # stops it, killing only the processes it started, by PID.
 set -u
-# The build directory: $top_builddir, else the current one when it holds
-# the fabric, else the tree this script is in (an in-tree build).
-if [ -n "${top_builddir:-}" ]; then
-	B=$top_builddir
-elif [ -x sim/fabsim ]; then
-	B=$(pwd)
-else
-	B=$(cd "$(dirname "$0")/.." && pwd)
-fi
-FABSIM=${FABSIM:-$B/sim/fabsim}
-MADCM=${MADCM:-$B/tools/madcm}
+# shellcheck source=bench/bench_fabric.sh
+. "$(dirname "$0")/bench_fabric.sh"
 ROUNDS=3 LAT_N=10000 BW_C=500 BW_N=1000
 while getopts r:n:c:i: o; do
 	case $o in
@@ -51,25 +42,8 @@ done
 for p in rstream ib_write_bw ib_send_lat; do
 	command -v $p >/dev/null || { echo "rsocket_bench: $p not installed"; exit 1; }
 done
-if [ ! -x "$FABSIM" ] || [ ! -x "$MADCM" ]; then
-	echo "rsocket_bench: build $FABSIM and $MADCM first"
-	exit 1
-fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/rsocket-bench.XXXXXX") || exit 1
-pids=""
-cleanup() {
-	# SIGTERM: timeout(1) passes it on to the program it runs.
-	for p in $pids; do kill "$p" 2>/dev/null; done
-	"$FABSIM" --dir "$work/fab" down >/dev/null 2>&1
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-"$FABSIM" --dir "$work/fab" up --gen b2b >"$work/up.log" 2>&1 || {
-	cat "$work/up.log"
-	exit 1
-}
+bench_paths rsocket_bench
+bench_fabric_up rsocket-bench
 H1=198.18.0.1
 # perftest meets over TCP on loopback, shared with whatever else runs here:
 # a port of our own for every run (a run's port may linger in TIME_WAIT).

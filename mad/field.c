@@ -9,9 +9,10 @@
 /*
  * Bits are numbered as the IBA tables number them: bit 0 of a field's
  * first byte is that byte's most significant bit, and multi-byte fields are
- * big-endian.  Fields whose bits span at most 64 bytes' worth are moved by
- * the inline get and set of field.h; the bit-by-bit loops here handle the
- * rest (64-bit fields off a byte boundary).
+ * big-endian.  A field whose bits, counted from its first byte's most
+ * significant bit, span at most 64 is moved by the inline get and set of
+ * field.h; the bit-by-bit loops here handle the rest (64-bit fields off a
+ * byte boundary).
  */
 static uint64_t get_bits(const uint8_t *p, unsigned pos, unsigned left)
 {
