@@ -12,9 +12,11 @@
  * step on these VMs: the bench prints it next to the kernel's CM and
  * madcm's.  The client's QPs are made beforehand, as cmtime's client makes
  * them in its "create qp" step; the server's inside the step, as cmtime's
- * server makes one per CONNECT_REQUEST.
+ * server makes one per CONNECT_REQUEST, each with the two completion
+ * channels and CQs librdmacm's rdma_create_qp() gives it (-S: one shared
+ * CQ, what this floor did before 2026-12-06's fourth session).
  *
- *   umad_handshake server -d DEV -b IPV4 [-c N]
+ *   umad_handshake server -d DEV -b IPV4 [-c N] [-S]
  *   umad_handshake client -d DEV -b IPV4 -s PEER_IPV4 [-c N]
  *
  * IPV4 picks the RoCE v2 GID ::ffff:IPV4 of port 1; the peer's is
@@ -54,6 +56,14 @@ static int port_id, agent;
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
+/* -S: the server's QPs share one CQ, as before; default: CQs of their own. */
+static int shared_cq;
+
+/* What rdma_create_qp(id, NULL, attr) makes for a QP given no CQs. */
+struct qp_cqs {
+	struct ibv_comp_channel *ch[2];
+	struct ibv_cq *cq[2];
+};
 
 static void die(const char *what, int err)
 {
@@ -133,7 +143,13 @@ static void open_all(void)
 		die("umad_register (CM class taken: ib_cm loaded?)", agent);
 }
 
-static struct ibv_qp *qp_new(void)
+/*
+ * A QP and INIT.  With own (the server's, unless -S), a completion channel
+ * and a CQ each for its send and receive queues first, as librdmacm's
+ * rdma_create_qp() makes them when the caller gives none, which cmtime's
+ * server does for every CONNECT_REQUEST: both CMs' turns pay for them.
+ */
+static struct ibv_qp *qp_new(struct qp_cqs *own)
 {
 	struct ibv_qp_init_attr ia = {
 	    .send_cq = cq,
@@ -142,7 +158,19 @@ static struct ibv_qp *qp_new(void)
 	    .qp_type = IBV_QPT_RC,
 	};
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1};
-	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+	struct ibv_qp *qp;
+
+	for (int k = 0; own && k < 2; k++) {
+		own->ch[k] = ibv_create_comp_channel(ctx);
+		own->cq[k] = own->ch[k] ? ibv_create_cq(ctx, 1, NULL, own->ch[k], 0) : NULL;
+		if (!own->cq[k])
+			die("CQ of a QP", errno);
+	}
+	if (own) {
+		ia.send_cq = own->cq[0];
+		ia.recv_cq = own->cq[1];
+	}
+	qp = ibv_create_qp(pd, &ia);
 
 	if (!qp)
 		die("ibv_create_qp", errno);
@@ -275,7 +303,7 @@ static int client(void)
 		die("client", ENOMEM);
 	t0 = now_ns();
 	for (i = 0; i < n_conn; i++)
-		qp[i] = qp_new();
+		qp[i] = qp_new(NULL);
 	t1 = now_ns();
 	printf("step              total ms     max ms     min us  us / conn\n");
 	print_step("create qp", t1 - t0, n_conn);
@@ -302,14 +330,15 @@ static int client(void)
 static int server(void)
 {
 	struct ibv_qp **qp = calloc(n_conn, sizeof(*qp));
+	struct qp_cqs *cqs = calloc(n_conn, sizeof(*cqs));
 	uint32_t i, dqpn, psn, done = 0, rtus = 0;
 
-	if (!qp)
+	if (!qp || !cqs)
 		die("server", ENOMEM);
 	while (done < n_conn && !recv_mad(ATTR_REQ, &i, &dqpn, &psn)) {
 		if (qp[i])
 			continue;
-		qp[i] = qp_new();
+		qp[i] = qp_new(shared_cq ? NULL : &cqs[i]);
 		qp_connect(qp[i], dqpn, psn, i * 11 + 1);
 		send_mad(ATTR_REP, i, qp[i]->qp_num, i * 11 + 1);
 		done++;
@@ -318,10 +347,18 @@ static int server(void)
 	while (rtus < done && !recv_mad(ATTR_RTU, &i, &dqpn, &psn))
 		rtus++;
 	printf("server: %u REQs answered, %u RTUs read\n", done, rtus);
-	for (i = 0; i < n_conn; i++)
+	for (i = 0; i < n_conn; i++) {
 		if (qp[i])
 			ibv_destroy_qp(qp[i]);
+		for (int k = 0; k < 2; k++) {
+			if (cqs[i].cq[k])
+				ibv_destroy_cq(cqs[i].cq[k]);
+			if (cqs[i].ch[k])
+				ibv_destroy_comp_channel(cqs[i].ch[k]);
+		}
+	}
 	free(qp);
+	free(cqs);
 	return done == n_conn && rtus == done ? 0 : 1;
 }
 
@@ -331,7 +368,7 @@ int main(int argc, char **argv)
 	int c, rc;
 
 	optind = 2;
-	while ((c = getopt(argc, argv, "d:b:s:c:")) != -1) {
+	while ((c = getopt(argc, argv, "d:b:s:c:S")) != -1) {
 		switch (c) {
 		case 'd':
 			dev_name = optarg;
@@ -345,6 +382,9 @@ int main(int argc, char **argv)
 		case 'c':
 			n_conn = (unsigned)strtoul(optarg, NULL, 0);
 			break;
+		case 'S':
+			shared_cq = 1;
+			break;
 		default:
 			return 2;
 		}
@@ -352,7 +392,7 @@ int main(int argc, char **argv)
 	if (!dev_name || !local || !n_conn || n_conn > 100000 ||
 	    (strcmp(mode, "server") && (strcmp(mode, "client") || !peer))) {
 		fprintf(stderr,
-			"usage: umad_handshake server -d DEV -b IPV4 [-c N]\n"
+			"usage: umad_handshake server -d DEV -b IPV4 [-c N] [-S]\n"
 			"       umad_handshake client -d DEV -b IPV4 -s PEER_IPV4 [-c N]\n");
 		return 2;
 	}
