@@ -239,6 +239,8 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 	struct cm_runtime *rt;
 	struct cma_event *e;
 
+	int nonblock = -1; /* O_NONBLOCK on the fd; read once the queue is found empty */
+
 	if (!ch || !event)
 		return cma_err(EINVAL);
 	pthread_mutex_lock(&cma.lock);
@@ -250,13 +252,33 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 		}
 		if (e)
 			break;
-		int fl = fcntl(ch->ch.fd, F_GETFL);
-		struct pollfd pfd = {.fd = ch->ch.fd, .events = POLLIN};
+		if (nonblock < 0) {
+			/*
+			 * Read without cma.lock, a waiter meanwhile (the channel stays):
+			 * a system call under the lock stalls every thread that needs it,
+			 * such as a server's rdma_create_qp() while this thread comes back
+			 * for its next CONNECT_REQUEST (tests/kernel/README.md).  What is
+			 * queued meanwhile is taken first.
+			 */
+			ch->waiters++;
+			pthread_mutex_unlock(&cma.lock);
+			int fl = fcntl(ch->ch.fd, F_GETFL);
 
-		if (fl >= 0 && (fl & O_NONBLOCK)) {
+			nonblock = fl >= 0 && (fl & O_NONBLOCK);
+			pthread_mutex_lock(&cma.lock);
+			ch->waiters--;
+			if (ch->dead) {
+				pthread_mutex_unlock(&cma.lock);
+				wait_forever();
+			}
+			continue;
+		}
+		if (nonblock) {
 			pthread_mutex_unlock(&cma.lock);
 			return cma_err(EAGAIN);
 		}
+		struct pollfd pfd = {.fd = ch->ch.fd, .events = POLLIN};
+
 		rt = only_runtime();
 		ch->waiters++;
 		pthread_mutex_unlock(&cma.lock);
