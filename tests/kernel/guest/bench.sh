@@ -15,8 +15,10 @@
 #                 umad write, no UD QP of madcm's own)
 #   RXEVM_floor   1: a third turn a round, the handshake floor: bench/
 #                 umad_handshake's REQ, REP and RTU through umad with the QP
-#                 moves and nothing else (no CM modules, as a madcm turn),
-#                 the fastest a CM through umad can make the connect step;
+#                 moves and nothing else (the server's QPs with their own
+#                 CQs, as rdma_create_qp makes them for cmtime; no CM
+#                 modules, as a madcm turn), the fastest a CM through umad
+#                 can make the connect step;
 #                 rounds then go k m f, f m k, ...
 #   RXEVM_mixed   1: two more turns a round, each CM against the other:
 #                 kcli (the kernel's client on A, madcm's server on B) and
