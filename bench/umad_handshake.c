@@ -16,8 +16,13 @@
  * channels and CQs librdmacm's rdma_create_qp() gives it (-S: one shared
  * CQ, what this floor did before 2026-12-06's fourth session).
  *
- *   umad_handshake server -d DEV -b IPV4 [-c N] [-S]
- *   umad_handshake client -d DEV -b IPV4 -s PEER_IPV4 [-c N]
+ *   umad_handshake server -d DEV -b IPV4 [-c N] [-S] [-Q]
+ *   umad_handshake client -d DEV -b IPV4 -s PEER_IPV4 [-c N] [-Q]
+ *
+ * -Q sends the MADs from a UD QP of its own (mad/umad_qp.h, as madcm's
+ * MADCM_MAD_SEND=qp), one address handle per peer, instead of writing them
+ * to umad, whose every write resolves the peer's MAC; reads stay on umad.
+ * The floor of a CM that may put a source QP other than 1 on the wire.
  *
  * IPV4 picks the RoCE v2 GID ::ffff:IPV4 of port 1; the peer's is
  * ::ffff:PEER_IPV4.  The server answers N REQs and exits.  Needs the port's
@@ -37,6 +42,9 @@
 
 #include <infiniband/umad.h>
 #include <infiniband/verbs.h>
+
+#include "mad/addr.h"
+#include "mad/umad_qp.h"
 
 #define CM_CLASS 0x07
 #define CM_VERSION 2
@@ -58,6 +66,10 @@ static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 /* -S: the server's QPs share one CQ, as before; default: CQs of their own. */
 static int shared_cq;
+/* -Q: MADs sent from this UD QP rather than written to umad. */
+static int use_qp;
+static struct umad_qp *send_qp;
+static unsigned long umad_writes; /* -Q: sends the QP refused, written to umad */
 
 /* What rdma_create_qp(id, NULL, attr) makes for a QP given no CQs. */
 struct qp_cqs {
@@ -141,6 +153,8 @@ static void open_all(void)
 	agent = umad_register(port_id, CM_CLASS, CM_VERSION, 0, mask);
 	if (agent < 0)
 		die("umad_register (CM class taken: ib_cm loaded?)", agent);
+	if (use_qp && !(send_qp = umad_qp_open(dev_name, 1, 0)))
+		die("umad_qp_open (-Q)", EPERM);
 }
 
 /*
@@ -246,6 +260,19 @@ static void send_mad(uint16_t attr, uint32_t i, uint32_t qpn, uint32_t psn)
 	put32(mad + 24, i);
 	put32(mad + 28, qpn);
 	put32(mad + 32, psn);
+	if (send_qp) {
+		struct mad_addr d = {.lid = 0xffff,
+				     .qpn = 1,
+				     .qkey = GSI_QKEY,
+				     .grh_present = true,
+				     .hop_limit = 64,
+				     .gid_index = (uint8_t)sgid_index};
+
+		memcpy(d.gid, dgid, 16);
+		if (!umad_qp_send(send_qp, mad, MAD_LEN, &d, (uint8_t)sgid_index))
+			return;
+		umad_writes++; /* refused (a full queue ...): written to umad below */
+	}
 	umad_set_addr(buf, 0xffff, 1, 0, (int)GSI_QKEY);
 	/* Filled in place: libibumad 44's umad_set_grh() leaves gid_index 0. */
 	a->grh_present = 1;
@@ -368,7 +395,7 @@ int main(int argc, char **argv)
 	int c, rc;
 
 	optind = 2;
-	while ((c = getopt(argc, argv, "d:b:s:c:S")) != -1) {
+	while ((c = getopt(argc, argv, "d:b:s:c:SQ")) != -1) {
 		switch (c) {
 		case 'd':
 			dev_name = optarg;
@@ -385,6 +412,9 @@ int main(int argc, char **argv)
 		case 'S':
 			shared_cq = 1;
 			break;
+		case 'Q':
+			use_qp = 1;
+			break;
 		default:
 			return 2;
 		}
@@ -392,13 +422,17 @@ int main(int argc, char **argv)
 	if (!dev_name || !local || !n_conn || n_conn > 100000 ||
 	    (strcmp(mode, "server") && (strcmp(mode, "client") || !peer))) {
 		fprintf(stderr,
-			"usage: umad_handshake server -d DEV -b IPV4 [-c N] [-S]\n"
-			"       umad_handshake client -d DEV -b IPV4 -s PEER_IPV4 [-c N]\n");
+			"usage: umad_handshake server -d DEV -b IPV4 [-c N] [-S] [-Q]\n"
+			"       umad_handshake client -d DEV -b IPV4 -s PEER_IPV4 [-c N] [-Q]\n");
 		return 2;
 	}
 	v4_gid(local, sgid);
 	open_all();
 	rc = strcmp(mode, "server") ? (v4_gid(peer, dgid), client()) : server();
+	if (send_qp) {
+		fprintf(stderr, "umad_handshake: -Q: %lu MADs written to umad instead\n", umad_writes);
+		umad_qp_close(send_qp);
+	}
 	umad_unregister(port_id, agent);
 	umad_close_port(port_id);
 	ibv_destroy_cq(cq);

@@ -14,7 +14,8 @@
 #           MADCM_KVM_UMAD_TX=sync|thread|release: MADCM_UMAD_TX of the madcm turns;
 #           MADCM_KVM_MAD_SEND=umad: MADCM_MAD_SEND of the madcm turns;
 #           MADCM_KVM_FLOOR=1: a third turn a round, bench/umad_handshake, the
-#           handshake floor of any CM through umad, and its rate/kernel's;
+#           handshake floor of any CM through umad, and its rate/kernel's
+#           (=qp: the floor sends from a UD QP of its own, umad_handshake -Q);
 #           MADCM_KVM_MIXED=1: two more turns a round, the kernel's client
 #           against madcm's server and madcm's client against the kernel's
 #           server, and their rates/kernel's)
@@ -191,7 +192,7 @@ bench() {
     XVARS=(--var rounds="$rounds" ${MADCM_KVM_CAPTURE:+--var capture=1}
         ${MADCM_KVM_UMAD_TX:+--var umadtx=$MADCM_KVM_UMAD_TX}
         ${MADCM_KVM_MAD_SEND:+--var madsend=$MADCM_KVM_MAD_SEND}
-        ${MADCM_KVM_FLOOR:+--var floor=1} ${MADCM_KVM_MIXED:+--var mixed=1})
+        ${MADCM_KVM_FLOOR:+--var floor=$MADCM_KVM_FLOOR} ${MADCM_KVM_MIXED:+--var mixed=1})
     # Each VM on a host CPU of its own when there are two (MADCM_KVM_PIN=0:
     # not), so that the two vCPU threads never share one.  Not with
     # MADCM_KVM_SMP above 1: a VM's vCPUs would all share its one CPU.

@@ -19,7 +19,8 @@
 #                 CQs, as rdma_create_qp makes them for cmtime; no CM
 #                 modules, as a madcm turn), the fastest a CM through umad
 #                 can make the connect step;
-#                 rounds then go k m f, f m k, ...
+#                 rounds then go k m f, f m k, ...; qp: the same with its
+#                 MADs sent from a UD QP of its own (umad_handshake -Q)
 #   RXEVM_mixed   1: two more turns a round, each CM against the other:
 #                 kcli (the kernel's client on A, madcm's server on B) and
 #                 mcli (madcm's client, the kernel's server): which side
@@ -123,6 +124,7 @@ for cm in "${turns[@]}"; do
             ${RXEVM_madsend:+MADCM_MAD_SEND=$RXEVM_madsend} "$RXEVM_madcm" run)
     elif [ "$cm" = floor ]; then
         PROG=("$FLOOR" "$([ "$SIDE" = B ] && echo server || echo client)" -d rxe0)
+        [ "$RXEVM_floor" = qp ] && PROG+=(-Q)
     fi
     L=/out/bench.$t.$cm.log
     diag_wrap "/out/bench.$t.$cm.$SIDE" # MADCM_KVM_STRACE (lib.sh)
