@@ -430,7 +430,8 @@ int main(int argc, char **argv)
 	open_all();
 	rc = strcmp(mode, "server") ? (v4_gid(peer, dgid), client()) : server();
 	if (send_qp) {
-		fprintf(stderr, "umad_handshake: -Q: %lu MADs written to umad instead\n", umad_writes);
+		fprintf(stderr, "umad_handshake: -Q: %lu MADs written to umad instead\n",
+			umad_writes);
 		umad_qp_close(send_qp);
 	}
 	umad_unregister(port_id, agent);
