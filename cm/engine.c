@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cm/cm_int.h"
+#include "mad/zalloc.h"
 
 #define CM_DEFAULT_MAX_CONNS 65536u
 #define CM_MAX_LISTENS 4096
@@ -132,7 +133,7 @@ struct cm_conn *cm_conn_new_as(struct cm_engine *e, uint32_t want)
 		return NULL;
 	}
 	cm_ids_maybe_grow(e);
-	c = calloc(1, sizeof(*c));
+	c = zalloc(sizeof(*c));
 	if (!c)
 		return NULL;
 	c->eng = e;

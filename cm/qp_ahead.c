@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "cm/qp_ahead.h"
+#include "mad/zalloc.h"
 
 int cm_qp_ahead_init(struct cm_qp_ahead_map *m)
 {
@@ -57,7 +58,7 @@ void cm_qp_ahead_put(struct cm_qp_ahead_map *m, uint32_t id, enum ibv_qp_state s
 	pthread_mutex_lock(&m->lock);
 	pp = find(m, id);
 	a = *pp;
-	if (!a && m->n < CM_QP_AHEAD_MAX && (a = calloc(1, sizeof(*a)))) {
+	if (!a && m->n < CM_QP_AHEAD_MAX && (a = zalloc(sizeof(*a)))) {
 		a->id = id;
 		*pp = a;
 		m->n++;

@@ -11,6 +11,7 @@
 
 #include "cm/runtime.h"
 #include "lib/cma.h"
+#include "mad/zalloc.h"
 
 static bool ps_supported(enum rdma_port_space ps, enum ibv_qp_type *qpt)
 {
@@ -61,7 +62,7 @@ static void cookie_del(struct cma_id *id)
 struct cma_id *cma_id_alloc(struct cma_channel *ch, void *context, enum rdma_port_space ps,
 			    enum ibv_qp_type qpt)
 {
-	struct cma_id *id = calloc(1, sizeof(*id));
+	struct cma_id *id = zalloc(sizeof(*id));
 
 	if (!id)
 		return NULL;
