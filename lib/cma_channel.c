@@ -234,29 +234,31 @@ static bool has_events(void *arg)
 	return __atomic_load_n(&ch->count, __ATOMIC_ACQUIRE) != 0;
 }
 
+/* 1 when the application set O_NONBLOCK on the channel's fd, else 0. */
+static int fd_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl >= 0 && (fl & O_NONBLOCK);
+}
+
 CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
 {
 	struct cma_channel *ch = (struct cma_channel *)channel;
 	struct cm_runtime *rt;
 	struct cma_event *e;
-
-	int nonblock = -1; /* O_NONBLOCK on the fd; read once the queue is found empty */
+	int nonblock = -1; /* fd_nonblock(), read once the queue is found empty */
 
 	if (!ch || !event)
 		return cma_err(EINVAL);
 	/*
-	 * O_NONBLOCK is read without cma.lock: a system call under it stalls
-	 * every thread that needs it, such as a server's rdma_create_qp()
-	 * while this thread comes back for its next CONNECT_REQUEST
-	 * (tests/kernel/README.md).  Read here when the queue looks empty
-	 * (the usual case: one lock taken, not two), else below if it turns
-	 * out empty after all.
+	 * Read before cma.lock when the queue looks empty, the usual case: a
+	 * system call under the lock stalls every thread that needs it, such
+	 * as a server's rdma_create_qp() while this thread comes back for its
+	 * next CONNECT_REQUEST (tests/kernel/README.md).
 	 */
-	if (!has_events(ch)) {
-		int fl = fcntl(ch->ch.fd, F_GETFL);
-
-		nonblock = fl >= 0 && (fl & O_NONBLOCK);
-	}
+	if (!has_events(ch))
+		nonblock = fd_nonblock(ch->ch.fd);
 	pthread_mutex_lock(&cma.lock);
 	for (;;) {
 		e = dequeue(ch);
@@ -266,22 +268,9 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 		}
 		if (e)
 			break;
-		if (nonblock < 0) {
-			/* As above, a waiter meanwhile (the channel stays); what is queued
-			 * meanwhile is taken first. */
-			ch->waiters++;
-			pthread_mutex_unlock(&cma.lock);
-			int fl = fcntl(ch->ch.fd, F_GETFL);
-
-			nonblock = fl >= 0 && (fl & O_NONBLOCK);
-			pthread_mutex_lock(&cma.lock);
-			ch->waiters--;
-			if (ch->dead) {
-				pthread_mutex_unlock(&cma.lock);
-				wait_forever();
-			}
-			continue;
-		}
+		/* The hint saw events that are gone (another thread's, or discarded). */
+		if (nonblock < 0)
+			nonblock = fd_nonblock(ch->ch.fd);
 		if (nonblock) {
 			pthread_mutex_unlock(&cma.lock);
 			return cma_err(EAGAIN);
