@@ -78,13 +78,23 @@ uint64_t mad_field_get_bits(const void *buf, const struct mad_field *f);
 void mad_field_set_bits(void *buf, const struct mad_field *f, uint64_t value);
 
 /*
+ * Always inlined, even where GCC would rather call one shared copy (with
+ * LTO it made one, called 18 times a REQ): inlined, a field of a table
+ * whose contents the compiler sees (the CM's, under LTO) folds to a
+ * constant offset and mask, a load or a store or two.  cmtime under
+ * callgrind: madcm's instructions a connection 14% fewer on each side
+ * (bench/cmtime_instr.sh, docs/connect-latency.md).
+ */
+#define MAD_FIELD_INLINE inline __attribute__((always_inline))
+
+/*
  * The bytes [0, n) of p as one big-endian number.  Inline, with the
  * whole-word sizes one load each: every MAD built or parsed goes through
  * here, some fifty fields a CM message, and under an emulator (qemu's TCG,
  * the kernel test bed) each call and each byte's load costs many host
  * instructions.
  */
-static inline uint64_t mad_load_be(const uint8_t *p, unsigned n)
+static MAD_FIELD_INLINE uint64_t mad_load_be(const uint8_t *p, unsigned n)
 {
 	uint64_t v = 0;
 
@@ -113,7 +123,7 @@ static inline uint64_t mad_load_be(const uint8_t *p, unsigned n)
 }
 
 /* The low n bytes of v into [0, n) of p, big-endian, as mad_load_be reads them. */
-static inline void mad_store_be(uint8_t *p, unsigned n, uint64_t v)
+static MAD_FIELD_INLINE void mad_store_be(uint8_t *p, unsigned n, uint64_t v)
 {
 	switch (n) {
 	case 1:
@@ -150,7 +160,7 @@ static inline uint64_t mad_field_low_mask(unsigned width)
  * field within 64 bits of its first byte is read as one big-endian word of
  * the bytes it touches, and only those.
  */
-static inline uint64_t mad_field_get(const void *buf, const struct mad_field *f)
+static MAD_FIELD_INLINE uint64_t mad_field_get(const void *buf, const struct mad_field *f)
 {
 	const uint8_t *p = (const uint8_t *)buf + f->byte;
 	unsigned span = f->bit + f->width;
@@ -168,7 +178,7 @@ static inline uint64_t mad_field_get(const void *buf, const struct mad_field *f)
  * unchanged) when `value` does not fit in the field's width.  A field of
  * whole bytes replaces them; a narrower one keeps its neighbours' bits.
  */
-static inline int mad_field_set(void *buf, const struct mad_field *f, uint64_t value)
+static MAD_FIELD_INLINE int mad_field_set(void *buf, const struct mad_field *f, uint64_t value)
 {
 	uint8_t *p = (uint8_t *)buf + f->byte;
 	unsigned span = f->bit + f->width;
