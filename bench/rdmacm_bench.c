@@ -764,11 +764,12 @@ static void bench_latency(double first_floor)
 	uint64_t *fl3 = calloc(n_iter, sizeof(*fl3));
 	/* The client thread's own CPU in each connect and each ping (it runs the CM's MADs). */
 	uint64_t *cpu_c = calloc(n_iter, sizeof(*cpu_c)), *cpu_p = calloc(n_iter, sizeof(*cpu_p));
+	uint64_t *cpu_h = calloc(n_iter, sizeof(*cpu_h));
 	uint64_t t0 = now_ns(), busy_first = 0, busy_last = 0;
 	unsigned ok = 0, nfl = 0, nfl3 = 0, busy = 0, other = 0, tries = 0;
 	double lat_med, lat_p90, lat_p99, fl_med, fl3_med;
 
-	if (!lat || !fl || !fl3 || !cpu_c || !cpu_p)
+	if (!lat || !fl || !fl3 || !cpu_c || !cpu_p || !cpu_h)
 		die("client", ENOMEM);
 	fail_msgs = 0;
 	while (ok + other < n_iter && now_ns() - t0 < 60000000000ull) {
@@ -791,10 +792,12 @@ static void bench_latency(double first_floor)
 		 */
 		(void)ping_once(false);
 		if (nfl3 <= ok && nfl3 < n_iter) {
-			uint64_t d = ping_once(true);
+			uint64_t c0 = thread_cpu_ns(), d = ping_once(true), c1 = thread_cpu_ns();
 
-			if (d)
+			if (d) {
+				cpu_h[nfl3] = c1 - c0;
 				fl3[nfl3++] = d;
+			}
 			run_step(&nd, 1, S_DESTROY, &st);
 			continue;
 		}
@@ -857,14 +860,16 @@ static void bench_latency(double first_floor)
 	       nfl3, fl3_med, fl_med > 0 ? fl3_med / fl_med : 0,
 	       fl3_med > 0 ? lat_med / fl3_med : 0);
 	/* What of the connect is this thread's own work, and what is waiting. */
-	printf("  client thread CPU (user+system): connect median %.1f us, ping median %.1f us\n",
-	       pct_us(cpu_c, ok, 50), pct_us(cpu_p, nfl, 50));
+	printf("  client thread CPU (user+system): connect median %.1f us, ping median %.1f us, "
+	       "handshake floor median %.1f us\n",
+	       pct_us(cpu_c, ok, 50), pct_us(cpu_p, nfl, 50), pct_us(cpu_h, nfl3, 50));
 	if (engine_lat > 0)
 		printf("  raw engine, QPs moved on its loop as rdma_cm does (cm_fabric_bench "
 		       "loopqp, same fabric): median %.1f us; the API is %.2fx that\n",
 		       engine_lat, lat_med / engine_lat);
 	free(cpu_c);
 	free(cpu_p);
+	free(cpu_h);
 	free(lat);
 	free(fl);
 	free(fl3);
