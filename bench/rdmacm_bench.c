@@ -24,10 +24,11 @@
  *     and next to the raw
  *     engine's one-at-a-time latency with its loop thread moving the QPs as
  *     rdma_cm does (cm_fabric_bench client --only loopqp); and the client
- *     thread's own CPU time (CLOCK_THREAD_CPUTIME_ID) in a connect and in a
- *     ping, medians: with blocking waits that thread runs the CM's MADs,
- *     so the difference is what the API costs the active side, the rest of
- *     the connect being waits.
+ *     thread's own CPU time (CLOCK_THREAD_CPUTIME_ID) in a connect, in a
+ *     ping and in a handshake floor, medians: with blocking waits that
+ *     thread runs the CM's MADs, so the connect's over the handshake
+ *     floor's is what the API costs the active side, the rest of the
+ *     connect being waits.
  * The server (passive side) accepts everything, with an RC QP created on
  * each CONNECT_REQUEST, and disconnects when the client does.  QPs are RC
  * with one-entry queues, made with rdma_create_qp on one CQ per process
