@@ -970,6 +970,37 @@ static int cpu_of(const char *host)
 	return -1;
 }
 
+/*
+ * How an idle CPU of this machine waits, printed with the numbers: in a
+ * VM whose idle vCPUs halt at once, every MAD to a process on the other
+ * CPU pays a halted vCPU's wake-up, and the umad floor is several times
+ * what it is when they poll a while first (docs/connect-latency.md).
+ */
+static void print_idle(void)
+{
+	char drv[64] = "", poll[32] = "";
+	FILE *f = fopen("/sys/devices/system/cpu/cpuidle/current_driver", "r");
+
+	if (f) {
+		if (!fgets(drv, sizeof(drv), f))
+			drv[0] = 0;
+		fclose(f);
+	}
+	f = fopen("/sys/module/haltpoll/parameters/guest_halt_poll_ns", "r");
+	if (f) {
+		if (!fgets(poll, sizeof(poll), f))
+			poll[0] = 0;
+		fclose(f);
+	}
+	drv[strcspn(drv, "\n")] = 0;
+	poll[strcspn(poll, "\n")] = 0;
+	printf("idle CPUs: cpuidle driver %s", drv[0] ? drv : "(none)");
+	if (poll[0])
+		printf(", guest_halt_poll_ns %s%s", poll,
+		       !strcmp(poll, "0") ? " (a vCPU halts as soon as it is idle)" : "");
+	printf("\n");
+}
+
 /* Run this process on `cpu` alone (-1: on every CPU it may use). */
 static void pin_self(int cpu)
 {
@@ -1425,6 +1456,7 @@ static int run_auto(void)
 
 	host_name[0] = srv;
 	host_name[1] = cli;
+	print_idle();
 	if (host_cpu[0] >= 0)
 		printf("each host on a CPU of its own (-H): %s on CPU %d, %s on CPU %d\n", srv,
 		       host_cpu[0], cli, host_cpu[1]);
