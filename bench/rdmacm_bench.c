@@ -763,7 +763,8 @@ static void bench_latency(double first_floor)
 {
 	uint64_t *lat = calloc(n_iter, sizeof(*lat)), *fl = calloc(n_iter, sizeof(*fl));
 	uint64_t *fl3 = calloc(n_iter, sizeof(*fl3));
-	/* The client thread's own CPU in each connect and each ping (it runs the CM's MADs). */
+	/* The client thread's own CPU in each connect, ping and handshake floor (it runs the CM's
+	 * MADs). */
 	uint64_t *cpu_c = calloc(n_iter, sizeof(*cpu_c)), *cpu_p = calloc(n_iter, sizeof(*cpu_p));
 	uint64_t *cpu_h = calloc(n_iter, sizeof(*cpu_h));
 	uint64_t t0 = now_ns(), busy_first = 0, busy_last = 0;
@@ -976,24 +977,24 @@ static int cpu_of(const char *host)
  * CPU pays a halted vCPU's wake-up, and the umad floor is several times
  * what it is when they poll a while first (docs/connect-latency.md).
  */
+/* The first line of a small file (sysfs), without its newline; "" if unread. */
+static void first_line(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+
+	if (!f || !fgets(buf, (int)cap, f))
+		buf[0] = 0;
+	if (f)
+		fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+}
+
 static void print_idle(void)
 {
-	char drv[64] = "", poll[32] = "";
-	FILE *f = fopen("/sys/devices/system/cpu/cpuidle/current_driver", "r");
+	char drv[64], poll[32];
 
-	if (f) {
-		if (!fgets(drv, sizeof(drv), f))
-			drv[0] = 0;
-		fclose(f);
-	}
-	f = fopen("/sys/module/haltpoll/parameters/guest_halt_poll_ns", "r");
-	if (f) {
-		if (!fgets(poll, sizeof(poll), f))
-			poll[0] = 0;
-		fclose(f);
-	}
-	drv[strcspn(drv, "\n")] = 0;
-	poll[strcspn(poll, "\n")] = 0;
+	first_line("/sys/devices/system/cpu/cpuidle/current_driver", drv, sizeof(drv));
+	first_line("/sys/module/haltpoll/parameters/guest_halt_poll_ns", poll, sizeof(poll));
 	printf("idle CPUs: cpuidle driver %s", drv[0] ? drv : "(none)");
 	if (poll[0])
 		printf(", guest_halt_poll_ns %s%s", poll,
