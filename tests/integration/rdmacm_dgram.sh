@@ -13,6 +13,7 @@
 #   reregister) and receives; udaddy with 20% of CM MADs lost;
 #   a capture: SIDR_REQ service ID 0x1110000 + port, nothing malformed.
 . "$(dirname "$0")/sim_common.sh"
+. "$(dirname "$0")/tshark_payload.sh"
 MADCM=$top_builddir/tools/madcm
 command -v udaddy >/dev/null || { echo "SKIP: rdmacm-utils not installed"; exit 77; }
 [ -f "$top_builddir/lib/.libs/librdmacm.so.1" ] || { echo "SKIP: librdmacm.so.1 not built"; exit 77; }
@@ -161,7 +162,9 @@ if command -v tshark >/dev/null 2>&1; then
 	udaddy_pair capture
 	sleep 0.3
 	fs capture h1 off >/dev/null
-	bad=$(tshark -n -r "$FABSIM_DIR/ud.pcap" -Y '_ws.malformed' 2>/dev/null)
+	# shellcheck disable=SC2046
+	bad=$(tshark $(tshark_no_payload_guess "$FABSIM_DIR/ud.pcap") -n -r "$FABSIM_DIR/ud.pcap" \
+		-Y '_ws.malformed' 2>/dev/null)
 	[ -z "$bad" ] || { echo "$bad" >&2; fail "tshark: malformed packets"; }
 	tshark -n -r "$FABSIM_DIR/ud.pcap" 2>/dev/null | grep -Eq "CM: ServiceIDResReq *$" ||
 		fail "capture: no SIDR_REQ"

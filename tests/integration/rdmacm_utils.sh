@@ -11,6 +11,7 @@
 # the REQ carries service ID 0x1060000 + port and the IP CM header with
 # both addresses.
 . "$(dirname "$0")/sim_common.sh"
+. "$(dirname "$0")/tshark_payload.sh"
 MADCM=$top_builddir/tools/madcm
 command -v rping >/dev/null || { echo "SKIP: rdmacm-utils not installed"; exit 77; }
 [ -f "$top_builddir/lib/.libs/librdmacm.so.1" ] || { echo "SKIP: librdmacm.so.1 not built"; exit 77; }
@@ -154,7 +155,9 @@ if command -v tshark >/dev/null 2>&1; then
 	fs capture h1 off >/dev/null
 	tshark -n -r "$FABSIM_DIR/rping.pcap" -Y 'infiniband.mad.attributeid == 0x0010' -V \
 		>"$out/req.txt" 2>/dev/null || fail "tshark could not read the capture"
-	bad=$(tshark -n -r "$FABSIM_DIR/rping.pcap" -Y '_ws.malformed' 2>/dev/null)
+	# shellcheck disable=SC2046
+	bad=$(tshark $(tshark_no_payload_guess "$FABSIM_DIR/rping.pcap") -n -r "$FABSIM_DIR/rping.pcap" \
+		-Y '_ws.malformed' 2>/dev/null)
 	[ -z "$bad" ] || { echo "$bad" >&2; fail "tshark: malformed packets"; }
 	sid=$(tshark -n -r "$FABSIM_DIR/rping.pcap" -Y 'infiniband.mad.attributeid == 0x0010' \
 		-T fields -e infiniband.cm.req.serviceid 2>/dev/null | head -1)
