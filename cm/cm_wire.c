@@ -264,13 +264,17 @@ uint64_t cm_timeout_ns(unsigned t)
 	return 4096ull << t;
 }
 
+/*
+ * Closed form rather than a walk up the exponents: the RTS attributes of
+ * every active connection ask for it, on the REP's path.  With c the
+ * number of 4.096 us units `ns` needs (rounded up), t is ceil(log2(c)).
+ */
 unsigned cm_timeout_from_ns(uint64_t ns)
 {
-	unsigned t = 0;
+	uint64_t c = (ns >> 12) + ((ns & 4095) != 0);
+	unsigned t = c <= 1 ? 0 : 64 - (unsigned)__builtin_clzll(c - 1);
 
-	while (t < CM_TIMEOUT_MAX && cm_timeout_ns(t) < ns)
-		t++;
-	return t;
+	return t < CM_TIMEOUT_MAX ? t : CM_TIMEOUT_MAX;
 }
 
 /* Methods each attribute may use: Send for the protocol messages. */

@@ -542,27 +542,27 @@ static void auto_rep(struct cm_runtime *rt, const struct cm_event *ev, struct ib
 }
 
 /*
- * What a REQ or REP fixes of its QP's INIT, RTR and RTS, for the thread
- * that moves the QP (cm_runtime_init_qp_attr) to take without the loop:
- * computed here in this process (madcmd sends them with its events), and
- * dropped, for both, when the connection ends before its QP moved.
+ * What a REQ fixes of its QP's INIT, for the application thread that
+ * creates the QP (rdma_create_qp moves it to INIT) to take without the
+ * loop; madcmd sends INIT, RTR and RTS with its REQ and REP events.  Here
+ * in this process RTR and RTS are not worth computing ahead: an accept
+ * computes them itself, holding the loop for its checks anyway, and a
+ * REP's QP is moved by the event's hook, on the loop
+ * (cm_runtime_init_qp_attr then asks the engine).  Dropped when the
+ * connection ends before its QP moved.
  */
 static void ahead_on_event(struct cm_runtime *rt, const struct cm_event *ev)
 {
 	switch (ev->type) {
-	case CM_EV_REQ_RCVD:
-	case CM_EV_REP_RCVD:
-		if (rt->remote || !rt->engine)
-			break;
-		for (int s = IBV_QPS_INIT; s <= IBV_QPS_RTS; s++) {
-			struct ibv_qp_attr a;
-			int mask;
+	case CM_EV_REQ_RCVD: {
+		struct ibv_qp_attr a;
+		int mask;
 
-			if (!cm_engine_init_qp_attr(rt->engine, ev->id, (enum ibv_qp_state)s, &a,
-						    &mask))
-				cm_qp_ahead_put(&rt->ahead, ev->id, (enum ibv_qp_state)s, &a, mask);
-		}
+		if (!rt->remote && rt->engine &&
+		    !cm_engine_init_qp_attr(rt->engine, ev->id, IBV_QPS_INIT, &a, &mask))
+			cm_qp_ahead_put(&rt->ahead, ev->id, IBV_QPS_INIT, &a, mask);
 		break;
+	}
 	case CM_EV_REJ_RCVD:
 	case CM_EV_REQ_ERROR:
 	case CM_EV_REP_ERROR:
@@ -1559,15 +1559,22 @@ int cm_runtime_release(struct cm_runtime *rt, uint32_t id)
 int cm_runtime_init_qp_attr(struct cm_runtime *rt, uint32_t id, enum ibv_qp_state state,
 			    struct ibv_qp_attr *attr, int *mask)
 {
-	struct cm_rt_cmd c = {.op = CM_RT_INIT_QP_ATTR, .id = id};
+	struct cm_rt_cmd c;
 	int rc;
 
 	if (!rt || !attr || !mask)
 		return -EINVAL;
+	/*
+	 * Holding the loop already (an event's hook moving its QP): ask the
+	 * engine.  What it holds ahead for the connection, if anything, goes
+	 * with the connection's end.
+	 */
+	if (!rt->remote && rt->engine && mad_loop_owns(rt->loop))
+		return cm_engine_init_qp_attr(rt->engine, id, state, attr, mask);
 	/* Known ahead (qp_ahead.h): no loop to take, no daemon to ask. */
 	if (cm_qp_ahead_take(ahead_of(rt), id, state, attr, mask))
 		return 0;
-	c.qp.state = state;
+	c = (struct cm_rt_cmd){.op = CM_RT_INIT_QP_ATTR, .id = id, .qp.state = state};
 	rc = cm_runtime_exec(rt, &c);
 	if (!rc) {
 		*attr = c.qp.attr;

@@ -736,6 +736,17 @@ static void test_timeouts(void **state)
 	assert_int_equal(cm_timeout_from_ns(UINT64_MAX), 31);
 	for (unsigned t = 0; t <= 31; t++)
 		assert_int_equal(cm_timeout_from_ns(cm_timeout_ns(t)), t);
+	/* Against the definition (the smallest t with 4096 << t >= ns),
+	 * at every power of two and either side of it. */
+	for (unsigned b = 0; b < 64; b++)
+		for (int d = -1; d <= 1; d++) {
+			uint64_t ns = (1ull << b) + (uint64_t)(int64_t)d;
+			unsigned want = 0;
+
+			while (want < 31 && (4096ull << want) < ns)
+				want++;
+			assert_int_equal(cm_timeout_from_ns(ns), want);
+		}
 }
 
 int main(void)
