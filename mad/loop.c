@@ -405,9 +405,8 @@ int mad_loop_call_here(struct mad_loop *l, void (*fn)(void *arg), void *arg)
 		fn(arg);
 		return 0;
 	}
-	pthread_mutex_lock(&l->lock);
-	stopping = l->stopping;
-	pthread_mutex_unlock(&l->lock);
+	/* Without l->lock: a call is on the CM's hot paths; the flag only goes up. */
+	stopping = __atomic_load_n(&l->stopping, __ATOMIC_ACQUIRE);
 	if (stopping)
 		return -ESHUTDOWN;
 	prev = own_lock(l);
@@ -646,7 +645,8 @@ void mad_loop_destroy(struct mad_loop *l)
 	if (!l)
 		return;
 	pthread_mutex_lock(&l->lock);
-	l->stopping = true;
+	/* mad_loop_call_here reads it unlocked. */
+	__atomic_store_n(&l->stopping, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&l->lock);
 	if (l->started) {
 		wake(l);
