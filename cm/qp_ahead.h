@@ -1,10 +1,12 @@
 /*
  * QP attributes known ahead, per connection: what rdma_init_qp_attr will
- * ask for (INIT, RTR, RTS), computed when the REQ or REP that fixes them
- * is handled (by this process's engine, or by madcmd, which sends them
- * with the event).  The application thread that moves the QP then takes
- * them here, under this map's own short lock, without taking the CM loop
- * or asking the daemon: one lock instead of a contended loop per state.
+ * ask for, computed when the REQ or REP that fixes them is handled: by
+ * madcmd, which sends INIT, RTR and RTS with the event, or by this
+ * process's engine, which keeps a REQ's INIT only (cm/runtime.c,
+ * ahead_on_event: the rest is asked where the loop is held anyway).  The
+ * application thread that moves the QP then takes them here, under this
+ * map's own short lock, without taking the CM loop or asking the daemon:
+ * one lock instead of a contended loop per state.
  *
  * INIT and RTR may be taken again (librdmacm moves a QP to INIT twice:
  * in rdma_create_qp and again before RTR, ucma_modify_qp_rtr); taking RTS,
