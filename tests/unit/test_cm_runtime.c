@@ -637,6 +637,92 @@ static void test_loop_hook(void **state)
 	pair_close(&p);
 }
 
+/* QP attributes asked from the REP's hook, holding the loop (as lib/ moves its QP there). */
+struct rep_attrs {
+	int rc[3];
+	struct ibv_qp_attr a[3];
+	int mask[3];
+};
+
+static bool attrs_on_rep(void *arg, struct cm_runtime *rt, const struct cm_event *ev)
+{
+	struct rep_attrs *r = arg;
+
+	if (ev->type != CM_EV_REP_RCVD)
+		return false;
+	for (int i = 0; i < 3; i++)
+		r->rc[i] = cm_runtime_init_qp_attr(
+		    rt, ev->id, (enum ibv_qp_state)(IBV_QPS_INIT + i), &r->a[i], &r->mask[i]);
+	return false; /* and queued for the application as well */
+}
+
+/*
+ * The same answers on the loop (the engine asked at once) and off it (a
+ * REQ's INIT kept ahead; RTR and RTS through the loop), before and after
+ * the application took the event.
+ */
+static void test_qp_attrs_on_and_off_loop(void **state)
+{
+	struct pair p;
+	struct cm_runtime_params rp = {0};
+	struct cm_connect_cmd cc;
+	struct cm_accept_cmd ac = {.qpn = 0x2002, .starting_psn = 0x99, .rnr_retry_count = 7};
+	struct rep_attrs r;
+	struct cm_event ev;
+	struct ibv_qp_attr a;
+	uint32_t aid;
+	int mask;
+
+	(void)state;
+	memset(&r, 0xff, sizeof(r));
+	pair_open(&p, true);
+	/* Reopen A with the hook (its fake port stays the same). */
+	cm_runtime_close(p.s[0].rt);
+	p.s[0].f.next_agent = 0;
+	rp.loop = p.loop;
+	rp.ops = &fake_umad_ops;
+	rp.ops_ctx = &p.s[0].f;
+	rp.on_loop_event = attrs_on_rep;
+	rp.on_loop_event_arg = &r;
+	assert_int_equal(cm_runtime_open(&p.s[0].rt, &rp), 0);
+	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
+	connect_cmd(&p, &cc, 0x1001);
+	assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &aid), 0);
+
+	/* Passive side, off the loop: INIT (kept ahead, asked twice as librdmacm does), RTR. */
+	expect_event(&p.s[1], CM_EV_REQ_RCVD, &ev);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(cm_runtime_init_qp_attr(p.s[1].rt, ev.id, IBV_QPS_INIT, &a, &mask),
+				 0);
+		assert_true(mask & IBV_QP_PORT);
+		assert_int_equal(a.qp_state, IBV_QPS_INIT);
+	}
+	assert_int_equal(cm_runtime_init_qp_attr(p.s[1].rt, ev.id, IBV_QPS_RTR, &a, &mask), 0);
+	assert_int_equal(a.dest_qp_num, 0x1001);
+	assert_int_equal(cm_runtime_accept(p.s[1].rt, ev.id, 0xb0b, &ac), 0);
+
+	/* Active side: the hook's answers, then the same asked off the loop. */
+	expect_event(&p.s[0], CM_EV_REP_RCVD, &ev);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(r.rc[i], 0);
+	assert_true(r.mask[0] & IBV_QP_PORT);
+	assert_int_equal(r.a[1].dest_qp_num, 0x2002);
+	assert_int_equal(r.a[1].rq_psn, 0x42);
+	assert_int_equal(r.a[2].sq_psn, 0x99);
+	assert_true(r.mask[2] & IBV_QP_TIMEOUT);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(cm_runtime_init_qp_attr(p.s[0].rt, aid,
+							 (enum ibv_qp_state)(IBV_QPS_INIT + i), &a,
+							 &mask),
+				 0);
+		assert_int_equal(mask, r.mask[i]);
+		assert_memory_equal(&a, &r.a[i], sizeof(a));
+	}
+	assert_int_equal(cm_runtime_rtu(p.s[0].rt, aid), 0);
+	expect_event(&p.s[1], CM_EV_RTU_RCVD, &ev);
+	pair_close(&p);
+}
+
 /* Which thread ran the last REQ (on_loop_event hook; the event still goes to the queue). */
 static pthread_t req_ran_on;
 
@@ -1056,6 +1142,7 @@ int main(void)
 	    cmocka_unit_test(test_garbage),
 	    cmocka_unit_test(test_batch),
 	    cmocka_unit_test(test_loop_hook),
+	    cmocka_unit_test(test_qp_attrs_on_and_off_loop),
 	    cmocka_unit_test(test_resolve_path),
 	    cmocka_unit_test(test_path_from_sa),
 	    cmocka_unit_test(test_class_port_info),
