@@ -38,7 +38,8 @@ static const struct req_path_fields req_alternate = {
     CM_REQ_ALTERNATE_LOCAL_ACK_TIMEOUT,
 };
 
-static int req_put_path(uint8_t *msg, const struct req_path_fields *f, const struct cm_path *p)
+static MAD_FIELD_INLINE int req_put_path(uint8_t *msg, const struct req_path_fields *f,
+					 const struct cm_path *p)
 {
 	int err = 0;
 
@@ -57,7 +58,8 @@ static int req_put_path(uint8_t *msg, const struct req_path_fields *f, const str
 }
 
 /* A REQ path as the passive side sees it: local and remote swap. */
-static void req_get_path(const uint8_t *msg, const struct req_path_fields *f, struct cm_path *p)
+static MAD_FIELD_INLINE void req_get_path(const uint8_t *msg, const struct req_path_fields *f,
+					  struct cm_path *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->slid = (uint16_t)mad_get(msg, cm_req_fields, f->rlid);
