@@ -309,6 +309,12 @@ void cma_report(struct cma_id *id, struct cma_event *e);
 /* Listen ids lose their engine listeners (rdma_destroy_id). */
 void cma_unlisten(struct cma_id *id);
 int cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr, int *mask);
+/* The same for a connection the caller knows the id has (attr->qp_state in). */
+int cma_conn_qp_attr(struct cma_id *id, struct cm_runtime *rt, uint32_t conn,
+		     struct ibv_qp_attr *attr, int *mask);
+/* Move the id's QP to `state`, its attributes from connection conn of rt: 0 or -errno. */
+int cma_conn_qp_move(struct cma_id *id, struct cm_runtime *rt, uint32_t conn,
+		     enum ibv_qp_state state);
 int cma_set_ib_paths(struct cma_id *id, const struct ibv_path_data *pd, size_t n);
 /* Sync ids: wait for the event a call started and return its outcome. */
 int cma_complete(struct cma_id *id);

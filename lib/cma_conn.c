@@ -519,7 +519,6 @@ int cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr, int *mask)
 	struct cm_runtime *rt = NULL;
 	bool conn;
 	uint32_t c;
-	int rc;
 
 	if (id->id.qp_type == IBV_QPT_UD)
 		return cma_ud_init_qp_attr(id, attr, mask);
@@ -541,7 +540,20 @@ int cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr, int *mask)
 		*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
 		return 0;
 	}
-	rc = cm_runtime_init_qp_attr(rt, c, want, attr, mask);
+	return cma_conn_qp_attr(id, rt, c, attr, mask);
+}
+
+/*
+ * The attributes of connection `conn` of runtime `rt`, which the caller
+ * knows the id has (the REP's handler: no cma.lock taken for each of its
+ * three moves), with what rdma_connect and rdma_accept fixed for the id.
+ */
+int cma_conn_qp_attr(struct cma_id *id, struct cm_runtime *rt, uint32_t conn,
+		     struct ibv_qp_attr *attr, int *mask)
+{
+	enum ibv_qp_state want = attr->qp_state;
+	int rc = cm_runtime_init_qp_attr(rt, conn, want, attr, mask);
+
 	if (rc)
 		return rc;
 	cma_roce_qp_attr(id->port, attr, *mask); /* RoCE hook: the GRH's SGID index */

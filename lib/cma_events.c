@@ -265,17 +265,6 @@ static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_ev
 
 /* ---- REP (active) ---- */
 
-static int move(struct cma_id *id, enum ibv_qp_state s)
-{
-	struct ibv_qp_attr a = {.qp_state = s};
-	int mask, rc = cma_init_qp_attr(id, &a, &mask);
-
-	if (rc)
-		return rc;
-	rc = ibv_modify_qp(id->id.qp, &a, mask);
-	return rc > 0 ? -rc : rc ? -errno : 0;
-}
-
 static void on_rep(struct cma_id *id, struct cm_runtime *rt, const struct cm_event *ev)
 {
 	struct cma_event *e;
@@ -290,11 +279,12 @@ static void on_rep(struct cma_id *id, struct cm_runtime *rt, const struct cm_eve
 	id->pins++;
 	pthread_mutex_unlock(&cma.lock);
 	if (qp) {
-		rc = move(id, IBV_QPS_INIT);
+		/* The connection is known here: no cma.lock for each move. */
+		rc = cma_conn_qp_move(id, rt, conn, IBV_QPS_INIT);
 		if (!rc)
-			rc = move(id, IBV_QPS_RTR);
+			rc = cma_conn_qp_move(id, rt, conn, IBV_QPS_RTR);
 		if (!rc)
-			rc = move(id, IBV_QPS_RTS);
+			rc = cma_conn_qp_move(id, rt, conn, IBV_QPS_RTS);
 		if (!rc)
 			rc = rt_cmd(rt, CM_RT_RTU, conn);
 		if (rc) {

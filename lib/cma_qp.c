@@ -13,15 +13,28 @@
 
 int cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr, int *mask);
 
+static int modify(struct cma_id *id, struct ibv_qp_attr *a, int mask)
+{
+	int rc = ibv_modify_qp(id->id.qp, a, mask);
+
+	return rc > 0 ? -rc : rc ? -errno : 0;
+}
+
 int cma_qp_move(struct cma_id *id, enum ibv_qp_state state)
 {
 	struct ibv_qp_attr a = {.qp_state = state};
 	int mask, rc = cma_init_qp_attr(id, &a, &mask);
 
-	if (rc)
-		return rc;
-	rc = ibv_modify_qp(id->id.qp, &a, mask);
-	return rc > 0 ? -rc : rc ? -errno : 0;
+	return rc ? rc : modify(id, &a, mask);
+}
+
+int cma_conn_qp_move(struct cma_id *id, struct cm_runtime *rt, uint32_t conn,
+		     enum ibv_qp_state state)
+{
+	struct ibv_qp_attr a = {.qp_state = state};
+	int mask, rc = cma_conn_qp_attr(id, rt, conn, &a, &mask);
+
+	return rc ? rc : modify(id, &a, mask);
 }
 
 void cma_qp_to_err(struct cma_id *id)

@@ -117,6 +117,8 @@ static struct roce_port {
 } roce_ports[ROCE_PORTS];
 static pthread_once_t roce_once = PTHREAD_ONCE_INIT;
 static _Atomic unsigned release_ports; /* ports with a threadless queue */
+/* Slots in use: none on an InfiniBand port written in place, the usual case. */
+static _Atomic unsigned roce_used;
 /* The process whose writer threads the queues have (not a forked child). */
 static _Atomic pid_t queues_pid;
 
@@ -325,6 +327,7 @@ static int real_open_port(void *ctx, const char *ca, int port)
 			pthread_mutex_lock(&r->lock);
 			if (r->portid < 0) {
 				r->portid = id;
+				roce_used++;
 				r->ethernet = eth;
 				r->tx = tx;
 				if (tx)
@@ -395,6 +398,7 @@ static void real_close_port(void *ctx, int portid)
 		pthread_mutex_lock(&r->lock);
 		if (r->portid == portid) {
 			r->portid = -1;
+			roce_used--;
 			tx = r->tx;
 			r->tx = NULL;
 			qp = r->qp;
@@ -447,6 +451,8 @@ static struct umad_tx *port_tx(int portid)
 {
 	struct umad_tx *tx = NULL;
 
+	if (!roce_used)
+		return NULL; /* every send asks: no scan of the empty slots */
 	for (int i = 0; i < ROCE_PORTS; i++) {
 		struct roce_port *r = &roce_ports[i];
 
