@@ -232,6 +232,27 @@ static void pair_open(struct pair *p, bool thread)
 	pair_open_sa(p, thread, false);
 }
 
+/*
+ * Reopen side i of an open pair with an on-loop event hook (its fake port
+ * stays the same; the wire delivers to agent 0).
+ */
+static void side_reopen_hooked(struct pair *p, int i,
+			       bool (*hook)(void *arg, struct cm_runtime *rt,
+					    const struct cm_event *ev),
+			       void *arg)
+{
+	struct cm_runtime_params rp = {0};
+
+	cm_runtime_close(p->s[i].rt);
+	p->s[i].f.next_agent = 0;
+	rp.loop = p->loop;
+	rp.ops = &fake_umad_ops;
+	rp.ops_ctx = &p->s[i].f;
+	rp.on_loop_event = hook;
+	rp.on_loop_event_arg = arg;
+	assert_int_equal(cm_runtime_open(&p->s[i].rt, &rp), 0);
+}
+
 static void pair_close(struct pair *p)
 {
 	for (int i = 0; i < 2; i++)
@@ -607,7 +628,6 @@ static bool accept_on_loop(void *arg, struct cm_runtime *rt, const struct cm_eve
 static void test_loop_hook(void **state)
 {
 	struct pair p;
-	struct cm_runtime_params rp = {0};
 	struct cm_connect_cmd cc;
 	struct cm_event ev;
 	uint32_t id;
@@ -615,15 +635,7 @@ static void test_loop_hook(void **state)
 
 	(void)state;
 	pair_open(&p, true);
-	/* Reopen B with the hook (its fake port stays the same). */
-	cm_runtime_close(p.s[1].rt);
-	p.s[1].f.next_agent = 0; /* the wire delivers to agent 0 */
-	rp.loop = p.loop;
-	rp.ops = &fake_umad_ops;
-	rp.ops_ctx = &p.s[1].f;
-	rp.on_loop_event = accept_on_loop;
-	rp.on_loop_event_arg = &hooked;
-	assert_int_equal(cm_runtime_open(&p.s[1].rt, &rp), 0);
+	side_reopen_hooked(&p, 1, accept_on_loop, &hooked);
 	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
 	connect_cmd(&p, &cc, 0x1007);
 	assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
@@ -664,7 +676,6 @@ static bool attrs_on_rep(void *arg, struct cm_runtime *rt, const struct cm_event
 static void test_qp_attrs_on_and_off_loop(void **state)
 {
 	struct pair p;
-	struct cm_runtime_params rp = {0};
 	struct cm_connect_cmd cc;
 	struct cm_accept_cmd ac = {.qpn = 0x2002, .starting_psn = 0x99, .rnr_retry_count = 7};
 	struct rep_attrs r;
@@ -676,15 +687,7 @@ static void test_qp_attrs_on_and_off_loop(void **state)
 	(void)state;
 	memset(&r, 0xff, sizeof(r));
 	pair_open(&p, true);
-	/* Reopen A with the hook (its fake port stays the same). */
-	cm_runtime_close(p.s[0].rt);
-	p.s[0].f.next_agent = 0;
-	rp.loop = p.loop;
-	rp.ops = &fake_umad_ops;
-	rp.ops_ctx = &p.s[0].f;
-	rp.on_loop_event = attrs_on_rep;
-	rp.on_loop_event_arg = &r;
-	assert_int_equal(cm_runtime_open(&p.s[0].rt, &rp), 0);
+	side_reopen_hooked(&p, 0, attrs_on_rep, &r);
 	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
 	connect_cmd(&p, &cc, 0x1001);
 	assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &aid), 0);
@@ -764,7 +767,6 @@ static void *wait_one(void *arg)
  */
 static void test_wait_runs_mads_here(void **state)
 {
-	struct cm_runtime_params rp = {0};
 	struct cm_connect_cmd cc;
 	struct pollfd pfd;
 	struct cm_event ev;
@@ -775,13 +777,7 @@ static void test_wait_runs_mads_here(void **state)
 
 	(void)state;
 	pair_open(&p, true);
-	cm_runtime_close(p.s[1].rt);
-	p.s[1].f.next_agent = 0; /* the wire delivers to agent 0 */
-	rp.loop = p.loop;
-	rp.ops = &fake_umad_ops;
-	rp.ops_ctx = &p.s[1].f;
-	rp.on_loop_event = note_req_thread;
-	assert_int_equal(cm_runtime_open(&p.s[1].rt, &rp), 0);
+	side_reopen_hooked(&p, 1, note_req_thread, NULL);
 	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
 	assert_int_equal(mad_loop_call(p.loop, note_loop_thread, &loop_th), 0);
 
