@@ -312,9 +312,6 @@ int cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr, int *mask);
 /* The same for a connection the caller knows the id has (attr->qp_state in). */
 int cma_conn_qp_attr(struct cma_id *id, struct cm_runtime *rt, uint32_t conn,
 		     struct ibv_qp_attr *attr, int *mask);
-/* Move the id's QP to `state`, its attributes from connection conn of rt: 0 or -errno. */
-int cma_conn_qp_move(struct cma_id *id, struct cm_runtime *rt, uint32_t conn,
-		     enum ibv_qp_state state);
 int cma_set_ib_paths(struct cma_id *id, const struct ibv_path_data *pd, size_t n);
 /* Sync ids: wait for the event a call started and return its outcome. */
 int cma_complete(struct cma_id *id);
@@ -406,6 +403,9 @@ void cma_set_path(struct cma_id *id, int i, const struct cm_path *p);
 
 /* QPs (cma_qp.c). */
 int cma_qp_move(struct cma_id *id, enum ibv_qp_state state);
+/* The same with the attributes of connection conn of rt (cma_conn_qp_attr): 0 or -errno. */
+int cma_conn_qp_move(struct cma_id *id, struct cm_runtime *rt, uint32_t conn,
+		     enum ibv_qp_state state);
 void cma_qp_to_err(struct cma_id *id);
 
 /* Datagram ids (cma_ud.c). */
