@@ -152,3 +152,16 @@ int cm_engine_init_qp_attr(struct cm_engine *e, uint32_t id, enum ibv_qp_state t
 		return 0;
 	}
 }
+
+void cm_qp_attr_fold_init(struct ibv_qp_attr *rtr, int *rtr_mask, const struct ibv_qp_attr *init,
+			  int init_mask)
+{
+	if (init_mask & IBV_QP_ACCESS_FLAGS) {
+		rtr->qp_access_flags = init->qp_access_flags;
+		*rtr_mask |= IBV_QP_ACCESS_FLAGS;
+	}
+	if (init_mask & IBV_QP_PKEY_INDEX) {
+		rtr->pkey_index = init->pkey_index;
+		*rtr_mask |= IBV_QP_PKEY_INDEX;
+	}
+}

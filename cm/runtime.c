@@ -467,18 +467,49 @@ static unsigned accept_states(const struct cm_rt_cmd *c, enum ibv_qp_state to[3]
 	return n;
 }
 
+/*
+ * Move an accept's QP through `to` with the engine's attributes `attr`,
+ * after rdma_accept's overrides.  A QP at INIT already
+ * (CM_RT_QP_AT_INIT: rdma_create_qp made it) takes INIT's attributes
+ * with RTR's, in one modify (cm_qp_attr_fold_init); should that fail,
+ * the moves are made one by one.
+ */
+static int accept_modify(struct cm_runtime *rt, const struct cm_rt_cmd *c, unsigned n,
+			 const enum ibv_qp_state *to, struct ibv_qp_attr *attr, int *mask)
+{
+	unsigned i = 0;
+	int rc = 0;
+
+	for (unsigned k = 0; k < n; k++)
+		accept_overrides(&attr[k], mask[k], to[k], &c->accept);
+	if (n == 3 && (c->auto_qp.flags & CM_RT_QP_AT_INIT)) {
+		struct ibv_qp_attr both = attr[1];
+		int both_mask = mask[1];
+
+		cm_qp_attr_fold_init(&both, &both_mask, &attr[0], mask[0]);
+		if (!modify(rt, c->auto_qp.qp, &both, both_mask))
+			i = 2;
+	}
+	for (; i < n && !rc; i++)
+		rc = modify(rt, c->auto_qp.qp, &attr[i], mask[i]);
+	return rc;
+}
+
 static int auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
 {
 	struct ibv_qp *qp = c->auto_qp.qp;
-	struct cm_accept_cmd *a = &c->accept;
 	enum ibv_qp_state to[3];
+	struct ibv_qp_attr attr[3];
+	int mask[3];
 	unsigned n = accept_states(c, to);
 	int rc = accept_check(rt, c);
 
 	if (rc)
 		return rc;
 	for (unsigned i = 0; i < n && !rc; i++)
-		rc = qp_step(rt, c->id, qp, to[i], a);
+		rc = e_init_qp_attr(rt, c->id, to[i], &attr[i], &mask[i]);
+	if (!rc)
+		rc = accept_modify(rt, c, n, to, attr, mask);
 	if (!rc && rt->remote) {
 		/*
 		 * Served by madcmd: the REP leaves from the daemon; not waiting
@@ -1046,7 +1077,7 @@ int cm_runtime_exec_batch(struct cm_runtime *rt, struct cm_rt_cmd *cmds, unsigne
 		    cmds[i].private_data_len > CM_PRIVATE_MAX ||
 		    (cmds[i].auto_qp.qp && cmds[i].op != CM_RT_CONNECT &&
 		     cmds[i].op != CM_RT_ACCEPT) ||
-		    (cmds[i].auto_qp.flags & ~CM_RT_QP_INIT))
+		    (cmds[i].auto_qp.flags & ~CM_RT_QP_FLAGS))
 			return -EINVAL;
 	if (!n)
 		return 0;
@@ -1498,10 +1529,7 @@ static int accept_qp_outside(struct cm_runtime *rt, struct cm_rt_cmd *c)
 	rc = mad_loop_call_here(rt->loop, accept_prep_here, &x);
 	if (rc || x.rc)
 		return rc ? rc : x.rc; /* nothing touched */
-	for (unsigned i = 0; i < x.n && !x.rc; i++) {
-		accept_overrides(&x.attr[i], x.mask[i], x.to[i], &c->accept);
-		x.rc = modify(rt, c->auto_qp.qp, &x.attr[i], x.mask[i]);
-	}
+	x.rc = accept_modify(rt, c, x.n, x.to, x.attr, x.mask);
 	rc = mad_loop_call_here(rt->loop, accept_send_here, &x);
 	return rc ? rc : x.rc;
 }
@@ -1511,7 +1539,7 @@ int cm_runtime_accept_qp(struct cm_runtime *rt, uint32_t id, uint64_t user,
 {
 	struct cm_rt_cmd c = {.op = CM_RT_ACCEPT, .id = id, .user = user};
 
-	if (!rt || !a || !qp || (flags & ~CM_RT_QP_INIT))
+	if (!rt || !a || !qp || (flags & ~CM_RT_QP_FLAGS))
 		return -EINVAL;
 	c.accept = *a;
 	c.auto_qp.qp = qp;

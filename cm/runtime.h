@@ -28,7 +28,8 @@
  *   - connect: with CM_RT_QP_INIT, RESET -> INIT right after the REQ is
  *     sent; on the REP, RTR and RTS, then the RTU, then the event
  *     CM_EV_ESTABLISHED (carrying the REP, in place of CM_EV_REP_RCVD);
- *   - accept: with CM_RT_QP_INIT, RESET -> INIT; then RTR (receiving from
+ *   - accept: with CM_RT_QP_INIT, RESET -> INIT (or INIT -> INIT folded
+ *     into the next move, CM_RT_QP_AT_INIT); then RTR (receiving from
  *     the accept's starting PSN, max_dest_rd_atomic = its responder
  *     resources), RTS (max_rd_atomic = its initiator depth), then the REP,
  *     as rdma_accept; accept.qpn may be 0 (the QP's number is used).
@@ -132,6 +133,14 @@ struct cm_runtime_params {
 
 /* Auto QP: an option of CM_RT_CONNECT and CM_RT_ACCEPT (see above). */
 #define CM_RT_QP_INIT 0x1u /* also RESET -> INIT (what rdma_create_qp does) */
+/*
+ * With CM_RT_QP_INIT on an accept: the QP is at INIT already, on the
+ * engine's port (rdma_create_qp moved it), so the INIT -> INIT that
+ * librdmacm makes goes with INIT -> RTR in one modify
+ * (cm_qp_attr_fold_init); if that one fails, INIT then RTR as two.
+ */
+#define CM_RT_QP_AT_INIT 0x2u
+#define CM_RT_QP_FLAGS (CM_RT_QP_INIT | CM_RT_QP_AT_INIT)
 
 struct cm_rt_auto_qp {
 	struct ibv_qp *qp; /* NULL: the caller moves its QP (no auto QP) */

@@ -406,6 +406,8 @@ int cma_qp_move(struct cma_id *id, enum ibv_qp_state state);
 /* The same with the attributes of connection conn of rt (cma_conn_qp_attr): 0 or -errno. */
 int cma_conn_qp_move(struct cma_id *id, struct cm_runtime *rt, uint32_t conn,
 		     enum ibv_qp_state state);
+/* INIT -> INIT and INIT -> RTR of connection conn of rt, in one modify when it can be. */
+int cma_conn_qp_rtr(struct cma_id *id, struct cm_runtime *rt, uint32_t conn);
 void cma_qp_to_err(struct cma_id *id);
 
 /* Datagram ids (cma_ud.c). */

@@ -378,7 +378,8 @@ CMA_EXPORT int rdma_accept(struct rdma_cm_id *cm_id, struct rdma_conn_param *par
 	rt = id->port->rt;
 	pthread_mutex_unlock(&cma.lock);
 	if (id->id.qp)
-		rc = cm_runtime_accept_qp(rt, conn, id->cookie, &a, id->id.qp, CM_RT_QP_INIT);
+		rc = cm_runtime_accept_qp(rt, conn, id->cookie, &a, id->id.qp,
+					  CM_RT_QP_INIT | CM_RT_QP_AT_INIT);
 	else
 		rc = cm_runtime_accept(rt, conn, id->cookie, &a);
 	if (rc)

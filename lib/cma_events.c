@@ -280,9 +280,7 @@ static void on_rep(struct cma_id *id, struct cm_runtime *rt, const struct cm_eve
 	pthread_mutex_unlock(&cma.lock);
 	if (qp) {
 		/* The connection is known here: no cma.lock for each move. */
-		rc = cma_conn_qp_move(id, rt, conn, IBV_QPS_INIT);
-		if (!rc)
-			rc = cma_conn_qp_move(id, rt, conn, IBV_QPS_RTR);
+		rc = cma_conn_qp_rtr(id, rt, conn);
 		if (!rc)
 			rc = cma_conn_qp_move(id, rt, conn, IBV_QPS_RTS);
 		if (!rc)

@@ -37,6 +37,31 @@ int cma_conn_qp_move(struct cma_id *id, struct cm_runtime *rt, uint32_t conn,
 	return rc ? rc : modify(id, &a, mask);
 }
 
+/*
+ * librdmacm's INIT -> INIT then INIT -> RTR on the REP
+ * (ucma_modify_qp_rtr) as one modify with INIT's attributes carried along
+ * (cm_qp_attr_fold_init): a QP rdma_create_qp made is at INIT on the id's
+ * port.  One the application moved elsewhere since takes the two.
+ */
+int cma_conn_qp_rtr(struct cma_id *id, struct cm_runtime *rt, uint32_t conn)
+{
+	struct ibv_qp_attr init = {.qp_state = IBV_QPS_INIT}, rtr = {.qp_state = IBV_QPS_RTR}, both;
+	int init_mask, rtr_mask, both_mask;
+	int rc = cma_conn_qp_attr(id, rt, conn, &init, &init_mask);
+
+	if (!rc)
+		rc = cma_conn_qp_attr(id, rt, conn, &rtr, &rtr_mask);
+	if (rc)
+		return rc;
+	both = rtr;
+	both_mask = rtr_mask;
+	cm_qp_attr_fold_init(&both, &both_mask, &init, init_mask);
+	if (!modify(id, &both, both_mask))
+		return 0;
+	rc = modify(id, &init, init_mask);
+	return rc ? rc : modify(id, &rtr, rtr_mask);
+}
+
 void cma_qp_to_err(struct cma_id *id)
 {
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};

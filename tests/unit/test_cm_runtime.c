@@ -44,8 +44,9 @@ struct side {
 	bool dead; /* drop everything it sends */
 	struct qp_mod mods[MAX_MODS];
 	unsigned nmods;
-	int fail_state; /* modify to this state fails with fail_rc ... */
-	int fail_rc;	/* ... (0: never) */
+	int fail_state;	     /* modify to this state fails with fail_rc ... */
+	int fail_rc;	     /* ... (0: never) ... */
+	unsigned fail_count; /* ... this many times (0: every time) */
 };
 
 struct pair {
@@ -195,8 +196,13 @@ static int fake_modify_qp(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr
 		m->mask = mask;
 		m->nsent = s->f.nsent;
 	}
-	if (s->fail_rc && (mask & IBV_QP_STATE) && (int)attr->qp_state == s->fail_state)
-		return s->fail_rc;
+	if (s->fail_rc && (mask & IBV_QP_STATE) && (int)attr->qp_state == s->fail_state) {
+		int rc = s->fail_rc;
+
+		if (s->fail_count && !--s->fail_count)
+			s->fail_rc = 0;
+		return rc;
+	}
 	return 0;
 }
 
@@ -974,6 +980,68 @@ static void test_auto_qp_no_init(void **state)
 	pair_close(&p);
 }
 
+/*
+ * CM_RT_QP_AT_INIT (rdma_accept on a QP rdma_create_qp made): INIT's
+ * access flags and P_Key index go with RTR in one modify.  If that modify
+ * fails, INIT and RTR are made one by one, and the accept goes on.
+ */
+static void auto_qp_at_init(bool fold_fails)
+{
+	struct ibv_qp qa = {.qp_num = 0x1031}, qb = {.qp_num = 0x2032};
+	struct pair p;
+	struct side *b;
+	struct cm_connect_cmd cc;
+	struct cm_accept_cmd ac;
+	struct cm_event ev;
+	uint32_t aid;
+	unsigned k = 0;
+
+	pair_open(&p, true);
+	b = &p.s[1];
+	if (fold_fails) {
+		b->fail_state = IBV_QPS_RTR;
+		b->fail_rc = EINVAL;
+		b->fail_count = 1;
+	}
+	assert_true(cm_runtime_listen(b->rt, SVC, ~0xffffull, 1) >= 0);
+	connect_cmd(&p, &cc, qa.qp_num);
+	assert_int_equal(cm_runtime_connect_qp(p.s[0].rt, &cc, &qa, CM_RT_QP_INIT, &aid), 0);
+	expect_event(b, CM_EV_REQ_RCVD, &ev);
+	accept_cmd(&ac);
+	assert_int_equal(
+	    cm_runtime_accept_qp(b->rt, ev.id, 1, &ac, &qb, CM_RT_QP_INIT | CM_RT_QP_AT_INIT), 0);
+	assert_int_equal(b->nmods, fold_fails ? 4 : 2);
+	assert_mod(&b->mods[k], &qb, IBV_QPS_RTR,
+		   RTR_MASK | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX);
+	assert_int_equal(b->mods[k].attr.qp_access_flags, IBV_ACCESS_REMOTE_WRITE |
+							      IBV_ACCESS_REMOTE_READ |
+							      IBV_ACCESS_REMOTE_ATOMIC);
+	assert_int_equal(b->mods[k].attr.pkey_index, 0);
+	assert_int_equal(b->mods[k].attr.dest_qp_num, 0x1031);
+	assert_int_equal(b->mods[k].attr.rq_psn, 0x777);
+	if (fold_fails) {
+		assert_mod(&b->mods[++k], &qb, IBV_QPS_INIT, INIT_MASK);
+		assert_mod(&b->mods[++k], &qb, IBV_QPS_RTR, RTR_MASK);
+		assert_int_equal(b->mods[k].attr.rq_psn, 0x777);
+	}
+	assert_mod(&b->mods[++k], &qb, IBV_QPS_RTS, RTS_MASK);
+	expect_event(&p.s[0], CM_EV_ESTABLISHED, &ev);
+	assert_int_equal(ev.id, aid);
+	pair_close(&p);
+}
+
+static void test_auto_qp_at_init(void **state)
+{
+	(void)state;
+	auto_qp_at_init(false);
+}
+
+static void test_auto_qp_at_init_fold_fails(void **state)
+{
+	(void)state;
+	auto_qp_at_init(true);
+}
+
 /* Active: RTR fails on the REP: QP to ERR, REJ 28 to the peer, CONNECT_ERROR. */
 static void test_auto_qp_active_fails(void **state)
 {
@@ -1146,6 +1214,8 @@ int main(void)
 	    cmocka_unit_test(test_auto_qp_inline),
 	    cmocka_unit_test(test_auto_qp_thread),
 	    cmocka_unit_test(test_auto_qp_no_init),
+	    cmocka_unit_test(test_auto_qp_at_init),
+	    cmocka_unit_test(test_auto_qp_at_init_fold_fails),
 	    cmocka_unit_test(test_auto_qp_active_fails),
 	    cmocka_unit_test(test_auto_qp_passive_fails),
 	    cmocka_unit_test(test_auto_qp_bad_args),

@@ -384,8 +384,12 @@ static void test_connect_error(void **state)
 
 	(void)state;
 	make_qp(a);
-	/* h1's QP cannot go to RTR when the REP comes. */
-	fake_verbs_fail_modify(a->qp, IBV_QPS_RTR, EINVAL, 1);
+	/*
+	 * h1's QP cannot go to RTR when the REP comes: neither in the one
+	 * modify that carries INIT's attributes nor in the INIT, RTR tried
+	 * after it.
+	 */
+	fake_verbs_fail_modify(a->qp, IBV_QPS_RTR, EINVAL, 2);
 	assert_int_equal(rdma_connect(a, &p), 0);
 	ev = expect_event(pch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	c = ev->id;
