@@ -282,6 +282,25 @@ static void test_connect_accept_disconnect(void **state)
 	prts = last_mod(pm, np, IBV_QPS_RTS);
 	assert_true(artr < arts);
 	assert_true(prtr < prts);
+	/*
+	 * librdmacm's INIT -> INIT goes with INIT -> RTR on both sides: one
+	 * modify, from INIT, carrying INIT's access flags (responder
+	 * resources given: RDMA read and atomics too) and P_Key index.
+	 */
+	for (const struct fake_qp_mod *m = artr; m; m = m == artr ? prtr : NULL) {
+		assert_int_equal(m->from, IBV_QPS_INIT);
+		assert_int_equal(m->mask & (IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX),
+				 IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX);
+		assert_int_equal(m->attr.qp_access_flags, IBV_ACCESS_REMOTE_WRITE |
+							      IBV_ACCESS_REMOTE_READ |
+							      IBV_ACCESS_REMOTE_ATOMIC);
+		assert_false(m->mask & IBV_QP_PORT);
+	}
+	for (unsigned k = 0; k < na + np; k++) {
+		const struct fake_qp_mod *m = k < na ? &am[k] : &pm[k - na];
+
+		assert_false(m->from == IBV_QPS_INIT && m->attr.qp_state == IBV_QPS_INIT);
+	}
 	assert_true(artr->mask & IBV_QP_DEST_QPN);
 	assert_true(artr->mask & IBV_QP_RQ_PSN);
 	assert_true(arts->mask & IBV_QP_SQ_PSN);
