@@ -169,6 +169,13 @@ struct cm_engine {
 	uint32_t reserved_cap, reserved_n, reserved_used;
 	struct mad_timer stat_timer;
 	char *stat_file;
+	/*
+	 * The next connection's memory, zeroed ahead (cm_conn_spare).  A
+	 * connection lives on in TimeWait for seconds, so a new one is
+	 * otherwise memory the CPU has not touched: its cache misses would
+	 * fall in the REQ's send or the REQ's handling.
+	 */
+	struct cm_conn *spare;
 };
 
 /* A received message being processed. */
@@ -209,6 +216,12 @@ struct cm_conn *cm_conn_new_active(struct cm_engine *e, uint64_t user, uint64_t 
 struct cm_conn *cm_conn_new_active_as(struct cm_engine *e, uint64_t user, uint64_t service_id,
 				      uint32_t want);
 void cm_conn_free(struct cm_engine *e, struct cm_conn *c);
+/*
+ * Make the next connection's memory now (e->spare), where nothing waits
+ * on this side: once its REQ is out (active), once its RTU came in
+ * (passive).  A failed allocation only leaves none.
+ */
+void cm_conn_spare(struct cm_engine *e);
 /* Start a message of `layout` in c->msg (header + our comm IDs). */
 uint8_t *cm_msg_start(struct cm_engine *e, struct cm_conn *c, const struct mad_layout *layout);
 /* Send c->msg again (a duplicate's answer), a due delayed MRA built first. */

@@ -198,6 +198,7 @@ int cm_engine_connect_as(struct cm_engine *e, const struct cm_connect_cmd *cmd, 
 	c->state = CM_ST_REQ_SENT;
 	*id = c->local_id;
 	cm_send_conn_msg(e, c, true);
+	cm_conn_spare(e); /* the REP is a round trip away */
 	return 0;
 }
 
@@ -484,6 +485,7 @@ uint8_t cm_on_rtu(struct cm_engine *e, struct cm_conn *c, const struct cm_rx *rx
 	struct cm_event ev;
 
 	cm_set_state(e, c, next);
+	cm_conn_spare(e); /* established: the next REQ is a round trip away */
 	cm_event_init(&ev, CM_EV_RTU_RCVD, c);
 	cm_event_private(&ev, &cm_rtu_layout, rx->msg);
 	cm_emit(e, c, &ev);

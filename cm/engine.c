@@ -100,6 +100,7 @@ void cm_engine_destroy(struct cm_engine *e)
 			cm_conn_free(e, c);
 		}
 	}
+	free(e->spare);
 	cm_ids_destroy(e);
 	free(e->reserved); /* not with the tables: cm_ids_maybe_grow replaces those */
 	free(e->listens);
@@ -133,9 +134,10 @@ struct cm_conn *cm_conn_new_as(struct cm_engine *e, uint32_t want)
 		return NULL;
 	}
 	cm_ids_maybe_grow(e);
-	c = zalloc(sizeof(*c));
+	c = e->spare ? e->spare : zalloc(sizeof(*c));
 	if (!c)
 		return NULL;
+	e->spare = NULL;
 	c->eng = e;
 	c->listen_id = -1;
 	if (cm_ids_new_local(e, c, want)) {
@@ -174,6 +176,12 @@ void cm_conn_free(struct cm_engine *e, struct cm_conn *c)
 	e->st.conns_freed++;
 	e->st.conns_live = e->nconns;
 	free(c);
+}
+
+void cm_conn_spare(struct cm_engine *e)
+{
+	if (!e->spare)
+		e->spare = zalloc(sizeof(*e->spare));
 }
 
 uint64_t cm_packet_life_ns(const struct cm_conn *c)

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "cm/cm_int.h"
 #include "cm/cm_wire.h"
 #include "tests/unit/cm_harness.h"
 
@@ -21,6 +22,36 @@ static void accept_on_b(uint32_t b, uint32_t qpn)
 	cmh_accept_cmd(&acc, qpn);
 	assert_int_equal(cm_engine_accept(H.n[B].e, b, 7, &acc), 0);
 	cmh_deliver(&H);
+}
+
+/*
+ * The next connection's memory is made ahead where nothing waits: the
+ * active side's once its REQ is out, the passive side's once the RTU came
+ * in; the next connection on each side is made in it.
+ */
+static void test_spare_connection(void **state)
+{
+	struct cm_conn *sa, *sb;
+	uint32_t a, b;
+
+	(void)state;
+	assert_null(H.n[A].e->spare);
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_ESTABLISHED);
+	sa = H.n[A].e->spare;
+	sb = H.n[B].e->spare;
+	assert_non_null(sa);
+	assert_non_null(sb);
+	assert_ptr_not_equal(cm_ids_by_local(H.n[A].e, a), sa);
+	a = cmh_connect(&H, 0x1002);
+	b = cmh_passive_id(&H);
+	assert_ptr_equal(cm_ids_by_local(H.n[A].e, a), sa);
+	assert_ptr_equal(cm_ids_by_local(H.n[B].e, b), sb);
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
+	/* Made again for the next ones. */
+	assert_non_null(H.n[A].e->spare);
+	assert_non_null(H.n[B].e->spare);
 }
 
 /* The whole handshake, and what each side learnt. */
@@ -1137,6 +1168,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, cmh_setup, cmh_teardown)
 	    T(test_handshake),
+	    T(test_spare_connection),
 	    T(test_qp_attr),
 	    T(test_qp_attr_states),
 	    T(test_req_lost),
