@@ -1,12 +1,12 @@
 /*
  * QP attributes known ahead, per connection: what rdma_init_qp_attr will
- * ask for, computed when the REQ or REP that fixes them is handled: by
- * madcmd, which sends INIT, RTR and RTS with the event, or by this
- * process's engine, which keeps a REQ's INIT only (cm/runtime.c,
- * ahead_on_event: the rest is asked where the loop is held anyway).  The
- * application thread that moves the QP then takes them here, under this
- * map's own short lock, without taking the CM loop or asking the daemon:
- * one lock instead of a contended loop per state.
+ * ask for, which madcmd computes when the REQ or REP that fixes them is
+ * handled and sends with the event.  The application thread that moves
+ * the QP then takes them here, under this map's own short lock, without
+ * asking the daemon.  A runtime with its engine in the process keeps
+ * none: its attributes are asked where the loop is held anyway (the
+ * events' hooks, rdma_accept), and lib/ keeps a REQ's INIT on the passive
+ * id for rdma_create_qp.
  *
  * INIT and RTR may be taken again (librdmacm moves a QP to INIT twice:
  * in rdma_create_qp and again before RTR, ucma_modify_qp_rtr); taking RTS,

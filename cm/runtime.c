@@ -75,8 +75,6 @@ struct cm_runtime {
 	int (*modify_qp)(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 	void *modify_qp_ctx;
 	struct qp_map qps;
-	/* In this process: the QP attributes each REQ and REP fixed (qp_ahead.h). */
-	struct cm_qp_ahead_map ahead;
 	/* Served by madcmd (params.daemon): the session, no engine here. */
 	struct rt_remote *remote;
 	char *daemon;
@@ -257,10 +255,13 @@ static int modify(struct cm_runtime *rt, struct ibv_qp *qp, struct ibv_qp_attr *
 	return rc > 0 ? -rc : rc;
 }
 
-/* Where the QP attributes known ahead are kept: this process's, or the session's. */
+/*
+ * The QP attributes madcmd sent ahead with its events (qp_ahead.h), or
+ * NULL: in this process none are kept, the engine is asked.
+ */
 static struct cm_qp_ahead_map *ahead_of(struct cm_runtime *rt)
 {
-	return rt->remote ? &rt->remote->ahead : &rt->ahead;
+	return rt->remote ? &rt->remote->ahead : NULL;
 }
 
 /*
@@ -573,32 +574,22 @@ static void auto_rep(struct cm_runtime *rt, const struct cm_event *ev, struct ib
 }
 
 /*
- * What a REQ fixes of its QP's INIT, for the application thread that
- * creates the QP (rdma_create_qp moves it to INIT) to take without the
- * loop; madcmd sends INIT, RTR and RTS with its REQ and REP events.  Here
- * in this process RTR and RTS are not worth computing ahead: an accept
- * computes them itself, holding the loop for its checks anyway, and a
- * REP's QP is moved by the event's hook, on the loop
- * (cm_runtime_init_qp_attr then asks the engine).  Dropped when the
- * connection ends before its QP moved.
+ * The attributes madcmd sent ahead for a connection that ends before its
+ * QP took them go with it.  In this process nothing is kept ahead: the
+ * hook of a REQ's event asks the engine for what rdma_create_qp will need
+ * (it holds the loop), and an accept or a REP's hook asks for the rest.
  */
 static void ahead_on_event(struct cm_runtime *rt, const struct cm_event *ev)
 {
-	switch (ev->type) {
-	case CM_EV_REQ_RCVD: {
-		struct ibv_qp_attr a;
-		int mask;
+	struct cm_qp_ahead_map *m = ahead_of(rt);
 
-		if (!rt->remote && rt->engine &&
-		    !cm_engine_init_qp_attr(rt->engine, ev->id, IBV_QPS_INIT, &a, &mask))
-			cm_qp_ahead_put(&rt->ahead, ev->id, IBV_QPS_INIT, &a, mask);
-		break;
-	}
+	switch (ev->type) {
 	case CM_EV_REJ_RCVD:
 	case CM_EV_REQ_ERROR:
 	case CM_EV_REP_ERROR:
 	case CM_EV_TIMEWAIT_EXIT:
-		cm_qp_ahead_drop(ahead_of(rt), ev->id);
+		if (m)
+			cm_qp_ahead_drop(m, ev->id);
 		break;
 	default:
 		break;
@@ -860,10 +851,6 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 	rt->modify_qp = p->modify_qp ? p->modify_qp : default_modify_qp;
 	rt->modify_qp_ctx = p->modify_qp_ctx;
 	rc = evq_init(&rt->q, p->max_events);
-	if (!rc && cm_qp_ahead_init(&rt->ahead)) {
-		evq_destroy(&rt->q);
-		rc = -ENOMEM;
-	}
 	if (rc) {
 		free(rt);
 		return rc;
@@ -918,7 +905,6 @@ fail_loop:
 	free(rt->daemon);
 fail_q:
 	evq_destroy(&rt->q);
-	cm_qp_ahead_destroy(&rt->ahead);
 	free(rt);
 	return rc;
 }
@@ -932,7 +918,6 @@ void cm_runtime_close(struct cm_runtime *rt)
 	if (rt->own_loop)
 		mad_loop_destroy(rt->loop);
 	evq_destroy(&rt->q);
-	cm_qp_ahead_destroy(&rt->ahead);
 	free(rt->daemon);
 	free(rt);
 }
@@ -943,7 +928,7 @@ static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
 {
 	struct cm_engine *e = rt->engine;
 
-	if (c->op == CM_RT_RELEASE || c->op == CM_RT_DROP)
+	if ((c->op == CM_RT_RELEASE || c->op == CM_RT_DROP) && ahead_of(rt))
 		cm_qp_ahead_drop(ahead_of(rt), c->id); /* what it did not take */
 	if (rt->remote) {
 		uint32_t granted;
@@ -1592,15 +1577,11 @@ int cm_runtime_init_qp_attr(struct cm_runtime *rt, uint32_t id, enum ibv_qp_stat
 
 	if (!rt || !attr || !mask)
 		return -EINVAL;
-	/*
-	 * Holding the loop already (an event's hook moving its QP): ask the
-	 * engine.  What it holds ahead for the connection, if anything, goes
-	 * with the connection's end.
-	 */
+	/* Holding the loop already (an event's hook): ask the engine. */
 	if (!rt->remote && rt->engine && mad_loop_owns(rt->loop))
 		return cm_engine_init_qp_attr(rt->engine, id, state, attr, mask);
-	/* Known ahead (qp_ahead.h): no loop to take, no daemon to ask. */
-	if (cm_qp_ahead_take(ahead_of(rt), id, state, attr, mask))
+	/* Sent ahead by madcmd (qp_ahead.h): no daemon to ask. */
+	if (rt->remote && cm_qp_ahead_take(ahead_of(rt), id, state, attr, mask))
 		return 0;
 	c = (struct cm_rt_cmd){.op = CM_RT_INIT_QP_ATTR, .id = id, .qp.state = state};
 	rc = cm_runtime_exec(rt, &c);

@@ -204,6 +204,14 @@ struct cma_id {
 	uint32_t seq_num; /* our receive PSN (REQ/REP starting PSN) */
 	uint8_t responder_resources, initiator_depth;
 	uint32_t remote_qpn;
+	/*
+	 * Passive ids: the INIT that the REQ fixed for the connection's QP,
+	 * asked of the engine by the REQ's hook (which holds the loop) for
+	 * rdma_create_qp, which then needs neither the loop nor the daemon.
+	 */
+	bool req_init;
+	unsigned req_init_access;
+	uint16_t req_init_pkey_index;
 	uint32_t qkey;		       /* datagram ids: the port space's Q_Key, once known */
 	bool sidr_done;		       /* the SIDR_REP (or its timeout) came */
 	uint32_t ece_vendor, ece_attr; /* rdma_set_local_ece */

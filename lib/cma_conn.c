@@ -363,6 +363,7 @@ CMA_EXPORT int rdma_accept(struct rdma_cm_id *cm_id, struct rdma_conn_param *par
 		    (uint8_t)min_int(id->responder_resources, da->max_qp_rd_atom);
 	a.qpn = id->id.qp ? id->id.qp->qp_num : (param ? param->qp_num & 0xffffff : 0);
 	a.starting_psn = id->seq_num;
+	id->req_init = false; /* the accept fixes the connection's own from here */
 	a.responder_resources = id->responder_resources;
 	a.initiator_depth = id->initiator_depth;
 	a.flow_control = param ? param->flow_control : 0;

@@ -147,6 +147,8 @@ static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_ev
 	unsigned ps;
 	uint16_t port;
 	size_t off = 0;
+	struct ibv_qp_attr init;
+	int init_mask = 0;
 
 	if (cm_sid_to_ps_port(sid, &ps, &port)) {
 		refuse(rt, ev, false);
@@ -155,6 +157,9 @@ static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_ev
 	if (ps != RDMA_PS_IB || ev->private_data_len >= CMA_IP_HDR_SIZE)
 		have_ip =
 		    !cm_ip_hdr_decode(ev->private_data, ev->private_data_len, port, &src, &dst);
+	/* rdma_create_qp's INIT, asked here where the loop is held (not under cma.lock). */
+	if (!sidr && cm_runtime_init_qp_attr(rt, ev->id, IBV_QPS_INIT, &init, &init_mask))
+		init_mask = 0;
 	pthread_mutex_lock(&cma.lock);
 	for (l = cma_ports_listeners((enum rdma_port_space)ps, port); l; l = l->bind_next)
 		if ((l->id.qp_type == IBV_QPT_UD) == sidr &&
@@ -247,6 +252,9 @@ static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_ev
 		child->responder_resources = ev->req.initiator_depth;
 		child->initiator_depth = ev->req.responder_resources;
 		child->remote_qpn = ev->req.remote_qpn;
+		child->req_init = init_mask != 0;
+		child->req_init_access = init.qp_access_flags;
+		child->req_init_pkey_index = init.pkey_index;
 		child->remote_ece_vendor = ev->req.ece_vendor_id;
 		child->remote_ece_attr = ev->req.ece_attr_mod;
 		e->ev.param.conn.responder_resources = child->responder_resources;

@@ -20,6 +20,23 @@ static int modify(struct cma_id *id, struct ibv_qp_attr *a, int mask)
 	return rc > 0 ? -rc : rc ? -errno : 0;
 }
 
+/*
+ * rdma_create_qp's move to INIT (ucma_init_conn_qp): on a passive id with
+ * the INIT its REQ fixed (on_req asked the engine for it), otherwise with
+ * the id's (cma_init_qp_attr).
+ */
+static int create_qp_init(struct cma_id *id)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT};
+
+	if (!id->req_init || !id->port)
+		return cma_qp_move(id, IBV_QPS_INIT);
+	a.qp_access_flags = id->req_init_access;
+	a.pkey_index = id->req_init_pkey_index;
+	a.port_num = id->port->port_num;
+	return modify(id, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_PORT);
+}
+
 int cma_qp_move(struct cma_id *id, enum ibv_qp_state state)
 {
 	struct ibv_qp_attr a = {.qp_state = state};
@@ -165,7 +182,7 @@ CMA_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *cm_id, struct ibv_qp_init_at
 		return cma_err(e ? e : ENOMEM);
 	}
 	cm_id->qp = qp;
-	rc = cma_qp_move(id, IBV_QPS_INIT);
+	rc = create_qp_init(id);
 	/* A datagram QP is ready at once: RTR, RTS (ucma_init_ud_qp). */
 	if (!rc && cm_id->qp_type == IBV_QPT_UD)
 		rc = cma_qp_move(id, IBV_QPS_RTR);

@@ -675,9 +675,9 @@ static bool attrs_on_rep(void *arg, struct cm_runtime *rt, const struct cm_event
 }
 
 /*
- * The same answers on the loop (the engine asked at once) and off it (a
- * REQ's INIT kept ahead; RTR and RTS through the loop), before and after
- * the application took the event.
+ * The same answers on the loop (the engine asked at once) and off it
+ * (through the loop: in this process nothing is kept ahead), before and
+ * after the application took the event.
  */
 static void test_qp_attrs_on_and_off_loop(void **state)
 {
@@ -698,7 +698,7 @@ static void test_qp_attrs_on_and_off_loop(void **state)
 	connect_cmd(&p, &cc, 0x1001);
 	assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &aid), 0);
 
-	/* Passive side, off the loop: INIT (kept ahead, asked twice as librdmacm does), RTR. */
+	/* Passive side, off the loop: INIT (asked twice, as librdmacm does), RTR. */
 	expect_event(&p.s[1], CM_EV_REQ_RCVD, &ev);
 	for (int k = 0; k < 2; k++) {
 		assert_int_equal(cm_runtime_init_qp_attr(p.s[1].rt, ev.id, IBV_QPS_INIT, &a, &mask),

@@ -296,6 +296,22 @@ static void test_connect_accept_disconnect(void **state)
 							      IBV_ACCESS_REMOTE_ATOMIC);
 		assert_false(m->mask & IBV_QP_PORT);
 	}
+	/*
+	 * rdma_create_qp on the passive id: INIT with what the REQ fixed
+	 * (the REQ's initiator depth gives RDMA read and atomics), as the
+	 * kernel's rdma_init_qp_attr gives it; the active id's, made before
+	 * any connection, allows no remote access.
+	 */
+	assert_int_equal(pm[0].from, IBV_QPS_RESET);
+	assert_int_equal(pm[0].attr.qp_state, IBV_QPS_INIT);
+	assert_int_equal(pm[0].mask,
+			 IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_PORT);
+	assert_int_equal(pm[0].attr.qp_access_flags, IBV_ACCESS_REMOTE_WRITE |
+							 IBV_ACCESS_REMOTE_READ |
+							 IBV_ACCESS_REMOTE_ATOMIC);
+	assert_int_equal(pm[0].attr.port_num, 1);
+	assert_int_equal(am[0].attr.qp_state, IBV_QPS_INIT);
+	assert_int_equal(am[0].attr.qp_access_flags, 0);
 	for (unsigned k = 0; k < na + np; k++) {
 		const struct fake_qp_mod *m = k < na ? &am[k] : &pm[k - na];
 
