@@ -470,16 +470,18 @@ int cm_engine_init_qp_attr(struct cm_engine *e, uint32_t id, enum ibv_qp_state t
 			   struct ibv_qp_attr *attr, int *mask);
 
 /*
- * Carry INIT's attributes into INIT -> RTR: rdma_cm moves a QP INIT ->
- * INIT (access flags, P_Key index, port) and then INIT -> RTR
- * (ucma_modify_qp_rtr, the kernel's cma_modify_qp_rtr).  Access flags and
- * P_Key index are optional attributes of INIT -> RTR (IBA "QP state
- * transitions", ib_modify_qp_is_ok), so one modify of `rtr` does both for
- * a QP at INIT on init's port already, as rdma_create_qp leaves it.  The
- * port cannot go with it; it is left out.
+ * rdma_cm moves a QP INIT -> INIT (access flags, P_Key index, port) and
+ * then INIT -> RTR (ucma_modify_qp_rtr, the kernel's cma_modify_qp_rtr).
+ * Access flags and P_Key index are optional attributes of INIT -> RTR
+ * (IBA "QP state transitions", ib_modify_qp_is_ok), so for a QP at INIT
+ * on init's port already, as rdma_create_qp leaves it, one modify of
+ * `rtr` carrying them does both (the port cannot go with it).  Should
+ * that modify fail (a QP moved elsewhere meanwhile), the two are made.
+ * `modify` applies attributes to the caller's QP: 0 or -errno.
  */
-void cm_qp_attr_fold_init(struct ibv_qp_attr *rtr, int *rtr_mask, const struct ibv_qp_attr *init,
-			  int init_mask);
+int cm_qp_modify_to_rtr(int (*modify)(void *ctx, struct ibv_qp_attr *attr, int mask), void *ctx,
+			struct ibv_qp_attr *init, int init_mask, struct ibv_qp_attr *rtr,
+			int rtr_mask);
 
 int cm_engine_conn_state(struct cm_engine *e, uint32_t id, enum cm_state *state);
 bool cm_engine_qpn_in_timewait(struct cm_engine *e, uint32_t qpn);

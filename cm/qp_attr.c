@@ -153,15 +153,23 @@ int cm_engine_init_qp_attr(struct cm_engine *e, uint32_t id, enum ibv_qp_state t
 	}
 }
 
-void cm_qp_attr_fold_init(struct ibv_qp_attr *rtr, int *rtr_mask, const struct ibv_qp_attr *init,
-			  int init_mask)
+int cm_qp_modify_to_rtr(int (*modify)(void *ctx, struct ibv_qp_attr *attr, int mask), void *ctx,
+			struct ibv_qp_attr *init, int init_mask, struct ibv_qp_attr *rtr,
+			int rtr_mask)
 {
+	struct ibv_qp_attr both = *rtr;
+	int both_mask = rtr_mask, rc;
+
 	if (init_mask & IBV_QP_ACCESS_FLAGS) {
-		rtr->qp_access_flags = init->qp_access_flags;
-		*rtr_mask |= IBV_QP_ACCESS_FLAGS;
+		both.qp_access_flags = init->qp_access_flags;
+		both_mask |= IBV_QP_ACCESS_FLAGS;
 	}
 	if (init_mask & IBV_QP_PKEY_INDEX) {
-		rtr->pkey_index = init->pkey_index;
-		*rtr_mask |= IBV_QP_PKEY_INDEX;
+		both.pkey_index = init->pkey_index;
+		both_mask |= IBV_QP_PKEY_INDEX;
 	}
+	if (!modify(ctx, &both, both_mask))
+		return 0;
+	rc = modify(ctx, init, init_mask);
+	return rc ? rc : modify(ctx, rtr, rtr_mask);
 }

@@ -468,31 +468,40 @@ static unsigned accept_states(const struct cm_rt_cmd *c, enum ibv_qp_state to[3]
 	return n;
 }
 
+struct accept_qp {
+	struct cm_runtime *rt;
+	struct ibv_qp *qp;
+};
+
+static int accept_qp_modify(void *ctx, struct ibv_qp_attr *a, int mask)
+{
+	struct accept_qp *x = ctx;
+
+	return modify(x->rt, x->qp, a, mask);
+}
+
 /*
  * Move an accept's QP through `to` with the engine's attributes `attr`,
  * after rdma_accept's overrides.  A QP at INIT already
  * (CM_RT_QP_AT_INIT: rdma_create_qp made it) takes INIT's attributes
- * with RTR's, in one modify (cm_qp_attr_fold_init); should that fail,
- * the moves are made one by one.
+ * with RTR's, in one modify when it can (cm_qp_modify_to_rtr).
  */
 static int accept_modify(struct cm_runtime *rt, const struct cm_rt_cmd *c, unsigned n,
 			 const enum ibv_qp_state *to, struct ibv_qp_attr *attr, int *mask)
 {
+	struct accept_qp x = {rt, c->auto_qp.qp};
 	unsigned i = 0;
 	int rc = 0;
 
 	for (unsigned k = 0; k < n; k++)
 		accept_overrides(&attr[k], mask[k], to[k], &c->accept);
 	if (n == 3 && (c->auto_qp.flags & CM_RT_QP_AT_INIT)) {
-		struct ibv_qp_attr both = attr[1];
-		int both_mask = mask[1];
-
-		cm_qp_attr_fold_init(&both, &both_mask, &attr[0], mask[0]);
-		if (!modify(rt, c->auto_qp.qp, &both, both_mask))
-			i = 2;
+		rc =
+		    cm_qp_modify_to_rtr(accept_qp_modify, &x, &attr[0], mask[0], &attr[1], mask[1]);
+		i = 2;
 	}
 	for (; i < n && !rc; i++)
-		rc = modify(rt, c->auto_qp.qp, &attr[i], mask[i]);
+		rc = modify(rt, x.qp, &attr[i], mask[i]);
 	return rc;
 }
 

@@ -137,7 +137,7 @@ struct cm_runtime_params {
  * With CM_RT_QP_INIT on an accept: the QP is at INIT already, on the
  * engine's port (rdma_create_qp moved it), so the INIT -> INIT that
  * librdmacm makes goes with INIT -> RTR in one modify
- * (cm_qp_attr_fold_init); if that one fails, INIT then RTR as two.
+ * (cm_qp_modify_to_rtr); if that one fails, INIT then RTR as two.
  */
 #define CM_RT_QP_AT_INIT 0x2u
 #define CM_RT_QP_FLAGS (CM_RT_QP_INIT | CM_RT_QP_AT_INIT)

@@ -548,7 +548,7 @@ int cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr, int *mask)
 /*
  * The attributes of connection `conn` of runtime `rt`, which the caller
  * knows the id has (the REP's handler: no cma.lock taken for each of its
- * three moves), with what rdma_connect and rdma_accept fixed for the id.
+ * moves), with what rdma_connect and rdma_accept fixed for the id.
  */
 int cma_conn_qp_attr(struct cma_id *id, struct cm_runtime *rt, uint32_t conn,
 		     struct ibv_qp_attr *attr, int *mask)

@@ -54,29 +54,26 @@ int cma_conn_qp_move(struct cma_id *id, struct cm_runtime *rt, uint32_t conn,
 	return rc ? rc : modify(id, &a, mask);
 }
 
+static int modify_cb(void *id, struct ibv_qp_attr *a, int mask)
+{
+	return modify(id, a, mask);
+}
+
 /*
  * librdmacm's INIT -> INIT then INIT -> RTR on the REP
- * (ucma_modify_qp_rtr) as one modify with INIT's attributes carried along
- * (cm_qp_attr_fold_init): a QP rdma_create_qp made is at INIT on the id's
- * port.  One the application moved elsewhere since takes the two.
+ * (ucma_modify_qp_rtr), in one modify when it can be
+ * (cm_qp_modify_to_rtr): a QP rdma_create_qp made is at INIT on the id's
+ * port.
  */
 int cma_conn_qp_rtr(struct cma_id *id, struct cm_runtime *rt, uint32_t conn)
 {
-	struct ibv_qp_attr init = {.qp_state = IBV_QPS_INIT}, rtr = {.qp_state = IBV_QPS_RTR}, both;
-	int init_mask, rtr_mask, both_mask;
+	struct ibv_qp_attr init = {.qp_state = IBV_QPS_INIT}, rtr = {.qp_state = IBV_QPS_RTR};
+	int init_mask, rtr_mask;
 	int rc = cma_conn_qp_attr(id, rt, conn, &init, &init_mask);
 
 	if (!rc)
 		rc = cma_conn_qp_attr(id, rt, conn, &rtr, &rtr_mask);
-	if (rc)
-		return rc;
-	both = rtr;
-	both_mask = rtr_mask;
-	cm_qp_attr_fold_init(&both, &both_mask, &init, init_mask);
-	if (!modify(id, &both, both_mask))
-		return 0;
-	rc = modify(id, &init, init_mask);
-	return rc ? rc : modify(id, &rtr, rtr_mask);
+	return rc ? rc : cm_qp_modify_to_rtr(modify_cb, id, &init, init_mask, &rtr, rtr_mask);
 }
 
 void cma_qp_to_err(struct cma_id *id)
