@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 
 #include "cm/cm_int.h"
@@ -69,6 +70,7 @@ struct cm_runtime {
 	 * (mad_loop_pause_fd).  On the loop.
 	 */
 	unsigned tfd_waiters;
+	uint64_t serial; /* this runtime among the process's, from 1 (cm_rt_waitset) */
 	bool (*hook)(void *arg, struct cm_runtime *rt, const struct cm_event *ev);
 	void *hook_arg;
 	uint8_t mra_on_delivery; /* params.mra_on_delivery (in this process) */
@@ -842,6 +844,8 @@ static void close_remote_on_loop(void *arg)
 	qp_map_destroy(&rt->qps);
 }
 
+static uint64_t runtime_serial; /* the last runtime's serial */
+
 int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 {
 	struct cm_runtime *rt;
@@ -854,6 +858,7 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 	if (!rt)
 		return -ENOMEM;
 	rt->tfd = -1;
+	rt->serial = __atomic_add_fetch(&runtime_serial, 1, __ATOMIC_RELAXED);
 	rt->hook = p->on_loop_event;
 	rt->hook_arg = p->on_loop_event_arg;
 	rt->mra_on_delivery = p->mra_on_delivery;
@@ -1151,7 +1156,8 @@ struct drain_args {
 	int n; /* MADs run, or -errno */
 	bool (*ready)(void *);
 	void *ready_arg;
-	bool done; /* ready() after them: the wait ended, tfd given back */
+	bool done;	/* ready() after them: the wait ended (tfd given back) */
+	bool give_back; /* the thread took tfd from the loop thread (tfd_wait) */
 };
 
 /*
@@ -1188,7 +1194,7 @@ static void drain_here(void *arg)
 			d->done = d->ready && d->ready(d->ready_arg);
 		}
 	}
-	if (d->done) {
+	if (d->done && d->give_back) {
 		struct tfd_wait_args a = {d->rt, false};
 
 		tfd_wait_here(&a);
@@ -1205,6 +1211,137 @@ static bool tfd_wait(struct cm_runtime *rt, bool wait)
 	return a.wait;
 }
 
+/* ---- a waiting thread's own epoll set (struct cm_rt_waitset) ---- */
+
+#define WS_TFD 1 /* epoll data of the transport fd in a waitset; the caller's fd is 0 */
+
+/*
+ * Waitsets holding a transport fd, in the process, at most WAITSETS_MAX:
+ * a MAD's wake-up walks every exclusive registration of the fd until one
+ * has a thread waiting, so each set costs every MAD a little.  A program
+ * that makes more event channels waits on the others with the hand-over.
+ */
+#define WAITSETS_MAX 4
+static unsigned waitsets_live;
+
+void cm_runtime_waitset_init(struct cm_rt_waitset *ws)
+{
+	memset(ws, 0, sizeof(*ws));
+	pthread_mutex_init(&ws->lock, NULL);
+	ws->epfd = ws->fd = ws->tfd = -1;
+}
+
+void cm_runtime_waitset_fini(struct cm_rt_waitset *ws)
+{
+	if (ws->tfd >= 0)
+		__atomic_sub_fetch(&waitsets_live, 1, __ATOMIC_RELAXED);
+	if (ws->epfd >= 0)
+		close(ws->epfd);
+	ws->epfd = -1;
+	pthread_mutex_destroy(&ws->lock);
+}
+
+struct requeue_args {
+	struct cm_runtime *rt;
+	int rc;
+};
+
+/* The loop thread's registration of tfd behind the waitsets' (on the loop). */
+static void requeue_here(void *arg)
+{
+	struct requeue_args *a = arg;
+
+	a->rc = a->rt->tfd >= 0 ? mad_loop_exclusive_fd(a->rt->loop, a->rt->tfd) : -ENODEV;
+}
+
+static int ep_add(int epfd, int fd, uint32_t events, uint64_t data)
+{
+	struct epoll_event e = {.events = events, .data.u64 = data};
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e);
+}
+
+/*
+ * The waitset's epoll fd for a wait on fd with rt, made or remade first
+ * when it holds another runtime's transport fd; -1: wait with the
+ * hand-over (the kernel refused a step, or fd is not the set's).  The set
+ * is never closed before cm_runtime_waitset_fini(), so a thread still
+ * waiting in it while another remakes it is safe.
+ */
+static int waitset_fd(struct cm_runtime *rt, struct cm_rt_waitset *ws, int fd)
+{
+	struct requeue_args rq = {rt, 0};
+	int epfd = -1;
+
+	if (__atomic_load_n(&ws->serial, __ATOMIC_ACQUIRE) == rt->serial &&
+	    __atomic_load_n(&ws->fd, __ATOMIC_RELAXED) == fd &&
+	    __atomic_load_n(&ws->tfd, __ATOMIC_RELAXED) == rt->tfd)
+		return ws->epfd;
+	pthread_mutex_lock(&ws->lock);
+	__atomic_store_n(&ws->serial, 0, __ATOMIC_RELEASE);
+	if (ws->refused || rt->tfd < 0)
+		goto out;
+	/* A set of its own only for a channel that can hold the fd (WAITSETS_MAX). */
+	if (ws->tfd < 0 && __atomic_load_n(&waitsets_live, __ATOMIC_RELAXED) >= WAITSETS_MAX)
+		goto out;
+	if (ws->epfd < 0) {
+		ws->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (ws->epfd < 0 || ep_add(ws->epfd, fd, EPOLLIN, 0)) {
+			if (ws->epfd >= 0)
+				close(ws->epfd);
+			ws->epfd = -1;
+			goto out;
+		}
+		__atomic_store_n(&ws->fd, fd, __ATOMIC_RELAXED);
+	}
+	if (ws->fd != fd)
+		goto out;
+	if (ws->tfd_serial != rt->serial || ws->tfd != rt->tfd) {
+		/* Gone with its file if that closed; else taken out here. */
+		if (ws->tfd >= 0) {
+			epoll_ctl(ws->epfd, EPOLL_CTL_DEL, ws->tfd, NULL);
+			__atomic_store_n(&ws->tfd, -1, __ATOMIC_RELAXED);
+			__atomic_sub_fetch(&waitsets_live, 1, __ATOMIC_RELAXED);
+		}
+		if (__atomic_add_fetch(&waitsets_live, 1, __ATOMIC_RELAXED) > WAITSETS_MAX) {
+			__atomic_sub_fetch(&waitsets_live, 1, __ATOMIC_RELAXED);
+			goto out;
+		}
+		if (ep_add(ws->epfd, rt->tfd, EPOLLIN | EPOLLEXCLUSIVE, WS_TFD)) {
+			__atomic_sub_fetch(&waitsets_live, 1, __ATOMIC_RELAXED);
+			ws->refused = errno == EINVAL; /* no EPOLLEXCLUSIVE (before Linux 4.5) */
+			goto out;
+		}
+		__atomic_store_n(&ws->tfd, rt->tfd, __ATOMIC_RELAXED);
+		ws->tfd_serial = rt->serial;
+	}
+	/* Each new set goes before the loop thread in tfd's queue. */
+	if (mad_loop_call_here(rt->loop, requeue_here, &rq) || rq.rc) {
+		epoll_ctl(ws->epfd, EPOLL_CTL_DEL, ws->tfd, NULL);
+		__atomic_store_n(&ws->tfd, -1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&waitsets_live, 1, __ATOMIC_RELAXED);
+		ws->refused = rq.rc == -EINVAL || rq.rc == -EOPNOTSUPP;
+		goto out;
+	}
+	epfd = ws->epfd;
+	__atomic_store_n(&ws->serial, rt->serial, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&ws->lock);
+	return epfd;
+}
+
+/* Wait in a waitset: 1 when the transport fd is readable, 0 when not (yet), -1 and errno. */
+static int wait_in_set(int epfd, int timeout_ms)
+{
+	struct epoll_event ev[2];
+	int n = epoll_wait(epfd, ev, 2, timeout_ms);
+
+	for (int i = 0; i < n; i++)
+		if (ev[i].data.u64 == WS_TFD)
+			return 1;
+	return n < 0 ? -1 : 0;
+}
+
 /*
  * Wait until ready(arg) says so, up to timeout_ms, while the CM's umad fd
  * is run on this thread: a MAD that comes while we wait is run here
@@ -1216,12 +1353,13 @@ static bool tfd_wait(struct cm_runtime *rt, bool wait)
  * `eintr`: a signal ends the wait, as it ends a read(2)).
  */
 static int wait_running_mads(struct cm_runtime *rt, int fd, bool (*ready)(void *), void *arg,
-			     int timeout_ms, bool eintr)
+			     int timeout_ms, bool eintr, struct cm_rt_waitset *ws)
 {
 	int64_t end = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
-	struct drain_args dr = {rt, 0, ready, arg, false};
+	struct drain_args dr = {rt, 0, ready, arg, false, false};
 	struct pollfd pfd[2];
 	bool waiting = false; /* for tfd, loop thread paused */
+	int wfd = -1;	      /* the waitset's epoll fd while this wait uses it */
 	unsigned empty = 0;
 	int rc;
 
@@ -1248,15 +1386,24 @@ static int wait_running_mads(struct cm_runtime *rt, int fd, bool (*ready)(void *
 			mad_loop_run_once(rt->loop, left < 0 || left > 10 ? 10 : left);
 			continue;
 		}
-		if (pfd[1].fd >= 0 && !waiting && !(waiting = tfd_wait(rt, true)))
-			pfd[1].fd = -1;
-		rc = poll(pfd, 2, left);
+		if (ws && pfd[1].fd >= 0 && wfd < 0 && !waiting)
+			wfd = waitset_fd(rt, ws, fd);
+		if (wfd >= 0) {
+			rc = wait_in_set(wfd, left);
+		} else {
+			if (pfd[1].fd >= 0 && !waiting && !(waiting = tfd_wait(rt, true)))
+				pfd[1].fd = -1;
+			rc = poll(pfd, 2, left);
+			if (rc > 0)
+				rc = pfd[1].revents ? 1 : 0;
+		}
 		if (rc < 0 && (errno != EINTR || eintr)) {
 			rc = -errno;
 			break;
 		}
-		if (rc <= 0 || !pfd[1].revents)
+		if (rc <= 0)
 			continue;
+		dr.give_back = waiting;
 		rc = mad_loop_call_here(rt->loop, drain_here, &dr);
 		if (!rc && dr.done) {
 			waiting = false; /* drain_here gave tfd back */
@@ -1273,6 +1420,7 @@ static int wait_running_mads(struct cm_runtime *rt, int fd, bool (*ready)(void *
 		 */
 		if (rc || ++empty >= 3) {
 			pfd[1].fd = -1;
+			wfd = -1;
 			if (waiting)
 				waiting = tfd_wait(rt, false);
 		}
@@ -1300,7 +1448,7 @@ int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeou
 
 	if (!rt || !ev)
 		return -EINVAL;
-	return wait_running_mads(rt, rt->q.fd, popped, &a, timeout_ms, false);
+	return wait_running_mads(rt, rt->q.fd, popped, &a, timeout_ms, false, NULL);
 }
 
 static bool fd_readable(void *arg)
@@ -1314,15 +1462,15 @@ int cm_runtime_wait_fd(struct cm_runtime *rt, int fd, int timeout_ms)
 {
 	if (!rt || fd < 0)
 		return -EINVAL;
-	return wait_running_mads(rt, fd, fd_readable, &fd, timeout_ms, true);
+	return wait_running_mads(rt, fd, fd_readable, &fd, timeout_ms, true, NULL);
 }
 
-int cm_runtime_wait_ready(struct cm_runtime *rt, int fd, bool (*ready)(void *arg), void *arg,
-			  int timeout_ms)
+int cm_runtime_wait_ready(struct cm_runtime *rt, struct cm_rt_waitset *ws, int fd,
+			  bool (*ready)(void *arg), void *arg, int timeout_ms)
 {
 	if (!rt || fd < 0 || !ready)
 		return -EINVAL;
-	return wait_running_mads(rt, fd, ready, arg, timeout_ms, true);
+	return wait_running_mads(rt, fd, ready, arg, timeout_ms, true, ws);
 }
 
 /* ---- port and paths ---- */

@@ -52,6 +52,7 @@
 #ifndef MADCM_CM_RUNTIME_H
 #define MADCM_CM_RUNTIME_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -241,12 +242,38 @@ int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeou
  */
 int cm_runtime_wait_fd(struct cm_runtime *rt, int fd, int timeout_ms);
 /*
+ * A waiting thread's own epoll set, kept by a caller of
+ * cm_runtime_wait_ready() across its waits (lib/: one per event channel).
+ * It holds the caller's fd and the runtime's transport fd, the latter
+ * with EPOLLIN | EPOLLEXCLUSIVE and ahead of the loop thread's
+ * registration (mad_loop_exclusive_fd): a MAD that comes while a thread
+ * waits in it wakes that thread alone, and the loop thread when nobody
+ * waits, so a wait needs neither of the two epoll_ctl(2) calls that
+ * otherwise hand the fd from the loop thread and back (mad_loop_pause_fd),
+ * one of them between a MAD and the event it makes.  Made at the first
+ * wait, remade for another runtime; a kernel that refuses it leaves the
+ * waits to the hand-over.  cm_runtime_waitset_init() before the first
+ * wait, cm_runtime_waitset_fini() after the last.
+ */
+struct cm_rt_waitset {
+	pthread_mutex_t lock; /* making it */
+	int epfd;	      /* -1 until made */
+	int fd, tfd;	      /* what it holds (-1: none) */
+	uint64_t tfd_serial;  /* the runtime whose transport fd it holds */
+	uint64_t serial;      /* that runtime while usable, else 0 (read unlocked) */
+	bool refused;	      /* the kernel refused it: the hand-over from now on */
+};
+void cm_runtime_waitset_init(struct cm_rt_waitset *ws);
+void cm_runtime_waitset_fini(struct cm_rt_waitset *ws);
+
+/*
  * The same, done when ready(arg) says so (checked without a system call,
  * as after each MAD run here); `fd` is what another thread makes readable
- * when it makes ready() true.
+ * when it makes ready() true.  With ws (may be NULL), the thread waits in
+ * that epoll set instead of taking the transport fd from the loop thread.
  */
-int cm_runtime_wait_ready(struct cm_runtime *rt, int fd, bool (*ready)(void *arg), void *arg,
-			  int timeout_ms);
+int cm_runtime_wait_ready(struct cm_runtime *rt, struct cm_rt_waitset *ws, int fd,
+			  bool (*ready)(void *arg), void *arg, int timeout_ms);
 
 /* The port (LID, GID, SM LID ...) as read when the runtime opened. */
 int cm_runtime_port(const struct cm_runtime *rt, struct mad_port_attr *out);

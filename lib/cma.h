@@ -38,6 +38,7 @@
 #include <rdma/rdma_verbs.h>
 
 #include "cm/engine.h"
+#include "cm/runtime.h"
 #include "sa/client.h"
 
 struct cm_runtime;
@@ -168,6 +169,13 @@ struct cma_channel {
 	 */
 	unsigned waiters;
 	bool dead;
+	/*
+	 * The epoll set its waiters sleep in while they run the CM's MADs
+	 * (cm_runtime_wait_ready): a MAD wakes a waiting thread with no fd
+	 * handed over between it and the loop thread.  Channels the
+	 * application made; a synchronous id's own channel waits without.
+	 */
+	struct cm_rt_waitset ws;
 };
 
 /* One bound (port space, port) entry of the port-space table (cma_ports.c). */

@@ -40,6 +40,7 @@ struct cma_channel *cma_channel_create_locked(void)
 		free(ch);
 		return NULL;
 	}
+	cm_runtime_waitset_init(&ch->ws);
 	return ch;
 }
 
@@ -57,6 +58,7 @@ static void channel_free(struct cma_channel *ch)
 		ch->dead = true; /* the last waiter never returns (see cma.h) */
 		return;
 	}
+	cm_runtime_waitset_fini(&ch->ws);
 	close(ch->ch.fd);
 	free(ch);
 }
@@ -284,7 +286,8 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 
 		if (rt) { /* Run the CM's MADs here meanwhile: one wake-up, not two. */
 			self_wait = ch;
-			rc = cm_runtime_wait_ready(rt, ch->ch.fd, has_events, ch, -1);
+			rc = cm_runtime_wait_ready(rt, ch->private_sync ? NULL : &ch->ws, ch->ch.fd,
+						   has_events, ch, -1);
 			self_wait = NULL;
 		} else if (poll(&pfd, 1, -1) < 0) {
 			rc = -errno; /* EINTR too, as librdmacm's read(2) of the fd */

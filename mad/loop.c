@@ -25,6 +25,7 @@
 struct watch {
 	int fd;
 	bool in_ep;	 /* epoll takes it; else poll()ed next to epfd (see polled) */
+	bool excl;	 /* registered EPOLLEXCLUSIVE (mad_loop_exclusive_fd), each watch of fd */
 	unsigned paused; /* mad_loop_pause_fd() nesting, the same in every watch of fd */
 	mad_loop_fd_fn fn;
 	void *arg;
@@ -508,8 +509,10 @@ int mad_loop_watch_fd(struct mad_loop *l, int fd, mad_loop_fd_fn fn, void *arg)
 	if (other) {
 		/* One registration (or pause) serves every watch of the fd. */
 		w->in_ep = other->in_ep;
+		w->excl = other->excl;
 		w->paused = other->paused;
 	} else {
+		w->excl = false;
 		w->in_ep = !ep_ctl(l->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)fd);
 		if (!w->in_ep && (errno == ENOMEM || errno == ENOSPC))
 			return -errno;
@@ -561,6 +564,52 @@ void mad_loop_unwatch_fd(struct mad_loop *l, int fd)
 		epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
+/* Every watch of fd leaves the epoll set for the poll()ed ones. */
+static void poll_instead(struct mad_loop *l, int fd)
+{
+	for (unsigned i = 0; i < l->nw; i++)
+		if (l->w[i].fd == fd) {
+			l->w[i].in_ep = false;
+			l->w[i].excl = false;
+			l->polled++;
+		}
+	l->watch_gen++;
+}
+
+int mad_loop_exclusive_fd(struct mad_loop *l, int fd)
+{
+	struct watch *w = l ? find_watch(l, fd) : NULL;
+
+	if (!w)
+		return l ? -ENOENT : -EINVAL;
+	if (!w->in_ep)
+		return -EOPNOTSUPP;
+	/*
+	 * Removed and added again, exclusive: an epoll set that holds fd
+	 * exclusively and was registered before comes first in fd's wake-up
+	 * queue.  Paused, it is only removed; the resume adds it.  A readable
+	 * fd added wakes the thread, as it should.
+	 */
+	if (!w->excl || !w->paused)
+		epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
+	if (!w->paused &&
+	    ep_ctl(l->epfd, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLEXCLUSIVE, (uint64_t)fd)) {
+		int rc = -errno;
+
+		/* Not exclusive then (a kernel before 4.5): as before. */
+		for (unsigned i = 0; i < l->nw; i++)
+			if (l->w[i].fd == fd)
+				l->w[i].excl = false;
+		if (ep_ctl(l->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)fd))
+			poll_instead(l, fd);
+		return rc;
+	}
+	for (unsigned i = 0; i < l->nw; i++)
+		if (l->w[i].fd == fd)
+			l->w[i].excl = true;
+	return 0;
+}
+
 int mad_loop_pause_fd(struct mad_loop *l, int fd, bool pause)
 {
 	struct watch *w = l ? find_watch(l, fd) : NULL;
@@ -571,7 +620,18 @@ int mad_loop_pause_fd(struct mad_loop *l, int fd, bool pause)
 	if (!pause && !w->paused)
 		return -EINVAL;
 	n = pause ? w->paused + 1 : w->paused - 1;
-	if (w->in_ep && (n == 0) != (w->paused == 0)) {
+	if (w->in_ep && w->excl && (n == 0) != (w->paused == 0)) {
+		/*
+		 * An exclusive registration cannot be modified (epoll_ctl(2)):
+		 * paused, it is removed; resumed, added again, at the back of
+		 * the fd's exclusive waiters, and a readable fd then wakes the
+		 * thread as it should.
+		 */
+		if (pause)
+			epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
+		else if (ep_ctl(l->epfd, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLEXCLUSIVE, (uint64_t)fd))
+			poll_instead(l, fd);
+	} else if (w->in_ep && (n == 0) != (w->paused == 0)) {
 		/*
 		 * Disarmed or armed again in the epoll set, no wake-up for the
 		 * thread sleeping on it, except that an fd armed while readable
@@ -592,11 +652,7 @@ int mad_loop_pause_fd(struct mad_loop *l, int fd, bool pause)
 			 * and opened again meanwhile, it is added): poll() it
 			 * from now on.
 			 */
-			for (unsigned i = 0; i < l->nw; i++)
-				if (l->w[i].fd == fd) {
-					l->w[i].in_ep = false;
-					l->polled++;
-				}
+			poll_instead(l, fd);
 		}
 	}
 	if (!w->in_ep)

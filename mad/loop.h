@@ -108,6 +108,22 @@ void mad_loop_unwatch_fd(struct mad_loop *l, int fd);
 int mad_loop_pause_fd(struct mad_loop *l, int fd, bool pause);
 
 /*
+ * Loop-side only.  Register the loop's watch of fd with EPOLLEXCLUSIVE,
+ * behind every epoll set that already holds fd exclusively: fd's data then
+ * wakes a thread blocked in epoll_wait() on such a set of its own, and the
+ * loop's thread only when no such thread waits (with the kernel's
+ * self-removing epoll waits, since Linux 6.0 and its 5.4+ stable
+ * branches, a second datum that comes while that thread has not yet run
+ * wakes the loop's thread).  Call it again after each new such set: each
+ * call moves the loop's registration to the back.  Paused, the watch is
+ * out of the epoll set (an exclusive registration cannot be modified) and
+ * its resume adds it.  0, -ENOENT (not watched), -EOPNOTSUPP (poll()ed,
+ * not in the epoll set), -errno (the kernel refused EPOLLEXCLUSIVE: the
+ * watch stays as it was).
+ */
+int mad_loop_exclusive_fd(struct mad_loop *l, int fd);
+
+/*
  * fn(arg) at the end of every turn of the loop (mad_loop_run_once, the
  * loop's thread), holding the loop, after the fds, timers and commands the
  * turn ran: where a user sends what it gathered meanwhile (madcmd packs a

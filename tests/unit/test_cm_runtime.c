@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 
 #include <cmocka.h>
 
@@ -809,6 +810,103 @@ static void test_wait_runs_mads_here(void **state)
 	pair_close(&p);
 }
 
+static bool queue_readable(void *arg)
+{
+	struct pollfd p = {.fd = *(int *)arg, .events = POLLIN};
+
+	return poll(&p, 1, 0) > 0;
+}
+
+struct set_waiter {
+	struct cm_runtime *rt;
+	struct cm_rt_waitset *ws;
+	pthread_t self;
+	int fd, rc;
+};
+
+static void *wait_in_set(void *arg)
+{
+	struct set_waiter *w = arg;
+
+	w->self = pthread_self();
+	w->rc = cm_runtime_wait_ready(w->rt, w->ws, w->fd, queue_readable, &w->fd, WAIT_MS);
+	return NULL;
+}
+
+/*
+ * The same with a waitset (an epoll set of the waiter's own holding the
+ * transport fd exclusively): the MAD is run by the waiting thread, then,
+ * with nobody waiting, by the loop's thread; a second wait in the same set
+ * runs its MAD again; a set used with another fd, and sets beyond the
+ * process's few, wait with the hand-over and still run their MAD.
+ */
+static void test_wait_in_waitset(void **state)
+{
+	struct cm_rt_waitset ws, more[5];
+	struct cm_connect_cmd cc;
+	struct cm_event ev;
+	struct set_waiter w = {0};
+	pthread_t th, loop_th;
+	struct pair p;
+	uint32_t id;
+
+	(void)state;
+	pair_open(&p, true);
+	side_reopen_hooked(&p, 1, note_req_thread, NULL);
+	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
+	assert_int_equal(mad_loop_call(p.loop, note_loop_thread, &loop_th), 0);
+	cm_runtime_waitset_init(&ws);
+	w.rt = p.s[1].rt;
+	w.ws = &ws;
+	w.fd = cm_runtime_event_fd(p.s[1].rt);
+
+	for (unsigned k = 0; k < 2; k++) {
+		assert_int_equal(pthread_create(&th, NULL, wait_in_set, &w), 0);
+		usleep(50000); /* let it fall asleep in epoll_wait */
+		connect_cmd(&p, &cc, 0x1020 + k);
+		assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
+		assert_int_equal(pthread_join(th, NULL), 0);
+		assert_int_equal(w.rc, 0);
+		assert_true(ws.epfd >= 0);
+		assert_true(pthread_equal(req_ran_on, w.self));
+		assert_int_equal(cm_runtime_get_event(p.s[1].rt, &ev), 0);
+		assert_int_equal(ev.type, CM_EV_REQ_RCVD);
+
+		/* Nobody waits now: the loop thread takes the next REQ. */
+		connect_cmd(&p, &cc, 0x1030 + k);
+		assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
+		assert_int_equal(cm_runtime_wait_fd(p.s[1].rt, w.fd, WAIT_MS), 0);
+		assert_int_equal(cm_runtime_get_event(p.s[1].rt, &ev), 0);
+		assert_int_equal(ev.type, CM_EV_REQ_RCVD);
+	}
+
+	/* Five more sets: the last waits with the hand-over, and still runs its MAD here. */
+	for (unsigned k = 0; k < 5; k++) {
+		cm_runtime_waitset_init(&more[k]);
+		w.ws = &more[k];
+		assert_int_equal(pthread_create(&th, NULL, wait_in_set, &w), 0);
+		usleep(50000);
+		connect_cmd(&p, &cc, 0x1040 + k);
+		assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
+		assert_int_equal(pthread_join(th, NULL), 0);
+		assert_int_equal(w.rc, 0);
+		assert_true(pthread_equal(req_ran_on, w.self));
+		assert_int_equal(cm_runtime_get_event(p.s[1].rt, &ev), 0);
+		assert_int_equal(more[k].tfd >= 0, k < 3); /* four sets at most hold it */
+	}
+	/* Another fd with a set made for the queue's: the hand-over. */
+	w.ws = &ws;
+	w.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	assert_true(w.fd >= 0);
+	assert_int_equal(cm_runtime_wait_ready(w.rt, &ws, w.fd, queue_readable, &w.fd, 20),
+			 -ETIMEDOUT);
+	close(w.fd);
+	for (unsigned k = 0; k < 5; k++)
+		cm_runtime_waitset_fini(&more[k]);
+	cm_runtime_waitset_fini(&ws);
+	pair_close(&p);
+}
+
 /* The runtime hosts the engine through cm/umad.c: Get(ClassPortInfo) is answered. */
 static void test_class_port_info(void **state)
 {
@@ -1211,6 +1309,7 @@ int main(void)
 	    cmocka_unit_test(test_path_from_sa),
 	    cmocka_unit_test(test_class_port_info),
 	    cmocka_unit_test(test_wait_runs_mads_here),
+	    cmocka_unit_test(test_wait_in_waitset),
 	    cmocka_unit_test(test_auto_qp_inline),
 	    cmocka_unit_test(test_auto_qp_thread),
 	    cmocka_unit_test(test_auto_qp_no_init),

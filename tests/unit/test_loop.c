@@ -5,7 +5,8 @@
  * wake-up; without a thread, mad_loop_run_once drives the same code; the
  * release hook runs once a hold ends, on the thread that held the loop;
  * the fd set reports each fd by its tag and the turn-end hook can run in
- * the middle of a turn; a paused fd whose peer hung up stays quiet.
+ * the middle of a turn; a paused fd whose peer hung up stays quiet; an
+ * exclusive watch leaves a datum to a thread waiting in a set of its own.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -202,6 +203,97 @@ static void test_pause_fd(void **state)
 	wait_hits(2);
 	assert_int_equal(atomic_load(&fd_hits), 2);
 	mad_loop_destroy(a.l);
+	close(fd);
+}
+
+static void exclusive_on_loop(void *arg)
+{
+	struct pause_args *a = arg;
+
+	a->rc = mad_loop_exclusive_fd(a->l, a->fd);
+}
+
+static int exclusive_fd(struct pause_args *a)
+{
+	assert_int_equal(mad_loop_call_here(a->l, exclusive_on_loop, a), 0);
+	return a->rc;
+}
+
+struct set_waiter {
+	int epfd;
+	atomic_int woken;
+};
+
+/* A thread of its own blocked in epoll_wait() on a set holding the fd exclusively. */
+static void *wait_in_own_set(void *arg)
+{
+	struct set_waiter *w = arg;
+	struct epoll_event ev;
+
+	if (epoll_wait(w->epfd, &ev, 1, 2000) == 1)
+		atomic_store(&w->woken, 1);
+	return NULL;
+}
+
+/*
+ * An exclusive watch (mad_loop_exclusive_fd): the loop thread still runs
+ * it when nobody else waits; a thread blocked on an epoll set of its own
+ * that holds the fd exclusively, registered before, is woken instead of
+ * the loop thread; pausing and resuming still work (by removal and
+ * addition), and a resume while readable wakes the loop thread.
+ */
+static void test_exclusive_fd(void **state)
+{
+	struct pause_args a;
+	struct set_waiter w = {0};
+	struct epoll_event e = {.events = EPOLLIN | EPOLLEXCLUSIVE};
+	uint64_t one = 1, v;
+	pthread_t th;
+	int fd = eventfd(0, EFD_NONBLOCK);
+
+	(void)state;
+	assert_int_equal(mad_loop_exclusive_fd(NULL, fd), -EINVAL);
+	assert_int_equal(mad_loop_create(&a.l, NULL, NULL), 0);
+	assert_int_equal(mad_loop_start(a.l), 0);
+	a.fd = fd;
+	assert_int_equal(exclusive_fd(&a), -ENOENT); /* not watched */
+	assert_int_equal(mad_loop_call(a.l, watch_on_loop, &a), 0);
+	assert_int_equal(exclusive_fd(&a), 0);
+	atomic_store(&fd_hits, 0);
+	assert_int_equal(write(fd, &one, sizeof(one)), sizeof(one));
+	wait_hits(1);
+	assert_int_equal(atomic_load(&fd_hits), 1);
+
+	/* Another set first in the fd's queue, then the loop's again. */
+	w.epfd = epoll_create1(0);
+	assert_true(w.epfd >= 0);
+	assert_int_equal(epoll_ctl(w.epfd, EPOLL_CTL_ADD, fd, &e), 0);
+	assert_int_equal(exclusive_fd(&a), 0);
+	assert_int_equal(pthread_create(&th, NULL, wait_in_own_set, &w), 0);
+	usleep(50000); /* let it fall asleep in epoll_wait */
+	assert_int_equal(write(fd, &one, sizeof(one)), sizeof(one));
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(atomic_load(&w.woken), 1);
+	usleep(30000);
+	assert_int_equal(atomic_load(&fd_hits), 1); /* the loop thread was not woken */
+	assert_int_equal(read(fd, &v, sizeof(v)), sizeof(v));
+
+	/* Nobody waits in the set now: the loop thread takes it. */
+	assert_int_equal(write(fd, &one, sizeof(one)), sizeof(one));
+	wait_hits(2);
+	assert_int_equal(atomic_load(&fd_hits), 2);
+
+	/* Paused and resumed, exclusive as it is. */
+	assert_int_equal(pause_fd(&a, true), 0);
+	assert_int_equal(exclusive_fd(&a), 0); /* paused: added back by the resume */
+	assert_int_equal(write(fd, &one, sizeof(one)), sizeof(one));
+	usleep(30000);
+	assert_int_equal(atomic_load(&fd_hits), 2);
+	assert_int_equal(pause_fd(&a, false), 0);
+	wait_hits(3);
+	assert_int_equal(atomic_load(&fd_hits), 3);
+	mad_loop_destroy(a.l);
+	close(w.epfd);
 	close(fd);
 }
 
@@ -506,6 +598,7 @@ int main(void)
 	    cmocka_unit_test(test_fd_and_timer_wake_the_thread),
 	    cmocka_unit_test(test_without_thread),
 	    cmocka_unit_test(test_pause_fd),
+	    cmocka_unit_test(test_exclusive_fd),
 	    cmocka_unit_test(test_two_watches_one_fd),
 	    cmocka_unit_test(test_watch_without_wakeup),
 	    cmocka_unit_test(test_release_hook),
