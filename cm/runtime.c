@@ -1309,7 +1309,8 @@ static int waitset_fd(struct cm_runtime *rt, struct cm_rt_waitset *ws, int fd)
 		}
 		if (ep_add(ws->epfd, rt->tfd, EPOLLIN | EPOLLEXCLUSIVE, WS_TFD)) {
 			__atomic_sub_fetch(&waitsets_live, 1, __ATOMIC_RELAXED);
-			ws->refused = errno == EINVAL; /* no EPOLLEXCLUSIVE (before Linux 4.5) */
+			/* EINVAL: no EPOLLEXCLUSIVE (before Linux 4.5); EPERM: not pollable */
+			ws->refused = errno != ENOMEM && errno != ENOSPC;
 			goto out;
 		}
 		__atomic_store_n(&ws->tfd, rt->tfd, __ATOMIC_RELAXED);
