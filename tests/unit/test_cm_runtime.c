@@ -907,6 +907,51 @@ static void test_wait_in_waitset(void **state)
 	pair_close(&p);
 }
 
+/*
+ * A burst of REQs while one thread waits in its waitset for one event and
+ * then waits no more: the thread takes the first, and every other reaches
+ * the queue all the same (through the loop thread), none left unread in
+ * the transport fd for want of a waiter.
+ */
+static void test_waitset_burst(void **state)
+{
+	enum { N = 40 };
+	struct cm_rt_waitset ws;
+	struct cm_connect_cmd cc;
+	struct cm_event ev;
+	struct set_waiter w = {0};
+	struct pollfd pfd;
+	pthread_t th;
+	struct pair p;
+	uint32_t id;
+	unsigned got = 0;
+
+	(void)state;
+	pair_open(&p, true);
+	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
+	cm_runtime_waitset_init(&ws);
+	w.rt = p.s[1].rt;
+	w.ws = &ws;
+	w.fd = cm_runtime_event_fd(p.s[1].rt);
+	assert_int_equal(pthread_create(&th, NULL, wait_in_set, &w), 0);
+	usleep(50000);
+	for (unsigned k = 0; k < N; k++) {
+		connect_cmd(&p, &cc, 0x2000 + k);
+		assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
+	}
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(w.rc, 0);
+	pfd.fd = w.fd;
+	pfd.events = POLLIN;
+	while (got < N && poll(&pfd, 1, WAIT_MS) == 1)
+		while (cm_runtime_get_event(p.s[1].rt, &ev) == 0)
+			if (ev.type == CM_EV_REQ_RCVD)
+				got++;
+	assert_int_equal(got, N);
+	cm_runtime_waitset_fini(&ws);
+	pair_close(&p);
+}
+
 /* The runtime hosts the engine through cm/umad.c: Get(ClassPortInfo) is answered. */
 static void test_class_port_info(void **state)
 {
@@ -1310,6 +1355,7 @@ int main(void)
 	    cmocka_unit_test(test_class_port_info),
 	    cmocka_unit_test(test_wait_runs_mads_here),
 	    cmocka_unit_test(test_wait_in_waitset),
+	    cmocka_unit_test(test_waitset_burst),
 	    cmocka_unit_test(test_auto_qp_inline),
 	    cmocka_unit_test(test_auto_qp_thread),
 	    cmocka_unit_test(test_auto_qp_no_init),
