@@ -1347,9 +1347,11 @@ static int wait_in_set(int epfd, int timeout_ms)
  * Wait until ready(arg) says so, up to timeout_ms, while the CM's umad fd
  * is run on this thread: a MAD that comes while we wait is run here
  * (holding the loop), so its event needs no hop from the loop thread, and
- * the loop's thread does not wait for that fd meanwhile, so it is not
- * woken for it as well: the one wake-up is this thread's, as for a
- * kernel rdma_cm user blocked in read().  `fd` is polled for what makes
+ * the loop's thread is not woken for it as well: the one wake-up is this
+ * thread's, as for a kernel rdma_cm user blocked in read().  With a
+ * waitset the kernel wakes this thread alone (it waits ahead of the loop
+ * thread, both exclusive); without, the loop's watch of the fd is paused
+ * for the wait (tfd_wait, two epoll_ctl).  `fd` is polled for what makes
  * ready() true.  Returns 0, -ETIMEDOUT or -errno (-EINTR only with
  * `eintr`: a signal ends the wait, as it ends a read(2)).
  */
