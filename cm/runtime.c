@@ -1254,11 +1254,13 @@ static void requeue_here(void *arg)
 	a->rc = a->rt->tfd >= 0 ? mad_loop_exclusive_fd(a->rt->loop, a->rt->tfd) : -ENODEV;
 }
 
-static int ep_add(int epfd, int fd, uint32_t events, uint64_t data)
+/* A slot of the WAITSETS_MAX, or false when all are taken. */
+static bool waitset_slot_take(void)
 {
-	struct epoll_event e = {.events = events, .data.u64 = data};
-
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e);
+	if (__atomic_add_fetch(&waitsets_live, 1, __ATOMIC_RELAXED) <= WAITSETS_MAX)
+		return true;
+	__atomic_sub_fetch(&waitsets_live, 1, __ATOMIC_RELAXED);
+	return false;
 }
 
 /*
@@ -1281,37 +1283,31 @@ static int waitset_fd(struct cm_runtime *rt, struct cm_rt_waitset *ws, int fd)
 	__atomic_store_n(&ws->serial, 0, __ATOMIC_RELEASE);
 	if (ws->refused || rt->tfd < 0)
 		goto out;
-	/* A set of its own only for a channel that can hold the fd (WAITSETS_MAX). */
-	if (ws->tfd < 0 && __atomic_load_n(&waitsets_live, __ATOMIC_RELAXED) >= WAITSETS_MAX)
+	/* A set holding a transport fd has its slot; another takes one first. */
+	if (ws->tfd < 0 && !waitset_slot_take())
 		goto out;
 	if (ws->epfd < 0) {
 		ws->epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (ws->epfd < 0 || ep_add(ws->epfd, fd, EPOLLIN, 0)) {
+		if (ws->epfd < 0 || mad_ep_ctl(ws->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, 0)) {
 			if (ws->epfd >= 0)
 				close(ws->epfd);
 			ws->epfd = -1;
-			goto out;
+			goto drop;
 		}
 		__atomic_store_n(&ws->fd, fd, __ATOMIC_RELAXED);
 	}
 	if (ws->fd != fd)
-		goto out;
+		goto drop;
 	if (ws->tfd_serial != rt->serial || ws->tfd != rt->tfd) {
 		/* Gone with its file if that closed; else taken out here. */
-		if (ws->tfd >= 0) {
+		if (ws->tfd >= 0)
 			epoll_ctl(ws->epfd, EPOLL_CTL_DEL, ws->tfd, NULL);
-			__atomic_store_n(&ws->tfd, -1, __ATOMIC_RELAXED);
-			__atomic_sub_fetch(&waitsets_live, 1, __ATOMIC_RELAXED);
-		}
-		if (__atomic_add_fetch(&waitsets_live, 1, __ATOMIC_RELAXED) > WAITSETS_MAX) {
-			__atomic_sub_fetch(&waitsets_live, 1, __ATOMIC_RELAXED);
-			goto out;
-		}
-		if (ep_add(ws->epfd, rt->tfd, EPOLLIN | EPOLLEXCLUSIVE, WS_TFD)) {
-			__atomic_sub_fetch(&waitsets_live, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&ws->tfd, -1, __ATOMIC_RELAXED);
+		if (mad_ep_ctl(ws->epfd, EPOLL_CTL_ADD, rt->tfd, EPOLLIN | EPOLLEXCLUSIVE,
+			       WS_TFD)) {
 			/* EINVAL: no EPOLLEXCLUSIVE (before Linux 4.5); EPERM: not pollable */
 			ws->refused = errno != ENOMEM && errno != ENOSPC;
-			goto out;
+			goto drop;
 		}
 		__atomic_store_n(&ws->tfd, rt->tfd, __ATOMIC_RELAXED);
 		ws->tfd_serial = rt->serial;
@@ -1320,12 +1316,16 @@ static int waitset_fd(struct cm_runtime *rt, struct cm_rt_waitset *ws, int fd)
 	if (mad_loop_call_here(rt->loop, requeue_here, &rq) || rq.rc) {
 		epoll_ctl(ws->epfd, EPOLL_CTL_DEL, ws->tfd, NULL);
 		__atomic_store_n(&ws->tfd, -1, __ATOMIC_RELAXED);
-		__atomic_sub_fetch(&waitsets_live, 1, __ATOMIC_RELAXED);
 		ws->refused = rq.rc == -EINVAL || rq.rc == -EOPNOTSUPP;
-		goto out;
+		goto drop;
 	}
 	epfd = ws->epfd;
 	__atomic_store_n(&ws->serial, rt->serial, __ATOMIC_RELEASE);
+	goto out;
+drop:
+	/* The slot goes with the transport fd (cm_runtime_waitset_fini gives a held one). */
+	if (ws->tfd < 0)
+		__atomic_sub_fetch(&waitsets_live, 1, __ATOMIC_RELAXED);
 out:
 	pthread_mutex_unlock(&ws->lock);
 	return epfd;

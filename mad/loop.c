@@ -120,14 +120,6 @@ static void own_release(struct mad_loop *l, const struct mad_loop *prev)
 		h.fn(h.arg);
 }
 
-/* epoll_ctl(2) with the event built here: 0 or -1 with errno. */
-static int ep_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data)
-{
-	struct epoll_event e = {.events = events, .data.u64 = data};
-
-	return epoll_ctl(epfd, op, fd, &e);
-}
-
 int mad_loop_create(struct mad_loop **out, uint64_t (*now_ns)(void *), void *clock_ctx)
 {
 	struct mad_loop *l;
@@ -145,7 +137,7 @@ int mad_loop_create(struct mad_loop **out, uint64_t (*now_ns)(void *), void *clo
 		return -e;
 	}
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (l->epfd < 0 || ep_ctl(l->epfd, EPOLL_CTL_ADD, l->evfd, EPOLLIN, TAG_EVFD)) {
+	if (l->epfd < 0 || mad_ep_ctl(l->epfd, EPOLL_CTL_ADD, l->evfd, EPOLLIN, TAG_EVFD)) {
 		int e = errno;
 
 		if (l->epfd >= 0)
@@ -157,7 +149,7 @@ int mad_loop_create(struct mad_loop **out, uint64_t (*now_ns)(void *), void *clo
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_mutex_init(&l->own, NULL);
 	l->tfd = now_ns ? -1 : timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (l->tfd >= 0 && ep_ctl(l->epfd, EPOLL_CTL_ADD, l->tfd, EPOLLIN, TAG_TFD)) {
+	if (l->tfd >= 0 && mad_ep_ctl(l->epfd, EPOLL_CTL_ADD, l->tfd, EPOLLIN, TAG_TFD)) {
 		close(l->tfd);
 		l->tfd = -1; /* earlier timers then wake the thread through evfd */
 	}
@@ -513,7 +505,7 @@ int mad_loop_watch_fd(struct mad_loop *l, int fd, mad_loop_fd_fn fn, void *arg)
 		w->paused = other->paused;
 	} else {
 		w->excl = false;
-		w->in_ep = !ep_ctl(l->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)fd);
+		w->in_ep = !mad_ep_ctl(l->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)fd);
 		if (!w->in_ep && (errno == ENOMEM || errno == ENOSPC))
 			return -errno;
 	}
@@ -543,7 +535,7 @@ int mad_loop_set_ctl(struct mad_loop *l, int op, int fd, uint32_t tag, uint32_t 
 {
 	if (!l || fd < 0)
 		return -EINVAL;
-	return ep_ctl(l->epfd, op, fd, events, TAG_SET | tag) ? -errno : 0;
+	return mad_ep_ctl(l->epfd, op, fd, events, TAG_SET | tag) ? -errno : 0;
 }
 
 void mad_loop_unwatch_fd(struct mad_loop *l, int fd)
@@ -576,6 +568,14 @@ static void poll_instead(struct mad_loop *l, int fd)
 	l->watch_gen++;
 }
 
+/* Every watch of fd registered EPOLLEXCLUSIVE, or no longer. */
+static void set_excl(struct mad_loop *l, int fd, bool excl)
+{
+	for (unsigned i = 0; i < l->nw; i++)
+		if (l->w[i].fd == fd)
+			l->w[i].excl = excl;
+}
+
 int mad_loop_exclusive_fd(struct mad_loop *l, int fd)
 {
 	struct watch *w = l ? find_watch(l, fd) : NULL;
@@ -593,20 +593,16 @@ int mad_loop_exclusive_fd(struct mad_loop *l, int fd)
 	if (!w->excl || !w->paused)
 		epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
 	if (!w->paused &&
-	    ep_ctl(l->epfd, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLEXCLUSIVE, (uint64_t)fd)) {
+	    mad_ep_ctl(l->epfd, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLEXCLUSIVE, (uint64_t)fd)) {
 		int rc = -errno;
 
 		/* Not exclusive then (a kernel before 4.5): as before. */
-		for (unsigned i = 0; i < l->nw; i++)
-			if (l->w[i].fd == fd)
-				l->w[i].excl = false;
-		if (ep_ctl(l->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)fd))
+		set_excl(l, fd, false);
+		if (mad_ep_ctl(l->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)fd))
 			poll_instead(l, fd);
 		return rc;
 	}
-	for (unsigned i = 0; i < l->nw; i++)
-		if (l->w[i].fd == fd)
-			l->w[i].excl = true;
+	set_excl(l, fd, true);
 	return 0;
 }
 
@@ -629,7 +625,8 @@ int mad_loop_pause_fd(struct mad_loop *l, int fd, bool pause)
 		 */
 		if (pause)
 			epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
-		else if (ep_ctl(l->epfd, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLEXCLUSIVE, (uint64_t)fd))
+		else if (mad_ep_ctl(l->epfd, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLEXCLUSIVE,
+				    (uint64_t)fd))
 			poll_instead(l, fd);
 	} else if (w->in_ep && (n == 0) != (w->paused == 0)) {
 		/*
@@ -642,11 +639,11 @@ int mad_loop_pause_fd(struct mad_loop *l, int fd, bool pause)
 		 * epoll_ctl(2) always adds, once (EPOLLONESHOT): the paused
 		 * watch is skipped then, and the thread sleeps again.
 		 */
-		if (ep_ctl(l->epfd, EPOLL_CTL_MOD, fd, pause ? EPOLLONESHOT : EPOLLIN,
-			   (uint64_t)fd) &&
+		if (mad_ep_ctl(l->epfd, EPOLL_CTL_MOD, fd, pause ? EPOLLONESHOT : EPOLLIN,
+			       (uint64_t)fd) &&
 		    !pause &&
 		    (errno != ENOENT ||
-		     ep_ctl(l->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)fd))) {
+		     mad_ep_ctl(l->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)fd))) {
 			/*
 			 * Never leave it unwatched (gone from the set, e.g. closed
 			 * and opened again meanwhile, it is added): poll() it

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/epoll.h>
 
 #include "mad/timer.h"
 
@@ -106,6 +107,18 @@ void mad_loop_unwatch_fd(struct mad_loop *l, int fd);
  * -EINVAL (also: resume without pause), -ENOENT (fd not watched).
  */
 int mad_loop_pause_fd(struct mad_loop *l, int fd, bool pause);
+
+/*
+ * epoll_ctl(2) with the event built here (its data a u64): 0, or -1 and
+ * errno.  The loop's own registrations, and the epoll sets of waiting
+ * threads that hold a watched fd ahead of it (mad_loop_exclusive_fd).
+ */
+static inline int mad_ep_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data)
+{
+	struct epoll_event e = {.events = events, .data.u64 = data};
+
+	return epoll_ctl(epfd, op, fd, &e);
+}
 
 /*
  * Loop-side only.  Register the loop's watch of fd with EPOLLEXCLUSIVE,
