@@ -834,6 +834,28 @@ static void *wait_in_set(void *arg)
 }
 
 /*
+ * A REQ sent while w waits in its waitset: the waiter ran it and its
+ * event is queued.
+ */
+static void req_to_waiter(struct pair *p, struct set_waiter *w, uint32_t qpn)
+{
+	struct cm_connect_cmd cc;
+	struct cm_event ev;
+	pthread_t th;
+	uint32_t id;
+
+	assert_int_equal(pthread_create(&th, NULL, wait_in_set, w), 0);
+	usleep(50000); /* let it fall asleep in epoll_wait */
+	connect_cmd(p, &cc, qpn);
+	assert_int_equal(cm_runtime_connect(p->s[0].rt, &cc, &id), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(w->rc, 0);
+	assert_true(pthread_equal(req_ran_on, w->self));
+	assert_int_equal(cm_runtime_get_event(p->s[1].rt, &ev), 0);
+	assert_int_equal(ev.type, CM_EV_REQ_RCVD);
+}
+
+/*
  * The same with a waitset (an epoll set of the waiter's own holding the
  * transport fd exclusively): the MAD is run by the waiting thread, then,
  * with nobody waiting, by the loop's thread; a second wait in the same set
@@ -846,7 +868,7 @@ static void test_wait_in_waitset(void **state)
 	struct cm_connect_cmd cc;
 	struct cm_event ev;
 	struct set_waiter w = {0};
-	pthread_t th, loop_th;
+	pthread_t loop_th;
 	struct pair p;
 	uint32_t id;
 
@@ -861,16 +883,8 @@ static void test_wait_in_waitset(void **state)
 	w.fd = cm_runtime_event_fd(p.s[1].rt);
 
 	for (unsigned k = 0; k < 2; k++) {
-		assert_int_equal(pthread_create(&th, NULL, wait_in_set, &w), 0);
-		usleep(50000); /* let it fall asleep in epoll_wait */
-		connect_cmd(&p, &cc, 0x1020 + k);
-		assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
-		assert_int_equal(pthread_join(th, NULL), 0);
-		assert_int_equal(w.rc, 0);
+		req_to_waiter(&p, &w, 0x1020 + k);
 		assert_true(ws.epfd >= 0);
-		assert_true(pthread_equal(req_ran_on, w.self));
-		assert_int_equal(cm_runtime_get_event(p.s[1].rt, &ev), 0);
-		assert_int_equal(ev.type, CM_EV_REQ_RCVD);
 
 		/* Nobody waits now: the loop thread takes the next REQ. */
 		connect_cmd(&p, &cc, 0x1030 + k);
@@ -884,14 +898,7 @@ static void test_wait_in_waitset(void **state)
 	for (unsigned k = 0; k < 5; k++) {
 		cm_runtime_waitset_init(&more[k]);
 		w.ws = &more[k];
-		assert_int_equal(pthread_create(&th, NULL, wait_in_set, &w), 0);
-		usleep(50000);
-		connect_cmd(&p, &cc, 0x1040 + k);
-		assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
-		assert_int_equal(pthread_join(th, NULL), 0);
-		assert_int_equal(w.rc, 0);
-		assert_true(pthread_equal(req_ran_on, w.self));
-		assert_int_equal(cm_runtime_get_event(p.s[1].rt, &ev), 0);
+		req_to_waiter(&p, &w, 0x1040 + k);
 		assert_int_equal(more[k].tfd >= 0, k < 3); /* four sets at most hold it */
 	}
 	/* Another fd with a set made for the queue's: the hand-over. */
