@@ -37,12 +37,13 @@
  * the processes it started, by PID.
  *
  *   rdmacm_bench [-n N] [-i ITERS] [-p PINGS] [-P PORT] [-E] [-C] [-N] [-D]
- *                [-R ROUNDS] [-H] [-F CPU]
+ *                [-R ROUNDS] [-S] [-F CPU|any]
  *        all by itself: starts a fabric with `fabsim up --gen b2b` in a
  *        temporary directory ($FABSIM, else ../sim/fabsim next to this
- *        program), runs cm_fabric_bench ($CM_FABRIC_BENCH, else next to this
- *        program; -E: skip it) then this program's server on the first host
- *        and its client on the second (`fabsim run`), stops the fabric.
+ *        program), then in each round runs cm_fabric_bench ($CM_FABRIC_BENCH,
+ *        else next to this program; -E: skip it) then this program's server
+ *        on the first host and its client on the second (`fabsim run`), and
+ *        stops the fabric.
  *        N: connections in flight (1000), ITERS: one-at-a-time connects
  *        (200), PINGS: floor pings (1000), PORT: the server's port (7471).
  *        Both sides wait in a blocking rdma_get_cm_event, as rping does
@@ -51,19 +52,26 @@
  *        hosts (`fabsim madcmd HOST start`) and run the API round again
  *        through the daemons, and print both rounds' connect median and
  *        rate side by side (targets: at most 1.5x the latency, at least
- *        70% of the rate).  -R ROUNDS: that many API rounds, and each
- *        round's one-at-a-time connect over its floors with their medians;
- *        with -D each round is an in-process round then a madcmd round
- *        (madcmd stopped between), and each pair's ratios and their
+ *        70% of the rate).  -R ROUNDS: that many rounds (4), each with its
+ *        own engine run, and after them each round's one-at-a-time connect
+ *        over its floors and the API's rate over the engine's, with their
+ *        medians; with -D each round is an in-process round then a madcmd
+ *        round (madcmd stopped between), and each pair's ratios and their
  *        medians are printed too, so a ratio is not one run's scheduling.
- *        -H: each simulated host on a CPU of its own (the server's host,
- *        its program and madcmd, on the first CPU; the client's on the
- *        last; fabsimd and OpenSM, the fabric, on any), as hosts of a real
- *        fabric have their own CPUs: without it the two hosts' processes
- *        share both CPUs, and a hop to a host's madcmd is often a wake-up
- *        of the other CPU.  -F CPU: the fabric's processes (fabsimd,
- *        OpenSM) on that CPU only; without it the scheduler places them,
- *        and a send then often wakes fabsimd on the sender's own CPU.
+ *        Placement: each simulated host has a CPU of its own (the server's
+ *        host, its programs and madcmd, on the first CPU; the client's on
+ *        the last), as hosts of a real fabric have, and the fabric's
+ *        processes (fabsimd, OpenSM; a real fabric's switches, which take
+ *        no host's CPU) share the server's CPU in odd rounds and the
+ *        client's in even ones, with each placement's medians printed.
+ *        Left to the scheduler, a round's numbers depend on where it puts
+ *        fabsimd and the hosts' threads, and the one-at-a-time ratio moved
+ *        between 1.0 and 1.6 from run to run on a 2-CPU machine
+ *        (docs/connect-latency.md).  -F CPU: the fabric's processes on that
+ *        CPU in every round; -F any: on any CPU (what -H gave before
+ *        2026-12-07).  -S: no placement at all, every process on any CPU
+ *        (the default before 2026-12-07).  -H, which asked for the hosts'
+ *        CPUs, is accepted and changes nothing.
  *   rdmacm_bench server [-P PORT] [-C]                 # on one fabric host
  *   rdmacm_bench client -s ADDR --dlid LID [-n N] [-i ITERS] [-p PINGS]
  *        [-P PORT] [-C] [--engine-rate CONN_PER_S] [--engine-lat US]
@@ -76,6 +84,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -116,10 +125,17 @@ static double engine_lat;  /* its one-at-a-time REQ -> ESTABLISHED median, us */
 static bool no_engine;
 /* -D: after the in-process round, the same through madcmd (fabsim madcmd). */
 static bool through_daemon;
-/* -R: in-process / madcmd round pairs; -H: the CPU of each host (-1: any). */
+/*
+ * -R: rounds (in-process, or in-process / madcmd pairs); the CPU of each
+ * host (-1: any), each its own unless -S or the machine has one CPU.
+ */
 #define MAX_ROUNDS 20
-static unsigned rounds = 1;
+static unsigned rounds = 4;
+static bool share_cpus;
 static int host_cpu[2] = {-1, -1};
+/* Hosts on CPUs of their own and no -F: the fabric on each host's in turn. */
+static bool fabric_alternates;
+static bool fabric_any;	    /* -F any: the fabric where the scheduler puts it */
 static int fabric_cpu = -1; /* -F: where fabsimd and OpenSM run (-1: any CPU) */
 static const char *host_name[2];
 static atomic_bool stop;
@@ -1016,6 +1032,45 @@ static void pin_self(int cpu)
 		perror("rdmacm_bench: sched_setaffinity");
 }
 
+/*
+ * Every thread of the fabric's daemons (fabsimd, OpenSM; their PIDs from
+ * the fabric's directory) onto one CPU, or onto any with -1.
+ */
+static void pin_fabric(int cpu)
+{
+	static const char *const daemons[] = {"fabsimd", "opensm"};
+	cpu_set_t set;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	CPU_ZERO(&set);
+	for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+		if (cpu < 0 || c == cpu)
+			CPU_SET((int)c, &set);
+	for (unsigned i = 0; i < sizeof(daemons) / sizeof(daemons[0]); i++) {
+		char path[PATH_MAX + 64];
+		struct dirent *de;
+		int pid = 0;
+		FILE *f;
+		DIR *d;
+
+		snprintf(path, sizeof(path), "%s/%s.pid", fdir, daemons[i]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%d", &pid) != 1)
+			pid = 0;
+		fclose(f);
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		d = pid > 0 ? opendir(path) : NULL;
+		while (d && (de = readdir(d)))
+			if (de->d_name[0] != '.' &&
+			    sched_setaffinity((pid_t)atoi(de->d_name), sizeof(set), &set))
+				perror("rdmacm_bench: sched_setaffinity (fabric)");
+		if (d)
+			closedir(d);
+	}
+}
+
 /* `fabsim run HOST -- av...` with stdout to a pipe: the pid; lr reads it. */
 static pid_t spawn_on(const char *host, char *const *av, struct lines *lr)
 {
@@ -1159,6 +1214,8 @@ struct api_result {
 	double rate, med;
 	double floor_first, floor_along; /* the umad floor: on its own, alongside */
 	double floor_hs;		 /* the handshake floor alongside */
+	double engine_rate;		 /* the raw engine's, just before (0: none) */
+	int fabric_cpu;			 /* where the fabric ran (-1: any CPU) */
 };
 static struct api_result *api_cur;
 static struct api_result api_in[MAX_ROUNDS], api_d[MAX_ROUNDS];
@@ -1275,15 +1332,28 @@ static void print_values(const char *what, double *v, unsigned n, double scale, 
 static void latency_summary(unsigned n)
 {
 	double along[MAX_ROUNDS], first[MAX_ROUNDS], cost[MAX_ROUNDS], hs[MAX_ROUNDS];
-	double hs_floor[MAX_ROUNDS];
-	unsigned k = 0;
+	double hs_floor[MAX_ROUNDS], at[2][MAX_ROUNDS], cost_at[2][MAX_ROUNDS];
+	unsigned k = 0, kc = 0, nat[2] = {0, 0}, ncat[2] = {0, 0};
 
 	for (unsigned r = 0; r < n; r++)
 		if (api_in[r].med > 0 && api_in[r].floor_along > 0 && api_in[r].floor_first > 0 &&
 		    api_in[r].rate > 0) {
+			/* Which host's CPU the fabric shared in this round (-1: none). */
+			int h = -1;
+
+			if (fabric_alternates)
+				h = api_in[r].fabric_cpu == host_cpu[0] ? 0 : 1;
+
 			along[k] = api_in[r].med / api_in[r].floor_along;
 			first[k] = api_in[r].med / api_in[r].floor_first;
-			cost[k] = engine_rate / api_in[r].rate - 1;
+			if (h >= 0)
+				at[h][nat[h]++] = along[k];
+			if (api_in[r].engine_rate > 0) {
+				cost[kc] = api_in[r].engine_rate / api_in[r].rate - 1;
+				if (h >= 0)
+					cost_at[h][ncat[h]++] = cost[kc];
+				kc++;
+			}
 			hs[k] = api_in[r].floor_hs > 0 ? api_in[r].med / api_in[r].floor_hs : 0;
 			hs_floor[k] = api_in[r].floor_hs / api_in[r].floor_along;
 			k++;
@@ -1298,9 +1368,20 @@ static void latency_summary(unsigned n)
 	/* The split: the fabric's cost of a third MAD, then the CM's own share. */
 	print_values("handshake floor over the floor alongside", hs_floor, k, 1, RATIOS);
 	print_values("connect over the handshake floor (the CM's share)", hs, k, 1, RATIOS);
-	if (engine_rate > 0)
-		print_values("the API's cost over the engine's rate (target <= +20%)", cost, k, 100,
-			     " %+.1f%%", " (median %+.1f%%)");
+	if (kc)
+		print_values("the API's cost over the engine's rate (target <= +20%)", cost, kc,
+			     100, " %+.1f%%", " (median %+.1f%%)");
+	for (int h = 0; h < 2; h++) {
+		if (!nat[h])
+			continue;
+		printf(
+		    "  the fabric on the %s's CPU: connect over the floor alongside median %.2fx",
+		    h ? "client" : "server", median_of(at[h], nat[h]));
+		if (ncat[h])
+			printf(", the API's cost over the engine median %+.1f%%",
+			       100 * median_of(cost_at[h], ncat[h]));
+		putchar('\n');
+	}
 }
 
 /*
@@ -1341,6 +1422,37 @@ static void daemon_summary(unsigned pairs)
 	print_values("rate   ", rate, k, 100, PERCENTS);
 }
 
+/*
+ * The raw engine on the same fabric and the same CPUs, just before an API
+ * round: its rate with n_conn in flight (engine_rate) and its one-at-a-time
+ * latency with the QPs moved on its loop thread (engine_lat).
+ */
+static void engine_round(char *cfb, const char *srv, const char *cli, char *gid, char *lidbuf,
+			 char *nb, char *ib, char *pb)
+{
+	char *sav[] = {cfb, "server", NULL};
+	char *cav[] = {cfb,   "client", "--dgid", gid, "--dlid",  lidbuf, "--only", "flight",
+		       "--n", nb,	"--seq",  "1", "--pings", pb,	  NULL};
+	char *lav[] = {cfb,   "client", "--dgid", gid, "--dlid",  lidbuf, "--only", "loopqp",
+		       "--n", "1",	"--seq",  ib,  "--pings", "100",  NULL};
+	static struct lines so;
+	pid_t sp;
+
+	engine_rate = engine_lat = 0;
+	printf("\nraw engine: cm_fabric_bench client --only flight --n %u, then --only "
+	       "loopqp --seq %u\n",
+	       n_conn, n_iter);
+	fflush(stdout);
+	sp = start_server(srv, sav, &so);
+	if (sp > 0) {
+		run_client(cli, cav, 300000, engine_line);
+		run_client(cli, lav, 300000, engine_line);
+		reap(sp, 10000, true);
+		close(so.fd);
+	}
+	fflush(stdout);
+}
+
 static int run_auto(void)
 {
 	char self[PATH_MAX], cfb[PATH_MAX + 16], line[PATH_MAX + 64], srv[64] = "", cli[64] = "";
@@ -1349,9 +1461,7 @@ static int run_auto(void)
 	int status = 1;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	char *slash;
-	static struct lines so;
 	unsigned pairs = 0, done = 0;
-	pid_t sp;
 	FILE *f;
 
 	if (n <= 0)
@@ -1432,42 +1542,37 @@ static int run_auto(void)
 	snprintf(pb, sizeof(pb), "%u", n_pings);
 	snprintf(portb, sizeof(portb), "%u", port);
 
-	if (!no_engine) {
-		char *sav[] = {cfb, "server", NULL};
-		char *cav[] = {cfb,	"client", "--dgid",  gid,   "--dlid",
-			       lidbuf,	"--only", "flight",  "--n", nb,
-			       "--seq", "1",	  "--pings", pb,    NULL};
-		char *lav[] = {cfb,	"client", "--dgid",  gid,   "--dlid",
-			       lidbuf,	"--only", "loopqp",  "--n", "1",
-			       "--seq", ib,	  "--pings", "100", NULL};
-
-		printf("\nraw engine: cm_fabric_bench client --only flight --n %u, then --only "
-		       "loopqp --seq %u\n",
-		       n_conn, n_iter);
-		fflush(stdout);
-		sp = start_server(srv, sav, &so);
-		if (sp > 0) {
-			run_client(cli, cav, 300000, engine_line);
-			run_client(cli, lav, 300000, engine_line);
-			reap(sp, 10000, true);
-			close(so.fd);
-		}
-		fflush(stdout);
-	}
-
 	host_name[0] = srv;
 	host_name[1] = cli;
 	print_idle();
 	if (host_cpu[0] >= 0)
-		printf("each host on a CPU of its own (-H): %s on CPU %d, %s on CPU %d\n", srv,
+		printf("each host on a CPU of its own: %s on CPU %d, %s on CPU %d\n", srv,
 		       host_cpu[0], cli, host_cpu[1]);
+	else
+		printf("the hosts' processes on any CPU (-S)\n");
 	if (fabric_cpu >= 0)
 		printf("the fabric's processes (fabsimd, OpenSM) on CPU %d (-F)\n", fabric_cpu);
+	else if (fabric_alternates)
+		printf("the fabric's processes (fabsimd, OpenSM) on the server's CPU in odd "
+		       "rounds, on the client's in even rounds\n");
 	else
 		printf("the fabric's processes (fabsimd, OpenSM) on any CPU\n");
 	for (unsigned r = 0; r < rounds; r++) {
+		int fcpu = fabric_cpu;
+
+		if (fabric_alternates) {
+			fcpu = host_cpu[r % 2];
+			pin_fabric(fcpu);
+		}
 		if (rounds > 1)
 			printf("\n== round %u of %u\n", r + 1, rounds);
+		if (fabric_alternates)
+			printf("the fabric's processes on CPU %d, with the %s's host (%s)\n", fcpu,
+			       r % 2 ? "client" : "server", r % 2 ? cli : srv);
+		api_in[r].fabric_cpu = fcpu;
+		if (!no_engine)
+			engine_round(cfb, srv, cli, gid, lidbuf, nb, ib, pb);
+		api_in[r].engine_rate = engine_rate;
 		status = api_round(self, srv, cli, addr, lidbuf, nb, ib, pb, portb, &api_in[r]);
 		if (status)
 			break;
@@ -1529,7 +1634,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	optind = strcmp(mode, "auto") ? 2 : 1;
-	while ((ch = getopt_long(argc, argv, "n:i:p:P:s:l:r:L:R:F:ECNDH", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "n:i:p:P:s:l:r:L:R:F:ECNDHS", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'n':
 			n_conn = (unsigned)strtoul(optarg, NULL, 0);
@@ -1571,21 +1676,24 @@ int main(int argc, char **argv)
 			rounds = (unsigned)strtoul(optarg, NULL, 0);
 			break;
 		case 'F':
+			if (!strcmp(optarg, "any")) {
+				fabric_any = true;
+				break;
+			}
 			fabric_cpu = (int)strtol(optarg, NULL, 0);
 			if (fabric_cpu < 0 || fabric_cpu >= sysconf(_SC_NPROCESSORS_ONLN))
 				die("-F: no such CPU", EINVAL);
 			break;
-		case 'H': {
-			long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-			host_cpu[0] = 0;
-			host_cpu[1] = n > 1 ? (int)n - 1 : 0;
+		case 'H': /* the default, kept for scripts that ask for it */
+			share_cpus = false;
 			break;
-		}
+		case 'S':
+			share_cpus = true;
+			break;
 		default:
 			fprintf(stderr,
 				"usage: rdmacm_bench [-n N] [-i ITERS] [-p PINGS] [-P PORT] [-E] "
-				"[-C] [-N] [-D] [-R ROUNDS] [-H] [-F CPU]\n"
+				"[-C] [-N] [-D] [-R ROUNDS] [-S] [-F CPU|any]\n"
 				"       rdmacm_bench server [-P PORT] [-C]\n"
 				"       rdmacm_bench client -s ADDR --dlid LID [-n N] [-i ITERS]"
 				" [-p PINGS] [-P PORT] [--engine-rate R] [--engine-lat US]\n");
@@ -1602,8 +1710,16 @@ int main(int argc, char **argv)
 			die("client needs --dlid", EINVAL);
 		return client();
 	}
-	if (!strcmp(mode, "auto"))
+	if (!strcmp(mode, "auto")) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+		if (!share_cpus && ncpu > 1) {
+			host_cpu[0] = 0;
+			host_cpu[1] = (int)ncpu - 1;
+			fabric_alternates = fabric_cpu < 0 && !fabric_any;
+		}
 		return run_auto();
+	}
 	die(mode, EINVAL);
 	return 2;
 }
