@@ -36,6 +36,19 @@ for h in h1 h2 h3; do
 	[ -S "$FABSIM_DIR/$h/madcmd.sock" ] || { cat "$FABSIM_DIR/up.log" >&2; fail "no madcmd on $h"; }
 done
 
+# Every MAD of part 1 is logged in fabsimd.log, so that a failure there
+# shows which CM messages went where (a pair was once seen disconnected
+# mid-run in CI; see cm_trace).
+fs trace on >/dev/null
+cm_trace() {
+	echo "--- the CM MADs of part 1 (fabsimd trace)" >&2
+	grep " class 0x07 " "$FABSIM_DIR/fabsimd.log" >&2
+	for h in h1 h2; do
+		echo "--- ids madcmd holds on $h" >&2
+		run "$h" "$MADCM" stat --daemon >&2
+	done
+}
+
 # 1. rping twice on h1 (server and client), and h1 -> h2 at once.
 run_bg h1 "$MADCM" run rping -s -a $H1 -V -C 1000 >"$out/rping1.s" 2>&1
 s1=$!
@@ -48,12 +61,13 @@ run_bg h1 "$MADCM" run rping -c -a $H1 -V -v -C 1000 >"$out/rping1.c" 2>"$out/rp
 c1=$!
 bg_pids="$bg_pids $c1"
 run h2 "$MADCM" run rping -c -a $H1 -p 7175 -V -v -C 200 >"$out/rping2.c" 2>"$out/rping2.c.err" ||
-	{ tail "$out/rping2.c" "$out/rping2.c.err" "$out/rping2.s" >&2; fail "rping h2 -> h1 beside a local pair"; }
+	{ tail "$out/rping2.c" "$out/rping2.c.err" "$out/rping2.s" >&2; cm_trace; fail "rping h2 -> h1 beside a local pair"; }
 for p in $c1 $s1 $s2; do
-	wait $p || { tail "$out"/rping1.* "$out/rping2.s" >&2; fail "rping on one host (pid $p)"; }
+	wait $p || { tail "$out"/rping1.* "$out/rping2.s" >&2; cm_trace; fail "rping on one host (pid $p)"; }
 done
 n=$(grep -o 'ping data: rdma-ping-[0-9]*' "$out/rping1.c" | sort -u | wc -l)
-[ "$n" -eq 1000 ] || fail "rping on one host: $n of 1000 pings"
+[ "$n" -eq 1000 ] || { cm_trace; fail "rping on one host: $n of 1000 pings"; }
+fs trace off >/dev/null
 echo "ok: rping server and client on one host, another pair across hosts"
 
 # 2. Two ucmatose servers on h1, clients from h2 and h3.
