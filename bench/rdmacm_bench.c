@@ -1018,16 +1018,23 @@ static void print_idle(void)
 	printf("\n");
 }
 
+/* The CPU set of `cpu` alone, or of every online CPU with -1. */
+static void cpus_of(int cpu, cpu_set_t *set)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	CPU_ZERO(set);
+	for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+		if (cpu < 0 || c == cpu)
+			CPU_SET((int)c, set);
+}
+
 /* Run this process on `cpu` alone (-1: on every CPU it may use). */
 static void pin_self(int cpu)
 {
 	cpu_set_t set;
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
-	CPU_ZERO(&set);
-	for (long c = 0; c < n && c < CPU_SETSIZE; c++)
-		if (cpu < 0 || c == cpu)
-			CPU_SET((int)c, &set);
+	cpus_of(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
 		perror("rdmacm_bench: sched_setaffinity");
 }
@@ -1040,12 +1047,8 @@ static void pin_fabric(int cpu)
 {
 	static const char *const daemons[] = {"fabsimd", "opensm"};
 	cpu_set_t set;
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
-	CPU_ZERO(&set);
-	for (long c = 0; c < n && c < CPU_SETSIZE; c++)
-		if (cpu < 0 || c == cpu)
-			CPU_SET((int)c, &set);
+	cpus_of(cpu, &set);
 	for (unsigned i = 0; i < sizeof(daemons) / sizeof(daemons[0]); i++) {
 		char path[PATH_MAX + 64];
 		struct dirent *de;
