@@ -602,7 +602,7 @@ int fsd_verbs_init(const char *dir)
 /* Whether a packet from src to dlid, DestQP block blk, may skip the
  * daemon; 0 and the owner's socket name if so. */
 static int route_check(struct fsd_port *src, uint32_t dlid, uint32_t dqpn,
-		       const struct fsp_verbs_direct **to)
+		       const struct fsp_verbs_direct **to, struct fsd_conn **owner_out)
 {
 	enum fsd_counter why = FSD_C_NO_ROUTE;
 	struct fsd_port *dst;
@@ -629,20 +629,56 @@ static int route_check(struct fsd_port *src, uint32_t dlid, uint32_t dqpn,
 	if (!owner || !owner->verbs || !((struct fv_conn *)owner->verbs)->direct.addr_len)
 		return -ENOENT;
 	*to = &((struct fv_conn *)owner->verbs)->direct;
+	*owner_out = owner;
 	return 0;
 }
 
-static int v_route(struct fsd_conn *c, const void *body, size_t len)
+/*
+ * A grant waiting for its fence (sim/verbs_proto.h, "One path at a
+ * time"): `from` sent packets for `owner` through here, then asked to go
+ * directly; the answer waits until `owner` has read them.
+ */
+struct fv_fence {
+	struct fv_fence *next;
+	uint64_t token;
+	struct fsd_conn *from, *owner;
+	struct fsp_verbs_route r; /* the question */
+};
+
+static struct fv_fence *fences;
+static uint64_t fence_tokens;
+
+static int route_answer(struct fsd_conn *c, struct fsp_verbs_route r, bool fenced)
 {
 	struct fv_conn *vc = c->verbs;
 	const struct fsp_verbs_direct *to = NULL;
-	struct fsp_verbs_route r;
+	struct fsd_conn *owner = NULL;
 
-	if (!vc || len < sizeof(r))
-		return -EINVAL;
-	memcpy(&r, body, sizeof(r));
 	r.gen = gen_now();
-	r.status = route_check(vc->vp->port, r.dlid, r.dqpn, &to);
+	r.status = route_check(vc->vp->port, r.dlid, r.dqpn, &to, &owner);
+	if (!r.status && (r.flags & FSP_VERBS_ROUTE_FENCE) && !fenced) {
+		struct fv_fence *f = calloc(1, sizeof(*f));
+		struct fsp_verbs_fence m = {.token = ++fence_tokens};
+
+		if (!f)
+			return -ENOMEM;
+		f->token = m.token;
+		f->from = c;
+		f->owner = owner;
+		f->r = r;
+		f->next = fences;
+		fences = f;
+		/* Behind everything routed to the owner so far. */
+		out_flush_all();
+		if (fsd_conn_send(owner, FSP_VERBS_FENCE, 0, 0, 0, &m, sizeof(m))) {
+			fences = f->next;
+			free(f);
+			r.status = -EAGAIN;
+		} else {
+			return 0;
+		}
+	}
+	r.flags = fenced ? FSP_VERBS_ROUTE_FENCED : 0;
 	memset(r.addr, 0, sizeof(r.addr));
 	r.addr_len = 0;
 	if (!r.status) {
@@ -653,6 +689,53 @@ static int v_route(struct fsd_conn *c, const void *body, size_t len)
 		st.refusals++;
 	}
 	return fsd_conn_send(c, FSP_VERBS_ROUTE, 0, 0, 0, &r, sizeof(r));
+}
+
+static int v_route(struct fsd_conn *c, const void *body, size_t len)
+{
+	struct fsp_verbs_route r;
+
+	if (!c->verbs || len < sizeof(r))
+		return -EINVAL;
+	memcpy(&r, body, sizeof(r));
+	return route_answer(c, r, false);
+}
+
+/* The owner read everything routed to it before the fence: answer. */
+static int v_fence(struct fsd_conn *c, const void *body, size_t len)
+{
+	struct fsp_verbs_fence m;
+	struct fv_fence **pp, *f;
+
+	if (!c->verbs || len < sizeof(m))
+		return -EINVAL;
+	memcpy(&m, body, sizeof(m));
+	for (pp = &fences; (f = *pp); pp = &f->next)
+		if (f->token == m.token && f->owner == c) {
+			*pp = f->next;
+			(void)route_answer(f->from, f->r, true);
+			free(f);
+			break;
+		}
+	return 0;
+}
+
+/* A connection goes: its questions are void; those waiting for it to
+ * read are answered (it reads nothing more: nothing to keep in order). */
+static void fences_conn_closed(struct fsd_conn *c)
+{
+	struct fv_fence **pp = &fences, *f;
+
+	while ((f = *pp)) {
+		if (f->from != c && f->owner != c) {
+			pp = &f->next;
+			continue;
+		}
+		*pp = f->next;
+		if (f->from != c)
+			(void)route_answer(f->from, f->r, true);
+		free(f);
+	}
 }
 
 static int v_direct(struct fsd_conn *c, const void *body, size_t len)
@@ -684,6 +767,8 @@ int fsd_verbs_msg(struct fsd_conn *c, const struct fsp_hdr *h, const void *body,
 		return v_direct(c, body, len);
 	case FSP_VERBS_ROUTE:
 		return v_route(c, body, len);
+	case FSP_VERBS_FENCE:
+		return v_fence(c, body, len);
 	case FSP_VERBS_PKT:
 	case FSP_VERBS_PKTS: {
 		int ret;
@@ -749,6 +834,8 @@ void fsd_verbs_conn_closed(struct fsd_conn *c)
 	}
 	if (vc->oqueued)
 		out_unqueue(vc);
+	/* Answered after the blocks went: the owner's grants are refused. */
+	fences_conn_closed(c);
 	/* Grants naming its socket are void (senders also see it closed). */
 	fsd_verbs_changed();
 	free(vc->obuf);

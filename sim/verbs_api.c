@@ -204,6 +204,7 @@ __attribute__((destructor)) static void hca_exit(void)
 		return;
 	verbs_ack_flush();
 	verbs_transport_exit();
+	verbs_stats_print();
 	VERBS_UNLOCK();
 	/* FABSIM_VERBS_STATS=1: what this process's HCA did, on stderr. */
 	if (getenv("FABSIM_VERBS_STATS"))
@@ -211,11 +212,12 @@ __attribute__((destructor)) static void hca_exit(void)
 			"fabsim verbs %d: rx %" PRIu64 " tx %" PRIu64 " drop qpn %" PRIu64
 			" state %" PRIu64 " pkey %" PRIu64 " qkey %" PRIu64 "; direct tx %" PRIu64
 			" rx %" PRIu64 " asked %" PRIu64 " granted %" PRIu64 " queued %" PRIu64
-			" lost %" PRIu64 "\n",
+			" lost %" PRIu64 " fences %" PRIu64 " drain_waits %" PRIu64 "\n",
 			(int)getpid(), verbs_hca.rx_pkts, verbs_hca.tx_pkts, verbs_hca.drop_qpn,
 			verbs_hca.drop_state, verbs_hca.drop_pkey, verbs_hca.drop_qkey,
 			vdirect_stats.tx, vdirect_stats.rx, vdirect_stats.asked,
-			vdirect_stats.granted, vdirect_stats.queued, vdirect_stats.lost);
+			vdirect_stats.granted, vdirect_stats.queued, vdirect_stats.lost,
+			vdirect_stats.fences, vdirect_stats.drain_waits);
 }
 
 /* Wake the HCA thread so it recomputes its next timer. */

@@ -369,8 +369,12 @@ static void send_aeth(struct vqp *qp, const struct vpkt *in, uint32_t psn, uint8
 	/* After an RNR NAK the packets already in flight behind the refused
 	 * one are dropped silently, as after a sequence NAK: the requester
 	 * resends from the refused PSN when its RNR timer expires. */
-	if ((syndrome & 0x60) == VAETH_RNR)
+	if ((syndrome & 0x60) == VAETH_RNR) {
 		qp->nak_sent = true;
+		qp->st.rnr_tx++;
+	} else if ((syndrome & 0x1f) < VNAK_KINDS) {
+		qp->st.nak_tx[syndrome & 0x1f]++;
+	}
 
 	pkt_init(qp, &p, &qp->attr.ah_attr);
 	p.dlid = in->slid;
@@ -701,6 +705,7 @@ static void rc_requester_rx(struct vqp *qp, const struct vpkt *p)
 			if (rc_retire_upto(qp, p->psn, true))
 				rc_restart_timer(qp);
 		} else if (kind == VAETH_RNR) {
+			qp->st.rnr_rx++;
 			rc_retire_upto(qp, p->psn, false);
 			if (!qp->send_idx)
 				return;
@@ -713,6 +718,8 @@ static void rc_requester_rx(struct vqp *qp, const struct vpkt *p)
 			arm_timer(qp, rnr_us[p->syndrome & 0x1f] * 1000ull);
 			qp->rnr_wait = true;
 		} else if (kind == VAETH_NAK) {
+			if ((p->syndrome & 0x1f) < VNAK_KINDS)
+				qp->st.nak_rx[p->syndrome & 0x1f]++;
 			rc_retire_upto(qp, p->psn, false);
 			if (!qp->send_idx)
 				return;
@@ -729,14 +736,25 @@ static void rc_requester_rx(struct vqp *qp, const struct vpkt *p)
 				 * retry_cnt) for one reordering: ignore them,
 				 * as hardware does; a loss during the resend
 				 * is the ACK timeout's. */
-				if (qp->nak_resending && vpsn_cmp(p->psn, qp->nak_psn) <= 0)
+				if (qp->nak_resending && vpsn_cmp(p->psn, qp->nak_psn) <= 0) {
+					qp->st.seq_ignored++;
 					break;
-				/* Counted like a timeout: a peer that expects
-				 * another PSN forever ends in RETRY_EXC_ERR. */
+				}
+				/* Counted against retry_cnt, as a timeout is:
+				 * IBA's Retry Count bounds the retries after a
+				 * local ACK timeout or a NAK-sequence error
+				 * alike, and rxe decrements it for both, once
+				 * per retry it starts (NAKs during one start
+				 * none, as above).  A peer that expects another
+				 * PSN forever thus ends in RETRY_EXC_ERR.  On a
+				 * fabric without loss none comes: one QP's
+				 * packets arrive in order (sim/verbs_proto.h,
+				 * "One path at a time"). */
 				if (++qp->retries > qp->attr.retry_cnt) {
 					sq_fail(qp, IBV_WC_RETRY_EXC_ERR);
 					return;
 				}
+				qp->st.retry_seq++;
 				qp->nak_resending = true;
 				qp->nak_psn = p->psn;
 				rc_resend(qp);
@@ -777,8 +795,10 @@ static void rc_requester_rx(struct vqp *qp, const struct vpkt *p)
 		uint32_t mtu = mtu_bytes(qp->attr.path_mtu);
 		uint32_t want = (w->psn + w->read_off / mtu) & VPSN_MASK;
 
-		if (w->opcode != IBV_WR_RDMA_READ || p->psn != want)
+		if (w->opcode != IBV_WR_RDMA_READ || p->psn != want) {
+			qp->st.resp_ooo++;
 			return; /* out of order: the timeout resends the READ */
+		}
 		if (p->paylen > w->len - w->read_off)
 			return;
 		if (resp_buffers_gone(qp, w))
@@ -960,6 +980,7 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 
 	if (rc) {
 		if (d > 0) {
+			qp->st.gap_rx++;
 			/* A gap: NAK once, the requester goes back (9.7.5.1.2). */
 			if (!qp->nak_sent) {
 				qp->nak_sent = true;
@@ -968,6 +989,7 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 			return;
 		}
 		if (d < 0) {
+			qp->st.dup_rx++;
 			rc_duplicate(qp, p);
 			return;
 		}
@@ -1325,8 +1347,10 @@ uint64_t verbs_run_timers(uint64_t now)
 			qp->deadline = 0;
 			if (qp->rnr_wait) {
 				qp->rnr_wait = false;
+				qp->st.retry_rnr++;
 				rc_resend(qp);
 			} else if (qp->send_idx) {
+				qp->st.retry_timeout++;
 				if (++qp->retries > qp->attr.retry_cnt) {
 					sq_fail(qp, IBV_WC_RETRY_EXC_ERR);
 					continue;

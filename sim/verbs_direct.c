@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -76,6 +77,7 @@ struct peer {
 struct inconn {
 	struct src s;
 	struct inconn *next, **pprev;
+	int owe; /* bytes to read before the daemon's next message */
 };
 
 enum route_state { R_PENDING = 1, R_GRANTED, R_REFUSED };
@@ -93,10 +95,17 @@ struct route {
 	struct route *next; /* same DLID */
 	uint64_t gen;
 	uint8_t state;
+	bool asked;	 /* the question for `gen` has left */
+	bool via_daemon; /* packets went through the daemon since the last
+			  * fence: a grant must wait for them to be read */
 	uint16_t dlid;
 	uint32_t block;
 	uint32_t dqpn; /* one QPN of the block, to ask with */
 	struct peer *peer;
+	/* The peer packets went to directly before this question: the
+	 * answer's path waits until what waits for room there has left. */
+	struct peer *drain;
+	struct route *drain_next; /* on vd.draining */
 	struct qmsg *pend, *pend_tail;
 };
 
@@ -110,7 +119,10 @@ static struct {
 	struct src daemon, listen;
 	struct peer *peers;
 	struct inconn *ins;
-	struct route **by_lid; /* [UNICAST_LIDS], allocated when first needed */
+	struct route **by_lid;	 /* [UNICAST_LIDS], allocated when first needed */
+	struct route *draining;	 /* answered, waiting for route->drain */
+	struct inconn *drain_at; /* next connection to read before the daemon */
+	bool draining_ins;
 	struct epoll_event ready[READY_MAX];
 	int nready, iready;
 } vd = {.ep = -1, .lfd = -1, .dfd = -1};
@@ -236,6 +248,8 @@ static uint64_t gen_now(void)
 	return __atomic_load_n(vd.gen, __ATOMIC_ACQUIRE);
 }
 
+static void drained(struct peer *p);
+
 static void peer_dead(struct peer *p)
 {
 	struct qmsg *m;
@@ -251,6 +265,7 @@ static void peer_dead(struct peer *p)
 		vdirect_stats.lost++;
 	}
 	p->qtail = NULL;
+	drained(p);
 }
 
 static void want_out(struct peer *p, bool on)
@@ -314,10 +329,13 @@ static void flush_queue(struct peer *p)
 			p->qtail = NULL;
 		free(m);
 	}
-	if (r < 0)
+	if (r < 0) {
 		peer_dead(p);
-	else
+	} else {
 		want_out(p, p->q != NULL);
+		if (!p->q)
+			drained(p);
+	}
 }
 
 static void peer_send(struct peer *p, const uint8_t *recs, size_t len)
@@ -350,6 +368,29 @@ static int daemon_send(const uint8_t *recs, size_t len)
 	return verbs_client_send(vd.dfd, FSP_VERBS_PKTS, 0, recs, len);
 }
 
+/* Whether packets for r must wait (in r->pend): for the answer to its
+ * question, or for its old direct peer to take what waits for room. */
+static bool held(const struct route *r)
+{
+	return r->state == R_PENDING || r->drain;
+}
+
+/* The question leaves when the first packet that waits for it does: after
+ * everything sent before it, so that a fence (FSP_VERBS_ROUTE_FENCE) the
+ * daemon sends ahead of its answer is behind those packets too. */
+static void ask(struct route *r)
+{
+	struct fsp_verbs_route q = {.dlid = r->dlid, .dqpn = r->dqpn};
+
+	if (r->via_daemon)
+		q.flags = FSP_VERBS_ROUTE_FENCE;
+	r->asked = true;
+	vdirect_stats.asked++;
+	if (r->via_daemon)
+		vdirect_stats.fences++;
+	(void)verbs_client_send(vd.dfd, FSP_VERBS_ROUTE, 0, &q, sizeof(q));
+}
+
 int vdirect_send(void *to, const uint8_t *recs, size_t len)
 {
 	struct route *r = to;
@@ -358,40 +399,65 @@ int vdirect_send(void *to, const uint8_t *recs, size_t len)
 		peer_send(to, recs, len);
 		return 0;
 	}
-	if (r->state == R_PENDING) {
+	if (held(r)) {
 		if (!append(&r->pend, &r->pend_tail, recs, len))
 			vdirect_stats.lost++;
+		if (r->state == R_PENDING && !r->asked)
+			ask(r);
 		return 0;
 	}
 	if (r->state == R_GRANTED && !r->peer->dead) {
 		peer_send(r->peer, recs, len);
 		return 0;
 	}
+	r->via_daemon = true;
 	return daemon_send(recs, len);
 }
 
-/* The answer came: what waited for it leaves, in order, where it says. */
+/* The answer came (and the old path drained): what waited leaves, in
+ * order, where it says. */
 static void pend_flush(struct route *r)
 {
 	struct qmsg *m;
 
 	while ((m = r->pend)) {
 		r->pend = m->next;
-		if (r->state == R_GRANTED && !r->peer->dead)
+		if (r->state == R_GRANTED && !r->peer->dead) {
 			peer_send(r->peer, m->data, m->len);
-		else
+		} else {
+			r->via_daemon = true;
 			(void)daemon_send(m->data, m->len);
+		}
 		free(m);
 	}
 	r->pend_tail = NULL;
 }
 
-static void ask(uint16_t dlid, uint32_t dqpn)
+static void undrain(struct route *r)
 {
-	struct fsp_verbs_route r = {.dlid = dlid, .dqpn = dqpn};
+	for (struct route **pp = &vd.draining; *pp; pp = &(*pp)->drain_next)
+		if (*pp == r) {
+			*pp = r->drain_next;
+			break;
+		}
+	r->drain_next = NULL;
+}
 
-	vdirect_stats.asked++;
-	(void)verbs_client_send(vd.dfd, FSP_VERBS_ROUTE, 0, &r, sizeof(r));
+/* p has nothing left waiting for room (or went): routes whose answer
+ * waited for that send what they held. */
+static void drained(struct peer *p)
+{
+	struct route *r;
+
+	for (;;) {
+		for (r = vd.draining; r && r->drain != p; r = r->drain_next)
+			;
+		if (!r)
+			return;
+		undrain(r);
+		r->drain = NULL;
+		pend_flush(r);
+	}
 }
 
 void *vdirect_route(const uint8_t *pkt, size_t len)
@@ -410,18 +476,25 @@ void *vdirect_route(const uint8_t *pkt, size_t len)
 		return NULL;
 	g = gen_now();
 	if (r->gen != g || !r->state) {
-		/* Asked anew; what waits for an earlier question keeps
-		 * waiting, for this answer. */
+		/* Asked anew (when a packet leaves: ask()); what waits for
+		 * an earlier question keeps waiting, for this answer.  If the
+		 * answer names another path, it waits for what this peer has
+		 * not taken yet (a real fabric keeps one QP's packets in
+		 * order: one path at a time, sim/verbs_proto.h). */
+		if (r->state == R_GRANTED && !r->peer->dead && !r->drain)
+			r->drain = r->peer;
+		undrain(r);
 		r->gen = g;
 		r->state = R_PENDING;
+		r->asked = false;
 		r->peer = NULL;
-		ask(dlid, dqpn);
 		return r;
 	}
+	if (held(r))
+		return r;
 	if (r->state == R_GRANTED && !r->peer->dead)
 		return r->peer;
-	if (r->state == R_PENDING)
-		return r;
+	r->via_daemon = true;
 	return NULL;
 }
 
@@ -484,11 +557,15 @@ void vdirect_grant(const struct fsp_verbs_route *g)
 	r = route_find((uint16_t)g->dlid, g->dqpn, false);
 	if (!r || r->state != R_PENDING)
 		return;
+	/* What went through the daemon before the question was read ahead
+	 * of the fence; nothing went since (packets wait for the answer). */
+	if (g->flags & FSP_VERBS_ROUTE_FENCED)
+		r->via_daemon = false;
 	/* An answer for another generation than now is void: ask again
 	 * (packets may be waiting for it). */
 	if (g->gen != gen_now()) {
 		r->gen = gen_now();
-		ask(r->dlid, r->dqpn);
+		ask(r);
 		return;
 	}
 	r->gen = g->gen;
@@ -496,6 +573,15 @@ void vdirect_grant(const struct fsp_verbs_route *g)
 	r->state = r->peer ? R_GRANTED : R_REFUSED;
 	if (r->peer)
 		vdirect_stats.granted++;
+	/* Another path than the old peer's: not before it took its due. */
+	if (r->drain && (r->drain == r->peer || r->drain->dead || !r->drain->q))
+		r->drain = NULL;
+	if (r->drain) {
+		vdirect_stats.drain_waits++;
+		r->drain_next = vd.draining;
+		vd.draining = r;
+		return;
+	}
 	pend_flush(r);
 }
 
@@ -528,6 +614,43 @@ static void accept_all(void)
 	}
 }
 
+/*
+ * Before a message from the daemon is read, what each direct connection
+ * held when it came is read: a sender that went from the direct path to
+ * the daemon's put those packets there first (one QP's packets arrive in
+ * order, sim/verbs_proto.h).  What holds at that moment is counted with
+ * FIONREAD (every message queued on a SOCK_SEQPACKET socket), so a sender
+ * that keeps sending directly does not hold the daemon's messages back.
+ * true with a message in buf; false when the daemon's turn has come.
+ */
+static bool ins_first(uint8_t *buf, size_t cap, size_t *len)
+{
+	if (!vd.draining_ins) {
+		for (struct inconn *in = vd.ins; in; in = in->next)
+			if (ioctl(in->s.fd, FIONREAD, &in->owe) < 0)
+				in->owe = 0;
+		vd.draining_ins = true;
+	}
+	for (struct inconn *in = vd.ins; in; in = in->next) {
+		ssize_t n;
+
+		if (in->owe <= 0)
+			continue;
+		n = recv(in->s.fd, buf, cap, MSG_DONTWAIT);
+		if (n <= 0) {
+			/* Gone or empty: its own event handles it. */
+			in->owe = 0;
+			continue;
+		}
+		in->owe -= (int)n;
+		vdirect_stats.rx++;
+		*len = (size_t)n;
+		return true;
+	}
+	vd.draining_ins = false;
+	return false;
+}
+
 int vdirect_next(uint8_t *buf, size_t cap, size_t *len)
 {
 	struct epoll_event *ev;
@@ -546,6 +669,10 @@ int vdirect_next(uint8_t *buf, size_t cap, size_t *len)
 	s = ev->data.ptr;
 	switch (s->kind) {
 	case SRC_DAEMON:
+		if (vd.ins && ins_first(buf, cap, len)) {
+			vd.iready--; /* the daemon's turn comes after */
+			return VD_DATA;
+		}
 		return VD_DAEMON;
 	case SRC_LISTEN:
 		accept_all();
@@ -644,6 +771,8 @@ void vdirect_exit(void)
 		for (struct route *r = vd.by_lid[lid]; r; r = r->next)
 			if (r->pend) {
 				/* No answer will be read: through the daemon. */
+				undrain(r);
+				r->drain = NULL;
 				r->state = R_REFUSED;
 				pend_flush(r);
 			}
@@ -664,7 +793,10 @@ void vdirect_daemon_gone(void)
 				vdirect_stats.lost++;
 			}
 			r->pend_tail = NULL;
+			r->drain = NULL;
+			r->drain_next = NULL;
 			if (r->state == R_PENDING)
 				r->state = R_REFUSED;
 		}
+	vd.draining = NULL;
 }

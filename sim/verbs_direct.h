@@ -44,6 +44,9 @@ struct vdirect_stats {
 	uint64_t asked;	       /* FSP_VERBS_ROUTE questions */
 	uint64_t granted;      /* answers that opened a direct path */
 	uint64_t queued, lost; /* waited for a full receiver; receiver gone */
+	/* path changes held in order: questions that asked for a fence
+	 * (daemon -> direct), answers that waited for a peer's queue */
+	uint64_t fences, drain_waits;
 };
 extern struct vdirect_stats vdirect_stats;
 

@@ -139,6 +139,21 @@ struct vbatch {
 	uint8_t inl[VERBS_MAX_INLINE];
 };
 
+/* What one RC QP's transport went through (FABSIM_VERBS_STATS=1): on a
+ * fabric without fault rules a NAK or a resend means the simulator lost
+ * or reordered a packet, which a real fabric does not do. */
+enum { VNAK_KINDS = 4 }; /* sequence error, invalid request, access, op */
+struct vqp_stats {
+	uint64_t nak_tx[VNAK_KINDS], nak_rx[VNAK_KINDS]; /* by NAK code */
+	uint64_t rnr_tx, rnr_rx;			 /* RNR NAKs */
+	uint64_t gap_rx;   /* responder: a PSN past the expected one */
+	uint64_t dup_rx;   /* responder: a PSN before it (duplicate) */
+	uint64_t resp_ooo; /* requester: a READ response not the next one */
+	/* requester: resends started by an ACK timeout, a sequence NAK,
+	 * an RNR NAK's timer; sequence NAKs ignored during a resend */
+	uint64_t retry_timeout, retry_seq, retry_rnr, seq_ignored;
+};
+
 struct vqp {
 	struct ibv_qp_ex qpx; /* starts with struct ibv_qp */
 	struct vbatch *batch; /* ibv_wr_* API: WRs between start and complete */
@@ -186,6 +201,7 @@ struct vqp {
 	uint64_t last_atomic_orig;
 	bool have_atomic;
 	bool sqd_notified;
+	struct vqp_stats st;
 };
 
 /* The per-process soft HCA. */
@@ -213,9 +229,16 @@ struct vhca {
 	uint32_t cqes;	      /* completions waiting in all CQs */
 	/* counters, for tests and fabsim status */
 	uint64_t rx_pkts, tx_pkts, drop_pkey, drop_qkey, drop_state, drop_qpn;
+	struct vqp_stats qp_st; /* of the QPs destroyed so far */
 };
 
 extern struct vhca verbs_hca;
+
+#define QP_HASH 4096 /* buckets of verbs_hca.qp_hash, by QPN */
+
+/* sim/verbs_stats.c, under VERBS_LOCK */
+void verbs_qp_stats_done(struct vqp *qp);
+void verbs_stats_print(void);
 
 #define VERBS_PKT_MAX 8192
 

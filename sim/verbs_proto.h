@@ -43,6 +43,19 @@
  * grant is used only while the generation is still the one it carries;
  * otherwise packets go through the daemon as above.  Direct messages carry
  * fsp_verbs_rec records, as the body of FSP_VERBS_PKTS, without header.
+ *
+ * One path at a time: a real fabric delivers one QP's packets in order, so
+ * a sender that switches a destination from one path to the other must
+ * not let the new path overtake the old.  Daemon -> direct: a sender that
+ * sent through the daemon since its last grant asks with
+ * FSP_VERBS_ROUTE_FENCE; before granting, the daemon sends FSP_VERBS_FENCE
+ * to the receiving process, behind every packet it routed there, and
+ * answers (FSP_VERBS_ROUTE_FENCED) when the receiver has read that far and
+ * echoed the fence; the sender holds its packets meanwhile.  Direct ->
+ * daemon: the sender holds its packets until what waits for room on the
+ * direct connection has left, and a receiver reads every direct
+ * connection empty before each message from the daemon (what a sender put
+ * there before going through the daemon is read first).
  */
 #ifndef SIM_VERBS_PROTO_H
 #define SIM_VERBS_PROTO_H
@@ -81,6 +94,20 @@ enum fsp_verbs_type {
 	/* one-way, process -> daemon: fsp_verbs_qpn_release, a block the
 	 * connection owns and no longer uses */
 	FSP_VERBS_QPN_RELEASE = FSP_VERBS_FIRST + 9,
+	/* one-way: fsp_verbs_fence; daemon -> receiving process behind the
+	 * packets routed to it so far, and the process echoes it back once
+	 * it has read them (see "One path at a time" above) */
+	FSP_VERBS_FENCE = FSP_VERBS_FIRST + 10,
+};
+
+struct fsp_verbs_fence {
+	uint64_t token;
+};
+
+/* fsp_verbs_route.flags */
+enum {
+	FSP_VERBS_ROUTE_FENCE = 1,  /* ask: packets went through the daemon */
+	FSP_VERBS_ROUTE_FENCED = 2, /* answer: they were read before it */
 };
 
 struct fsp_verbs_qpn_release {
@@ -102,6 +129,8 @@ struct fsp_verbs_route {
 	int32_t status; /* 0: send to addr directly; -errno: through the daemon */
 	uint32_t addr_len;
 	uint8_t addr[FSP_VERBS_ADDR_MAX];
+	uint32_t flags; /* FSP_VERBS_ROUTE_* */
+	uint32_t reserved;
 };
 
 /* One packet of an FSP_VERBS_PKTS message. */

@@ -16,8 +16,6 @@
 #include "sim/verbs_proto.h"
 #include "sim/verbs_qp_fsm.h"
 
-#define QP_HASH 4096
-
 /*
  * QPNs, as an HCA allocates them: increasing, round-robin over the 24-bit
  * space, so that a freed QPN comes back only after a long time.  IBA
@@ -497,6 +495,7 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 		}
 	verbs_active_del(qp);
 	verbs_ack_cancel(qp);
+	verbs_qp_stats_done(qp);
 	verbs_hca.nqp--;
 	to_vcq(ibqp->send_cq)->refs--;
 	to_vcq(ibqp->recv_cq)->refs--;

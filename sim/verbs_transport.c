@@ -316,6 +316,12 @@ ssize_t verbs_transport_recv(uint8_t *buf, size_t len)
 		vdirect_grant(&r);
 		return 0;
 	}
+	if (h.type == FSP_VERBS_FENCE) {
+		/* Everything the daemon routed here before it has been read
+		 * (and handled): say so, the sender may go directly now. */
+		(void)verbs_client_send(vt.fd, FSP_VERBS_FENCE, 0, msg + sizeof(h), n - sizeof(h));
+		return 0;
+	}
 	if (h.type == FSP_VERBS_PKTS) {
 		vt.rx_off = sizeof(h);
 		vt.rx_len = (size_t)n;

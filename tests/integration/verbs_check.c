@@ -20,6 +20,10 @@
  *                                   LOCAL_WRITE (as rping's send buffer);
  *                                   every completion must succeed, also
  *                                   when READ responses are duplicated
+ *   verbs_check stream FILE N       RC requester for `server FILE N`: N
+ *                                   SENDs, each followed by an RDMA WRITE
+ *                                   and an RDMA READ, up to 8 in flight;
+ *                                   every completion must succeed
  *   verbs_check mcast-recv MGID SEC [noattach]
  *                                   join MGID through the SA, attach (or
  *                                   not), print how many messages came
@@ -616,10 +620,12 @@ static void read_info(const char *path, unsigned *lid, unsigned *qpn, unsigned *
 }
 
 static int read_send(struct ep *e, long n);
+static int stream(struct ep *e, long n);
 
 /* server: limit 0 runs until the QP fails or 60 s pass; client: limit 0
- * streams SENDs, otherwise runs read_send for limit rounds. */
-static int cmd_pair(const char *file, bool server, long limit)
+ * streams SENDs, otherwise runs read_send (or, with mixed, stream) for
+ * limit rounds. */
+static int cmd_pair(const char *file, bool server, long limit, bool mixed)
 {
 	char mine[4096], theirs[4096];
 	unsigned lid, qpn, psn;
@@ -660,7 +666,7 @@ static int cmd_pair(const char *file, bool server, long limit)
 		return 0;
 	}
 	if (limit)
-		return read_send(&e, limit);
+		return mixed ? stream(&e, limit) : read_send(&e, limit);
 	/* Client: keep up to 8 SENDs in flight until one fails. */
 	for (double end = now_ms() + 60000; now_ms() < end;) {
 		while (sent - done < 8 && !post(&e, IBV_WR_SEND, 2048, 0, 0, 0))
@@ -750,6 +756,39 @@ static int read_send(struct ep *e, long n)
 	}
 	printf("read-send: %ld completions, all successful\n", ok);
 	ibv_dereg_mr(smr);
+	return 0;
+}
+
+/* n SENDs, each followed by an RDMA WRITE and an RDMA READ of the
+ * server's buffer, up to 8 operations in flight: many packets on the wire
+ * both ways at any moment, for tests that change the fabric underneath. */
+static int stream(struct ep *e, long n)
+{
+	static const enum ibv_wr_opcode ops[3] = {IBV_WR_SEND, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ};
+	long posted = 0, done = 0, total = 3 * n;
+	struct ibv_wc wc;
+
+	while (done < total) {
+		while (posted < total && posted - done < 8) {
+			enum ibv_wr_opcode op = ops[posted % 3];
+
+			if (post(e, op, op == IBV_WR_SEND ? 2048 : 4096, peer_addr, peer_rkey, 0)) {
+				perror("ibv_post_send");
+				return 1;
+			}
+			posted++;
+		}
+		if (!wait_wc(e->cq, &wc, 30000)) {
+			printf("stream: no completion after %ld\n", done);
+			return 1;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			printf("stream: %ld ok, then %s\n", done, ibv_wc_status_str(wc.status));
+			return 1;
+		}
+		done++;
+	}
+	printf("stream: %ld completions, all successful\n", done);
 	return 0;
 }
 
@@ -1197,11 +1236,13 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "loopback"))
 		return cmd_loopback();
 	if (argc >= 3 && !strcmp(argv[1], "server"))
-		return cmd_pair(argv[2], true, argc >= 4 ? atol(argv[3]) : 0);
+		return cmd_pair(argv[2], true, argc >= 4 ? atol(argv[3]) : 0, false);
 	if (argc >= 3 && !strcmp(argv[1], "client"))
-		return cmd_pair(argv[2], false, 0);
+		return cmd_pair(argv[2], false, 0, false);
 	if (argc >= 4 && !strcmp(argv[1], "read-send"))
-		return cmd_pair(argv[2], false, atol(argv[3]));
+		return cmd_pair(argv[2], false, atol(argv[3]), false);
+	if (argc >= 4 && !strcmp(argv[1], "stream"))
+		return cmd_pair(argv[2], false, atol(argv[3]), true);
 	if (argc >= 4 && !strcmp(argv[1], "mcast-recv"))
 		return cmd_mcast(argv[2], atoi(argv[3]), false,
 				 !(argc >= 5 && !strcmp(argv[4], "noattach")));
