@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sim/verbs_priv.h"
+#include "sim/verbs_qp_cap.h"
 #include "sim/verbs_proto.h"
 #include "sim/verbs_qp_fsm.h"
 
@@ -279,8 +280,8 @@ static struct ibv_qp *qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a
 	pthread_mutex_init(&ib->mutex, NULL);
 	pthread_cond_init(&ib->cond, NULL);
 	qp->cap = a->cap;
-	if (!qp->cap.max_send_sge)
-		qp->cap.max_send_sge = 1;
+	/* Inline area and SGE count from one send WQE, as rxe sizes them. */
+	verbs_qp_cap_size(&qp->cap);
 	if (a->srq)
 		qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;
 	else if (!qp->cap.max_recv_sge)
