@@ -436,6 +436,7 @@ struct cma_publish_stats {
 	unsigned long sets, deletes; /* records the SA took */
 	unsigned long errors;	     /* records refused, timed out, not sent */
 	unsigned long rounds;	     /* rounds started */
+	unsigned long in_flight;     /* records of the rounds now in flight */
 };
 void cma_publish_stats(struct cma_publish_stats *out);
 /* Fill id.route.path_rec from a CM path (also used for passive ids). */

@@ -754,5 +754,9 @@ void cma_publish_stats(struct cma_publish_stats *out)
 {
 	pthread_mutex_lock(&cma.lock);
 	*out = pst;
+	out->in_flight = 0;
+	for (int d = 0; d < cma.ndevs; d++)
+		for (int i = 0; i < cma.devs[d].nports; i++)
+			out->in_flight += cma.devs[d].ports[i].sr_busy;
 	pthread_mutex_unlock(&cma.lock);
 }
