@@ -122,6 +122,22 @@ int madcm_addr_sa_unregister(struct sa_client *c, const struct sockaddr *ip, con
 	    c, &s, SA_SR_COMP_SERVICE_ID | SA_SR_COMP_SERVICE_GID | SA_SR_COMP_SERVICE_P_KEY);
 }
 
+int madcm_addr_sa_publish_async(struct sa_client *c, bool on, const struct sockaddr *ip,
+				const uint8_t gid[16], uint16_t pkey, uint32_t lease,
+				void (*cb)(void *arg, int status), void *arg)
+{
+	struct sa_service s;
+	uint64_t mask = madcm_addr_sa_record(&s, ip, gid, pkey, lease);
+
+	if (!mask)
+		return ip ? -EAFNOSUPPORT : -EINVAL;
+	if (on)
+		return sa_service_register_async(c, &s, mask, cb, arg);
+	return sa_service_delete_async(
+	    c, &s, SA_SR_COMP_SERVICE_ID | SA_SR_COMP_SERVICE_GID | SA_SR_COMP_SERVICE_P_KEY, cb,
+	    arg);
+}
+
 int madcm_addr_sa_resolve(struct sa_client *c, const struct sockaddr *ip, uint8_t gid[16])
 {
 	struct sa_service q, *all = NULL;

@@ -26,6 +26,7 @@
 #ifndef MADCM_LIB_ADDR_SA_H
 #define MADCM_LIB_ADDR_SA_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -54,6 +55,15 @@ int madcm_addr_sa_register(struct sa_client *c, const struct sockaddr *ip, const
 /* Delete it again.  0 or -errno (-ENOENT when the SA has no such record). */
 int madcm_addr_sa_unregister(struct sa_client *c, const struct sockaddr *ip, const uint8_t gid[16],
 			     uint16_t pkey);
+
+/*
+ * The same Set (on) or Delete (off) without waiting: cb(arg, status) runs
+ * once, on the SA client's loop (sa_service_register_async).  0 once
+ * posted, or -errno (and cb is not called).
+ */
+int madcm_addr_sa_publish_async(struct sa_client *c, bool on, const struct sockaddr *ip,
+				const uint8_t gid[16], uint16_t pkey, uint32_t lease,
+				void (*cb)(void *arg, int status), void *arg);
 
 /*
  * The GID that `ip` is registered at.  0, -ENOENT when no record names

@@ -99,7 +99,15 @@ struct cma_port {
 	/* The IPoIB broadcast group's record, asked of the SA once (cma_ud.c). */
 	struct sa_mcmember bcast;
 	bool bcast_valid;
-	unsigned published; /* listeners: its addresses are at the SA (cma_addr.c) */
+	/*
+	 * Its addresses' ServiceRecords (cma_addr.c): wanted at the SA while
+	 * it has listeners (published counts them), brought there and taken
+	 * away in the background, one round of Sets or Deletes at a time.
+	 */
+	unsigned published;
+	bool sr_at_sa;	  /* registered, or will be when the round in flight ends */
+	unsigned sr_busy; /* records of the round in flight */
+	int sr_err;	  /* the round's first error */
 	/* Connections of this port by local comm ID (cma_init.c). */
 	struct cma_conn_link **conns;
 	uint32_t nconns, nbuckets;
@@ -412,8 +420,25 @@ bool cma_addr_any(const struct sockaddr *sa); /* wildcard or loopback */
 bool cma_addr_is_wildcard(const struct sockaddr *sa);
 bool cma_addr_is_loopback(const struct sockaddr *sa);
 bool cma_addr_equal(const struct sockaddr *a, const struct sockaddr *b); /* no port */
-/* Register (on) or drop (off) a port's addresses at the SA, counted. */
+/*
+ * A listener more (on) or fewer (off) on the port: its addresses are
+ * registered at the SA with the first and deleted with the last, in the
+ * background (never waits for the SA; not under cma.lock).
+ */
 void cma_addr_publish(struct cma_port *p, bool on);
+/*
+ * Process exit, under cma.lock: delete every port's records and wait for
+ * the SA's answers, at most `ms` (the lock is let go while waiting).
+ */
+void cma_addr_unpublish_all(unsigned ms);
+/* Counters of the ServiceRecord rounds (tests). */
+struct cma_publish_stats {
+	unsigned long sets, deletes; /* records the SA took */
+	unsigned long errors;	     /* records refused, timed out, not sent */
+	unsigned long rounds;	     /* rounds started */
+	unsigned long in_flight;     /* records of the rounds now in flight */
+};
+void cma_publish_stats(struct cma_publish_stats *out);
 /* Fill id.route.path_rec from a CM path (also used for passive ids). */
 void cma_set_path(struct cma_id *id, int i, const struct cm_path *p);
 

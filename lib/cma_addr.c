@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -614,36 +615,148 @@ int cma_set_ib_paths(struct cma_id *id, const struct ibv_path_data *pd, size_t n
  * SA ServiceRecords for a port's addresses (lib/addr_sa.h): while a port
  * has listeners, each address the address sources give it is registered,
  * so that peers whose sources do not know it find it at the SA.
+ *
+ * None of it is waited for: the kernel's rdma_listen and rdma_destroy_id
+ * do no SA work, and a server that replaces its listener while its
+ * client already connects must not REJ the client meanwhile.  The
+ * records only serve address resolution by SA, so a failure is counted
+ * and said once, and the listener stays.  A port's records move in
+ * rounds (a Set or a Delete of each), the next round only when the last
+ * one's answers are in: the SA then applies them in order, a listener
+ * destroyed before its Set was answered is followed by the Delete, and
+ * one listening again right after a destroy ends registered.
  */
-static void publish(struct cma_port *p, bool on)
+static pthread_cond_t sr_idle = PTHREAD_COND_INITIALIZER; /* a round ended */
+static bool sr_exiting;					  /* delete all, wanted or not */
+static struct cma_publish_stats pst;			  /* under cma.lock */
+static bool sr_said;
+
+static void sr_done(void *arg, int status);
+
+static void sr_fail(struct cma_port *p, int status)
+{
+	pst.errors++;
+	if (!p->sr_err)
+		p->sr_err = status;
+}
+
+/* Start the round that brings the port's records where wanted; cma.lock held. */
+static void sr_step(struct cma_port *p)
 {
 	static const int families[] = {AF_INET, AF_INET6};
-	struct cm_runtime *rt = p->rt;
+	bool want = p->published && !sr_exiting;
+	struct sa_client *sa;
 
-	if (!rt || !cm_runtime_sa(rt) || !cma.addrs || cma_roce_port(p))
+	if (p->sr_busy || want == p->sr_at_sa)
 		return;
+	/*
+	 * No SA client (RoCE, or the runtime went with its madcmd, which
+	 * deleted the session's records): nothing is, or can be, there.
+	 * Posting under cma.lock is safe: the loop's queue lock is a leaf,
+	 * and a client closed after this is closed after the post (the
+	 * runtime is taken from p->rt under this lock first).
+	 */
+	sa = p->rt ? cm_runtime_sa(p->rt) : NULL;
+	if (!sa || !cma.addrs || cma_roce_port(p)) {
+		p->sr_at_sa = false;
+		return;
+	}
+	p->sr_at_sa = want;
+	p->sr_err = 0;
+	pst.rounds++;
 	for (unsigned i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		struct sockaddr_storage ip;
+		int rc;
 
 		if (madcm_addrs_ip(cma.addrs, p->gid, families[i], &ip))
 			continue;
-		if (on)
-			madcm_addr_sa_register(cm_runtime_sa(rt), (struct sockaddr *)&ip, p->gid,
-					       0xffff, 0xffffffffu);
+		rc = madcm_addr_sa_publish_async(sa, want, (struct sockaddr *)&ip, p->gid, 0xffff,
+						 SA_SR_LEASE_INFINITE, sr_done, p);
+		if (rc)
+			sr_fail(p, rc);
 		else
-			madcm_addr_sa_unregister(cm_runtime_sa(rt), (struct sockaddr *)&ip, p->gid,
-						 0xffff);
+			p->sr_busy++;
 	}
+}
+
+/* One record's answer, on the loop. */
+static void sr_done(void *arg, int status)
+{
+	struct cma_port *p = arg;
+
+	pthread_mutex_lock(&cma.lock);
+	if (status && !(status == -ENOENT && !p->sr_at_sa))
+		sr_fail(p, status); /* a Delete of what is gone already is done */
+	else if (p->sr_at_sa)
+		pst.sets++;
+	else
+		pst.deletes++;
+	if (--p->sr_busy == 0) {
+		if (p->sr_err && !sr_said) {
+			sr_said = true;
+			fprintf(
+			    stderr,
+			    "librdmacm (madcm): %s port %u: the SA did not take the ServiceRecords "
+			    "of its addresses (%s): peers find them by their own address "
+			    "sources only\n",
+			    ibv_get_device_name(p->dev->verbs->device), p->port_num,
+			    strerror(-p->sr_err));
+		}
+		sr_step(p);
+		if (!p->sr_busy)
+			pthread_cond_broadcast(&sr_idle);
+	}
+	pthread_mutex_unlock(&cma.lock);
 }
 
 void cma_addr_publish(struct cma_port *p, bool on)
 {
-	bool first, last;
-
 	pthread_mutex_lock(&cma.lock);
-	first = on && p->published++ == 0;
-	last = !on && p->published && --p->published == 0;
+	if (on)
+		p->published++;
+	else if (p->published)
+		p->published--;
+	sr_step(p);
 	pthread_mutex_unlock(&cma.lock);
-	if (first || last)
-		publish(p, on);
+}
+
+static bool sr_all_idle(void)
+{
+	for (int d = 0; d < cma.ndevs; d++)
+		for (int i = 0; i < cma.devs[d].nports; i++)
+			if (cma.devs[d].ports[i].sr_busy)
+				return false;
+	return true;
+}
+
+void cma_addr_unpublish_all(unsigned ms)
+{
+	struct timespec end;
+
+	sr_exiting = true;
+	for (int d = 0; d < cma.ndevs; d++)
+		for (int i = 0; i < cma.devs[d].nports; i++)
+			sr_step(&cma.devs[d].ports[i]);
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += ms / 1000;
+	end.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (end.tv_nsec >= 1000000000) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000;
+	}
+	/* A round in flight ends first, then its port's Deletes go (sr_done). */
+	while (!sr_all_idle())
+		if (pthread_cond_timedwait(&sr_idle, &cma.lock, &end) == ETIMEDOUT)
+			break;
+}
+
+void cma_publish_stats(struct cma_publish_stats *out)
+{
+	pthread_mutex_lock(&cma.lock);
+	*out = pst;
+	out->in_flight = 0;
+	for (int d = 0; d < cma.ndevs; d++)
+		for (int i = 0; i < cma.devs[d].nports; i++)
+			out->in_flight += cma.devs[d].ports[i].sr_busy;
+	pthread_mutex_unlock(&cma.lock);
 }

@@ -115,6 +115,7 @@ void cma_unlisten(struct cma_id *id)
 
 			if (!id->port || id->port == p) {
 				port_unlisten(p, sid);
+				/* The Deletes follow in the background. */
 				if (p->rt)
 					cma_addr_publish(p, false);
 			}
@@ -162,6 +163,12 @@ CMA_EXPORT int rdma_listen(struct rdma_cm_id *cm_id, int backlog)
 	cma_set_state(id, CMA_LISTEN);
 	id->backlog = backlog;
 	sid = id_sid(id);
+	/*
+	 * Taking REQs from the moment the first port's CM listens, as the
+	 * kernel's listener does: a client may connect the moment the
+	 * server's previous listener went.
+	 */
+	id->listening = true;
 	pthread_mutex_unlock(&cma.lock);
 	/* A specific address listens on its port; a wildcard on every port. */
 	for (int d = 0; d < cma.ndevs; d++)
@@ -175,18 +182,18 @@ CMA_EXPORT int rdma_listen(struct rdma_cm_id *cm_id, int backlog)
 				first_err = first_err ? first_err : rc;
 				continue;
 			}
+			/* Its ServiceRecords go to the SA in the background. */
 			cma_addr_publish(p, true);
 			ok++;
 		}
-	pthread_mutex_lock(&cma.lock);
 	if (!ok) {
+		pthread_mutex_lock(&cma.lock);
+		id->listening = false;
 		id->state = CMA_ADDR_BOUND;
 		pthread_mutex_unlock(&cma.lock);
 		return cma_err(-first_err);
 	}
 	/* Ports whose CM could not open (said on stderr) take no REQs. */
-	id->listening = true;
-	pthread_mutex_unlock(&cma.lock);
 	return 0;
 }
 

@@ -8,7 +8,9 @@
  * program that returns from main (or calls exit(3)) with ids it never
  * destroyed would leave its peers to find out from a keepalive or a
  * timeout, and its memberships at the SA.  This destructor releases the
- * connections and sends the leaves, without waiting for the SA's answers.
+ * connections and sends the leaves, without waiting for the SA's answers,
+ * and deletes the ServiceRecords of the listeners' addresses, waiting for
+ * the SA's answers at most CMA_EXIT_SR_WAIT_MS.
  * The MADs leave before the umad ports close: the write queues are
  * flushed after it, by libmadcm's own destructor (mad/umad_real.c).
  *
@@ -27,6 +29,9 @@
 
 #include "cm/runtime.h"
 #include "lib/cma.h"
+
+/* How long the exit waits for the SA to answer the ServiceRecord Deletes. */
+#define CMA_EXIT_SR_WAIT_MS 2000
 
 /* Set by cma_exit_arm() (cma_init): the process whose connections these are. */
 static pid_t owner;
@@ -68,4 +73,14 @@ __attribute__((destructor)) static void cma_exit_release(void)
 	for (size_t i = 0; i < nl; i++)
 		sa_mcmember_leave_now(l[i].sa, &l[i].rec, CMA_MC_LEAVE_MASK);
 	free(l);
+	/*
+	 * The ServiceRecords of the ports' addresses: those of listeners
+	 * still open, and the Deletes that destroyed listeners left to the
+	 * background (rdma_destroy_id does not wait for them).  These are
+	 * waited for, briefly: the SA keeps a record until it is deleted.
+	 */
+	if (lock_briefly()) {
+		cma_addr_unpublish_all(CMA_EXIT_SR_WAIT_MS);
+		pthread_mutex_unlock(&cma.lock);
+	}
 }

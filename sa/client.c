@@ -822,6 +822,70 @@ int sa_service_delete(struct sa_client *c, const struct sa_service *s, uint64_t 
 	return service_one(c, MAD_METHOD_DELETE, s, comp_mask);
 }
 
+struct service_cmd {
+	struct mad_loop_cmd cmd;
+	struct sa_query q;
+	sa_done_cb cb;
+	void *arg;
+};
+
+static void service_async_done(struct sa_query *q, int status, uint16_t mad_status,
+			       const uint8_t *recs, unsigned n, size_t rec_size)
+{
+	struct service_cmd *a = (struct service_cmd *)((char *)q - offsetof(struct service_cmd, q));
+
+	(void)mad_status;
+	(void)recs;
+	(void)n;
+	(void)rec_size;
+	a->cb(a->arg, status);
+	free(a);
+}
+
+static void service_async_run(struct mad_loop *l, struct mad_loop_cmd *cmd)
+{
+	(void)l;
+	query_start(&((struct service_cmd *)cmd)->q);
+}
+
+static int service_async(struct sa_client *c, uint8_t method, const struct sa_service *sr,
+			 uint64_t comp_mask, sa_done_cb cb, void *arg)
+{
+	uint8_t rec[SA_SR_SIZE];
+	struct service_cmd *a;
+	int rc;
+
+	if (!c || !sr || !cb)
+		return -EINVAL;
+	rc = sa_service_encode(sr, rec);
+	if (rc)
+		return rc;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->cmd.run = service_async_run;
+	query_init(&a->q, c, method, SA_ATTR_SERVICE_RECORD, comp_mask, rec, sizeof(rec),
+		   service_async_done);
+	a->cb = cb;
+	a->arg = arg;
+	rc = mad_loop_post(c->loop, &a->cmd);
+	if (rc)
+		free(a);
+	return rc;
+}
+
+int sa_service_register_async(struct sa_client *c, const struct sa_service *s, uint64_t comp_mask,
+			      sa_done_cb cb, void *arg)
+{
+	return service_async(c, MAD_METHOD_SET, s, comp_mask, cb, arg);
+}
+
+int sa_service_delete_async(struct sa_client *c, const struct sa_service *s, uint64_t comp_mask,
+			    sa_done_cb cb, void *arg)
+{
+	return service_async(c, MAD_METHOD_DELETE, s, comp_mask, cb, arg);
+}
+
 int sa_service_query(struct sa_client *c, const struct sa_service *sr, uint64_t comp_mask,
 		     struct sa_service **out, unsigned *n)
 {

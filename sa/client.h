@@ -192,6 +192,18 @@ int sa_service_register(struct sa_client *c, const struct sa_service *s, uint64_
 int sa_service_delete(struct sa_client *c, const struct sa_service *s, uint64_t comp_mask);
 int sa_service_query(struct sa_client *c, const struct sa_service *s, uint64_t comp_mask,
 		     struct sa_service **out, unsigned *n);
+/*
+ * The Set and Delete without waiting: cb(arg, status) runs once, on the
+ * loop, after the SA's answer (or the retries' timeout, or -ECANCELED
+ * when the client closes first).  Commands posted by one thread start in
+ * the order posted; whether the SA applies them in that order is the
+ * caller's to ensure (post the next when the last one's cb ran).
+ */
+typedef void (*sa_done_cb)(void *arg, int status);
+int sa_service_register_async(struct sa_client *c, const struct sa_service *s, uint64_t comp_mask,
+			      sa_done_cb cb, void *arg);
+int sa_service_delete_async(struct sa_client *c, const struct sa_service *s, uint64_t comp_mask,
+			    sa_done_cb cb, void *arg);
 
 /* ---- ClassPortInfo ---- */
 
@@ -255,7 +267,6 @@ int sa_notice_handler(struct sa_client *c, sa_notice_fn fn, void *arg);
  */
 int sa_notice_subscribe(struct sa_client *c, uint16_t first, uint16_t last, bool on);
 /* The same without waiting: cb(arg, status) runs once, on the loop. */
-typedef void (*sa_done_cb)(void *arg, int status);
 int sa_notice_subscribe_async(struct sa_client *c, uint16_t first, uint16_t last, bool on,
 			      sa_done_cb cb, void *arg);
 

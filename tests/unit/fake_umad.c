@@ -609,8 +609,24 @@ static void fb_sa(struct fake_fabric *fb, int from, int agent, const uint8_t *re
 	}
 	if (mad_get(req, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) == SA_ATTR_SERVICE_RECORD) {
 		if (fb->sa_services && (req[3] == MAD_METHOD_SET || req[3] == MAD_METHOD_DELETE)) {
+			if (fb->sa_sr_nlog < sizeof(fb->sa_sr_log) - 1)
+				fb->sa_sr_log[fb->sa_sr_nlog++] =
+				    req[3] == MAD_METHOD_SET ? 'S' : 'D';
+			if (fb->sa_sr_hold) {
+				if (fb->sa_sr_nheld <
+				    sizeof(fb->sa_sr_held) / sizeof(fb->sa_sr_held[0])) {
+					fb->sa_sr_held[fb->sa_sr_nheld].open =
+					    fb->agents[agent].open;
+					fb->sa_sr_held[fb->sa_sr_nheld].agent = agent;
+					memcpy(fb->sa_sr_held[fb->sa_sr_nheld++].mad, req,
+					       MAD_SIZE);
+				}
+				return;
+			}
 			memcpy(mad, req, MAD_SIZE);
-			mad_set(mad, mad_hdr_fields, MAD_HDR_R, 1);
+			/* As an SA answers: GetResp to a Set, DeleteResp to a Delete. */
+			mad[3] =
+			    req[3] == MAD_METHOD_SET ? MAD_METHOD_GET_RESP : MAD_METHOD_DELETE_RESP;
 			mad_set(mad, mad_hdr_fields, MAD_HDR_STATUS, 0);
 			if (req[3] == MAD_METHOD_SET)
 				fb->sa_sr_sets++;
@@ -752,6 +768,31 @@ const struct mad_umad_ops fake_fabric_ops = {
     .send = fb_send,
     .recv = fb_recv,
 };
+
+unsigned fake_fabric_sa_release(struct fake_fabric *fb)
+{
+	struct mad_addr src = {.lid = 1, .qpn = 1, .qkey = MAD_QP1_QKEY};
+	unsigned n;
+
+	pthread_mutex_lock(&fb->lock);
+	n = fb->sa_sr_nheld;
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t *mad = fb->sa_sr_held[i].mad;
+		uint8_t method = mad[3];
+
+		mad[3] = method == MAD_METHOD_SET ? MAD_METHOD_GET_RESP : MAD_METHOD_DELETE_RESP;
+		mad_set(mad, mad_hdr_fields, MAD_HDR_STATUS, 0);
+		if (method == MAD_METHOD_SET)
+			fb->sa_sr_sets++;
+		else
+			fb->sa_sr_deletes++;
+		fb_deliver(fb, fb->sa_sr_held[i].open, fb->sa_sr_held[i].agent, mad, MAD_SIZE,
+			   &src);
+	}
+	fb->sa_sr_nheld = 0;
+	pthread_mutex_unlock(&fb->lock);
+	return n;
+}
 
 void fake_fabric_init(struct fake_fabric *fb, int ncas)
 {

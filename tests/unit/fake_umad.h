@@ -131,6 +131,19 @@ struct fake_fabric {
 	 */
 	bool sa_services;
 	unsigned sa_sr_sets, sa_sr_deletes;
+	/*
+	 * With sa_sr_hold, ServiceRecord Sets and Deletes are kept unanswered
+	 * until fake_fabric_sa_release; sa_sr_log has each one's method as it
+	 * came ('S' Set, 'D' Delete), in order, up to its size.
+	 */
+	bool sa_sr_hold;
+	char sa_sr_log[64];
+	unsigned sa_sr_nlog;
+	struct {
+		int open, agent;
+		uint8_t mad[MAD_SIZE];
+	} sa_sr_held[8];
+	unsigned sa_sr_nheld;
 };
 
 extern const struct mad_umad_ops fake_fabric_ops;
@@ -146,6 +159,8 @@ unsigned fake_fabric_count_cm(struct fake_fabric *fb, int ca, uint16_t attr_id);
  * back are new ones.
  */
 void fake_fabric_remove_ca(struct fake_fabric *fb, int ca, bool removed);
+/* Answer the ServiceRecord requests held (sa_sr_hold) in order: how many. */
+unsigned fake_fabric_sa_release(struct fake_fabric *fb);
 /* A group the SA knows from the start (rec.mlid 0: one is given): 0, or -ENOSPC. */
 int fake_fabric_add_group(struct fake_fabric *fb, const struct sa_mcmember *rec, bool permanent);
 /* A copy of the group of this MGID: true, or false when the SA has none. */

@@ -466,9 +466,10 @@ int fake_cma_setup(void)
 
 	fake_fabric_init(&fake_cma_fabric, 2);
 	/*
-	 * Listeners publish their addresses as ServiceRecords and wait for the
-	 * SA (8 s a call unanswered): the fake SA grants them, so every test
-	 * with a listener does not spend its time there.
+	 * Listeners publish their addresses as ServiceRecords, in the
+	 * background (8 s a round unanswered, during which no other round of
+	 * the port starts): the fake SA grants them, so that every test's
+	 * listeners have their records in step at once.
 	 */
 	fake_cma_fabric.sa_services = true;
 	fake_verbs_init(&fake_cma_fabric);

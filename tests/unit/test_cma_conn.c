@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -393,6 +394,104 @@ static void test_reject(void **state)
 	assert_int_equal(rdma_destroy_id(l), 0);
 }
 
+/* Wait (bounded) until no ServiceRecord round is in flight. */
+static void publish_settled(void)
+{
+	struct cma_publish_stats st;
+
+	for (int i = 0; i < 5000; i++) {
+		cma_publish_stats(&st);
+		if (!st.in_flight)
+			return;
+		usleep(1000);
+	}
+	fail_msg("ServiceRecord rounds still in flight");
+}
+
+/* Wait (bounded) until the fake SA holds n requests. */
+static void sa_holds(unsigned n)
+{
+	for (int i = 0; i < 5000; i++) {
+		unsigned held;
+
+		pthread_mutex_lock(&fake_cma_fabric.lock);
+		held = fake_cma_fabric.sa_sr_nheld;
+		pthread_mutex_unlock(&fake_cma_fabric.lock);
+		if (held == n)
+			return;
+		usleep(1000);
+	}
+	fail_msg("the SA never held %u ServiceRecord requests: log %s", n,
+		 fake_cma_fabric.sa_sr_log);
+}
+
+static void sa_log_reset(void)
+{
+	pthread_mutex_lock(&fake_cma_fabric.lock);
+	memset(fake_cma_fabric.sa_sr_log, 0, sizeof(fake_cma_fabric.sa_sr_log));
+	fake_cma_fabric.sa_sr_nlog = 0;
+	pthread_mutex_unlock(&fake_cma_fabric.lock);
+}
+
+/*
+ * rdma_listen takes REQs while the SA has not answered its ServiceRecord
+ * Sets, rdma_destroy_id does not wait either, and the SA sees the Sets
+ * and Deletes of a port's two addresses (198.18.0.2, 2001:db8::2) in
+ * rounds: a listener destroyed before its Sets were answered gets its
+ * Deletes after them, one listening again while they are in flight gets
+ * new Sets after them, and the last listener's destroy deletes.
+ */
+static void test_listen_before_sa(void **state)
+{
+	struct rdma_conn_param p = {.responder_resources = 1, .initiator_depth = 1};
+	struct cma_publish_stats st0, st;
+	struct rdma_cm_id *l, *a, *c;
+	struct rdma_cm_event *ev;
+
+	(void)state;
+	publish_settled();
+	sa_log_reset();
+	cma_publish_stats(&st0);
+	fake_cma_fabric.sa_sr_hold = true;
+	l = listener(21040);
+	sa_holds(2);
+	/* Listening, its Sets unanswered: a REQ is taken. */
+	a = routed(21040);
+	make_qp(a);
+	assert_int_equal(rdma_connect(a, &p), 0);
+	ev = expect_event(pch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	c = ev->id;
+	assert_int_equal(rdma_reject(c, NULL, 0), 0);
+	ack(ev);
+	ack(expect_event(ach, RDMA_CM_EVENT_REJECTED));
+	rdma_destroy_qp(a);
+	assert_int_equal(rdma_destroy_id(a), 0);
+	assert_int_equal(rdma_destroy_id(c), 0);
+	/* Destroyed with its Sets unanswered: no Delete yet. */
+	assert_int_equal(rdma_destroy_id(l), 0);
+	assert_string_equal(fake_cma_fabric.sa_sr_log, "SS");
+	assert_int_equal(fake_fabric_sa_release(&fake_cma_fabric), 2);
+	sa_holds(2);
+	assert_string_equal(fake_cma_fabric.sa_sr_log, "SSDD");
+	/* Listening again while the Deletes are in flight: Sets after them. */
+	l = listener(21041);
+	assert_string_equal(fake_cma_fabric.sa_sr_log, "SSDD");
+	assert_int_equal(fake_fabric_sa_release(&fake_cma_fabric), 2);
+	sa_holds(2);
+	assert_string_equal(fake_cma_fabric.sa_sr_log, "SSDDSS");
+	fake_cma_fabric.sa_sr_hold = false;
+	assert_int_equal(fake_fabric_sa_release(&fake_cma_fabric), 2);
+	publish_settled();
+	assert_string_equal(fake_cma_fabric.sa_sr_log, "SSDDSS");
+	assert_int_equal(rdma_destroy_id(l), 0);
+	publish_settled();
+	assert_string_equal(fake_cma_fabric.sa_sr_log, "SSDDSSDD");
+	cma_publish_stats(&st);
+	assert_int_equal(st.sets - st0.sets, 4);
+	assert_int_equal(st.deletes - st0.deletes, 4);
+	assert_int_equal(st.errors, st0.errors);
+}
+
 static void test_no_listener(void **state)
 {
 	/* A listener on another port keeps h2's CM open; nobody on 21006. */
@@ -706,6 +805,7 @@ int main(void)
 	    cmocka_unit_test(test_connect_accept_disconnect),
 	    cmocka_unit_test(test_reject),
 	    cmocka_unit_test(test_no_listener),
+	    cmocka_unit_test(test_listen_before_sa),
 	    cmocka_unit_test(test_connect_error),
 	    cmocka_unit_test(test_connect_without_qp),
 	    cmocka_unit_test(test_migrate_listener_with_request),

@@ -3,8 +3,9 @@
  * fake_verbs.h (h1 = fake0, 198.18.0.1; h2 = fake1, 198.18.0.2), with the
  * fake SA answering MCMemberRecords (fake_fabric.sa_mcast) and knowing the
  * IPoIB broadcast group from the start, and granting ServiceRecords
- * (sa_services: else every first rdma_listen and last listener's destroy
- * waits out the SA's timeouts, 8 s each).  What each test pins:
+ * (sa_services: else the listeners' records, registered and deleted in
+ * the background, wait out the SA's timeouts, 8 s a round).  What each
+ * test pins:
  *   - SIDR through the API: rdma_connect on an RDMA_PS_UDP id is a SIDR_REQ
  *     to service ID 0x0000000001110000 + port; the listener's
  *     CONNECT_REQUEST carries param.ud with the private data past the IP
