@@ -7,7 +7,10 @@
 # and the other port) 100 times while its client connects again as soon
 # as it is ESTABLISHED: the client never gets REJECTED.  Before, each
 # replacement waited 400 ms for the SA, and the client's next REQ found
-# no listener.  Then, the SA answering at once again:
+# no listener.  REQs are delayed 100 ms on the way, so that the server,
+# which listens again right after its accept, is not raced by a client
+# that runs while it is descheduled on a busy machine: the margin is the
+# REQ's 100 ms against the listen's microseconds (and the old 400 ms).  Then, the SA answering at once again:
 #  - the server's ServiceRecord (madcm:ip:198.18.0.1) is at the SA while
 #    it listens,
 #  - gone after it destroyed its listener (and one more listened to and
@@ -40,6 +43,7 @@ run() {
 	out=$FABSIM_DIR/server.$mode
 	has_record && fail "$mode: a record for $H1 before the server started"
 	fs fault add class 0x03 attr 0x0031 delay 200 >/dev/null || fail "fault add"
+	fs fault add class 0x07 attr 0x0010 delay 100 >/dev/null || fail "fault add REQ delay"
 	on_bg h1 "$MADCM" run "$PROG" server "$port" "$N" >"$out" 2>&1
 	sp=$!
 	bg_pids="$bg_pids $sp"
