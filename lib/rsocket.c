@@ -1653,6 +1653,8 @@ CMA_EXPORT int rclose(int socket)
 
 	if (ds_is_dgram(socket))
 		return ds_close(socket);
+	if (repoll_is_set(socket))
+		return repoll_close(socket);
 	/* First: no keepalive may be running on it once it is freed. */
 	rs_keepalive_del(socket);
 	rs = rs_lock(socket);

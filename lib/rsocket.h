@@ -31,6 +31,13 @@ short rs_poll_arm(int fd, short events, struct pollfd *out, int *n);
 void rs_poll_drain(int fd);
 
 /*
+ * lib/rsocket.c <-> lib/repoll.c: a repoll set's descriptor is no
+ * rsocket; rclose() of one frees the set (0, or -1 with errno).
+ */
+bool repoll_is_set(int fd);
+int repoll_close(int epfd);
+
+/*
  * lib/rsocket.c <-> lib/rsocket_keepalive.c: SO_KEEPALIVE's service thread
  * calls rs_keepalive_send(fd) every interval_s seconds until
  * rs_keepalive_del(fd), which returns once no such call runs.  Neither is
