@@ -21,11 +21,15 @@ H1=198.18.0.1
 
 # shellcheck disable=SC2086
 timeout 300 "$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$MADCM" run --rsocket -- \
-	sh -c "exec redis-server --bind $H1 --port $PORT $conf" >"$out/server.log" 2>&1 &
+	sh -c "exec redis-server --bind $H1 --port $PORT --pidfile $out/redis.pid $conf" \
+	>"$out/server.log" 2>&1 &
 sp=$!
 bg_pids="$bg_pids $sp"
 wait_for "grep -q 'Ready to accept connections' '$out/server.log'" 60 ||
 	{ cat "$out/server.log" >&2; fail "redis-server did not start"; }
+# A signal to the wrappers does not reach redis-server: on a failure the
+# cleanup kills it by its own PID.
+wait_for "test -s '$out/redis.pid'" 10 && bg_pids="$bg_pids $(cat "$out/redis.pid")"
 if command -v ss >/dev/null && ss -Hltn "sport = :$PORT" | grep -q .; then
 	fail "a kernel listener on port $PORT: redis is not on rsockets"
 fi
@@ -46,7 +50,8 @@ grep -q '^ *SET: .* requests per second' "$out/bench.lines" &&
 	grep -q '^ *GET: .* requests per second' "$out/bench.lines" ||
 	{ cat "$out/bench" >&2; fail "redis-benchmark printed no SET/GET results"; }
 echo "ok: redis-benchmark over rsockets"
-kill $sp 2>/dev/null
+# The server exits by itself: a signal to the wrapper would not reach it.
+on_h2 redis-cli -h $H1 -p $PORT shutdown nosave >/dev/null 2>&1
 wait $sp 2>/dev/null
 
 # The TCP baseline, loopback, no preload.
@@ -57,7 +62,7 @@ bg_pids="$bg_pids $tp"
 wait_for "grep -q 'Ready to accept connections' '$out/tcp-server.log'" 30 || fail "TCP redis-server"
 timeout 120 redis-benchmark -h 127.0.0.1 -p $PORT -n 2000 -t set,get -q >"$out/tcp-bench" 2>&1 ||
 	{ cat "$out/tcp-bench" >&2; fail "redis-benchmark over TCP"; }
-kill $tp 2>/dev/null
+redis-cli -h 127.0.0.1 -p $PORT shutdown nosave >/dev/null 2>&1 || kill $tp 2>/dev/null
 wait $tp 2>/dev/null
 
 echo "redis-benchmark -n 2000 -t set,get -q"
