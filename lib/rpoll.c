@@ -79,6 +79,7 @@ CMA_EXPORT int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 	int64_t deadline = timeout > 0 ? mono_ns() + (int64_t)timeout * 1000000 : 0;
 	struct pollfd *tmp, *wait;
 	int *owner, ret;
+	long long spin_ns, wake_ms;
 
 	if (nfds && !fds)
 		return cma_err(EFAULT);
@@ -100,10 +101,14 @@ CMA_EXPORT int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 		free(owner);
 		return cma_err(ENOMEM);
 	}
+	/* rdma-core's tuning files, when present (lib/rsocket_conf.c). */
+	spin_ns =
+	    rs_conf()->polling_time_us >= 0 ? rs_conf()->polling_time_us * 1000 : RPOLL_SPIN_NS;
+	wake_ms = rs_conf()->wake_up_interval_ms;
 	for (;;) {
 		int n = 0, to;
 		bool ready = false;
-		int64_t spin_end = mono_ns() + RPOLL_SPIN_NS;
+		int64_t spin_end = mono_ns() + spin_ns;
 
 		if (deadline && spin_end > deadline)
 			spin_end = deadline;
@@ -148,6 +153,9 @@ CMA_EXPORT int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 			/* Rounded up, as poll(2) waits at least its timeout. */
 			to = (int)((left + 999999) / 1000000);
 		}
+		/* wake_up_interval: sleep in pieces that long, then look again. */
+		if (wake_ms > 0 && (to < 0 || to > wake_ms))
+			to = (int)wake_ms;
 		ret = poll(wait, (nfds_t)n, to);
 		if (ret < 0)
 			break;

@@ -55,11 +55,6 @@
 #define RS_CLOSE_WAIT_MS 3000 /* rclose: wait this long for sends to finish */
 #define RS_RESOLVE_MS 2000
 
-/* Defaults (rdma-core's). */
-#define RS_DEF_INLINE 64
-#define RS_DEF_QSIZE 384
-#define RS_DEF_MEM (1u << 17)
-
 enum rs_state {
 	RS_INIT,
 	RS_BOUND,
@@ -248,11 +243,16 @@ static struct rsock *rs_alloc(const struct rsock *parent)
 		rs->tcp_opts = parent->tcp_opts;
 		rs->keepidle = parent->keepidle;
 	} else {
-		rs->sbuf_size = RS_DEF_MEM;
-		rs->rbuf_size = RS_DEF_MEM;
-		rs->sq_size = RS_DEF_QSIZE;
-		rs->rq_size = RS_DEF_QSIZE;
-		rs->sq_inline = RS_DEF_INLINE;
+		/* rdma-core's defaults, or its tuning files' (lib/rsocket_conf.c),
+		 * within rsetsockopt's bounds. */
+		const struct rs_conf *c = rs_conf();
+
+		rs->sbuf_size = c->wmem > (1u << 28) ? (1u << 28) : c->wmem;
+		rs->rbuf_size = c->mem > (1u << 28) ? (1u << 28) : c->mem;
+		rs->sq_size = (uint16_t)(c->sqsize > RS_QP_MAX ? RS_QP_MAX : c->sqsize);
+		rs->rq_size = (uint16_t)(c->rqsize > RS_QP_MAX ? RS_QP_MAX : c->rqsize);
+		rs->sq_inline = (uint16_t)(c->inline_size > RS_QP_MAX ? RS_QP_MAX : c->inline_size);
+		rs->iomap_size = rs_scale_to_value(rs_value_to_scale(c->iomap_size));
 		rs->keepidle = 7200;
 	}
 	return rs;
@@ -839,8 +839,11 @@ static int rs_wait(struct rsock *rs, bool nonblock, bool (*test)(const struct rs
 		if (nonblock)
 			return cma_err(EAGAIN);
 		if (rs->cq && rs->state >= RS_CONNECTING) {
-			if (!spin_end)
-				spin_end = now_ns() + RS_SPIN_NS;
+			if (!spin_end) {
+				long long us = rs_conf()->polling_time_us;
+
+				spin_end = now_ns() + (us >= 0 ? (uint64_t)us * 1000 : RS_SPIN_NS);
+			}
 			if (now_ns() < spin_end)
 				continue;
 			if (!rs->cq_armed) {
@@ -1653,6 +1656,8 @@ CMA_EXPORT int rclose(int socket)
 
 	if (ds_is_dgram(socket))
 		return ds_close(socket);
+	if (repoll_is_set(socket))
+		return repoll_close(socket);
 	/* First: no keepalive may be running on it once it is freed. */
 	rs_keepalive_del(socket);
 	rs = rs_lock(socket);

@@ -31,6 +31,27 @@ short rs_poll_arm(int fd, short events, struct pollfd *out, int *n);
 void rs_poll_drain(int fd);
 
 /*
+ * lib/rsocket_conf.c: rdma-core's tuning files (/etc/rdma/rsocket/NAME),
+ * read at the first call.  polling_time_us and wake_up_interval_ms are -1
+ * when their file is absent (madcm's own spin times and sleeps then); the
+ * others hold rdma-core's defaults unless a file says otherwise.
+ */
+struct rs_conf {
+	long long polling_time_us;
+	long long wake_up_interval_ms;
+	unsigned mem, wmem;
+	unsigned sqsize, rqsize, inline_size, iomap_size;
+};
+const struct rs_conf *rs_conf(void);
+
+/*
+ * lib/rsocket.c <-> lib/repoll.c: a repoll set's descriptor is no
+ * rsocket; rclose() of one frees the set (0, or -1 with errno).
+ */
+bool repoll_is_set(int fd);
+int repoll_close(int epfd);
+
+/*
  * lib/rsocket.c <-> lib/rsocket_keepalive.c: SO_KEEPALIVE's service thread
  * calls rs_keepalive_send(fd) every interval_s seconds until
  * rs_keepalive_del(fd), which returns once no such call runs.  Neither is

@@ -57,6 +57,7 @@
 
 int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
 int fcntl64(int fd, int cmd, ...);
+ssize_t sendfile64(int out, int in, __off64_t *offset, size_t count);
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
 ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
 ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, struct sockaddr *from,
@@ -91,6 +92,7 @@ static void load_real(void)
 	LOAD(sendto);
 	LOAD(sendmsg);
 	LOAD(sendfile);
+	LOAD(sendfile64);
 	LOAD(poll);
 	LOAD(select);
 	LOAD(close);
@@ -102,6 +104,10 @@ static void load_real(void)
 	LOAD(getsockname);
 	LOAD(dup);
 	LOAD(dup2);
+	LOAD(epoll_create1);
+	LOAD(epoll_ctl);
+	LOAD(epoll_wait);
+	LOAD(epoll_pwait);
 	fork_mode_init();
 	pthread_atfork(NULL, NULL, atfork_child);
 }
@@ -223,7 +229,10 @@ static void fork_poll_prepare(int fd)
 		fork_convert(fd, e);
 }
 
-/* Forget fd; the rsocket behind it when fd was its last descriptor, else -1. */
+/*
+ * Forget fd; the rsocket (or repoll set) behind it when fd was its last
+ * descriptor, else -1.
+ */
 static int map_drop(int fd)
 {
 	struct rsfd *e;
@@ -234,7 +243,7 @@ static int map_drop(int fd)
 	if (e) {
 		map_put(fd, NULL);
 		if (--e->refs == 0) {
-			if (rsfd_state(e) == RSFD_RS)
+			if (rsfd_state(e) == RSFD_RS || rsfd_state(e) == RSFD_EPOLL)
 				rs = e->rs;
 			pthread_mutex_destroy(&e->conv);
 			free(e);
@@ -282,6 +291,33 @@ static void atfork_child(void)
 				pthread_mutex_init(&e->conv, NULL);
 		}
 	}
+}
+
+/* ---- for rspreload_epoll.c ---- */
+
+void rsp_init(void)
+{
+	init();
+}
+
+struct rsfd *rsp_entry(int fd)
+{
+	return map_get(fd);
+}
+
+int rsp_map_add(int fd, int rs, int state)
+{
+	return map_new(fd, rs, state);
+}
+
+/* The rsocket behind fd (a fork-mode connection becomes one now), or -1. */
+int rsp_rsocket_of(int fd)
+{
+	struct rsfd *e;
+
+	fork_poll_prepare(fd);
+	e = rs_get_io(fd);
+	return e ? e->rs : -1;
 }
 
 #define BASE_TYPE(t) ((t) & ~(SOCK_NONBLOCK | SOCK_CLOEXEC))
@@ -526,16 +562,10 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 }
 
 /* To an rsocket: read the file and rwrite it (no zero-copy path here). */
-EXPORT ssize_t sendfile(int out, int in, off_t *offset, size_t count)
+static ssize_t rs_sendfile(struct rsfd *e, int in, off_t *offset, size_t count)
 {
 	char buf[65536];
-	struct rsfd *e;
 	size_t done = 0;
-
-	init();
-	e = rs_get_io(out);
-	if (!e)
-		return real.sendfile(out, in, offset, count);
 	while (done < count) {
 		size_t want = count - done < sizeof(buf) ? count - done : sizeof(buf);
 		ssize_t n = offset ? pread(in, buf, want, *offset) : real.read(in, buf, want);
@@ -561,6 +591,36 @@ EXPORT ssize_t sendfile(int out, int in, off_t *offset, size_t count)
 			break;
 	}
 	return (ssize_t)done;
+}
+
+EXPORT ssize_t sendfile(int out, int in, off_t *offset, size_t count)
+{
+	struct rsfd *e;
+
+	init();
+	e = rs_get_io(out);
+	return e ? rs_sendfile(e, in, offset, count) : real.sendfile(out, in, offset, count);
+}
+
+/*
+ * glibc's name for sendfile with a 64-bit offset (programs built with
+ * _FILE_OFFSET_BITS=64 call it); off_t is that already on 64-bit hosts.
+ */
+EXPORT ssize_t sendfile64(int out, int in, __off64_t *offset, size_t count)
+{
+	struct rsfd *e;
+	off_t off;
+	ssize_t r;
+
+	init();
+	e = rs_get_io(out);
+	if (!e)
+		return real.sendfile64(out, in, offset, count);
+	off = offset ? (off_t)*offset : 0;
+	r = rs_sendfile(e, in, offset ? &off : NULL, count);
+	if (offset)
+		*offset = off;
+	return r;
 }
 
 /* ---- polling ---- */

@@ -14,6 +14,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
 
 /* libc's calls (dlsym(RTLD_NEXT)). */
 struct rsp_libc {
@@ -33,6 +35,7 @@ struct rsp_libc {
 	ssize_t (*sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
 	ssize_t (*sendmsg)(int, const struct msghdr *, int);
 	ssize_t (*sendfile)(int, int, off_t *, size_t);
+	ssize_t (*sendfile64)(int, int, __off64_t *, size_t);
 	int (*poll)(struct pollfd *, nfds_t, int);
 	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
 	int (*close)(int);
@@ -44,6 +47,10 @@ struct rsp_libc {
 	int (*getsockname)(int, struct sockaddr *, socklen_t *);
 	int (*dup)(int);
 	int (*dup2)(int, int);
+	int (*epoll_create1)(int);
+	int (*epoll_ctl)(int, int, int, struct epoll_event *);
+	int (*epoll_wait)(int, struct epoll_event *, int, int);
+	int (*epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
 };
 
 extern struct rsp_libc real;
@@ -60,11 +67,12 @@ enum rsfd_state {
 	RSFD_ACTIVE,  /* fork mode: connected by connect(), rsocket made on first use */
 	RSFD_PASSIVE, /* fork mode: returned by accept(), rsocket made on first use */
 	RSFD_KERNEL,  /* fork mode: conversion failed or refused: stays TCP */
+	RSFD_EPOLL,   /* an epoll set: a repoll set (rs) behind a kernel epoll fd */
 };
 
 /* One entry, shared by the descriptors dup() made of it. */
 struct rsfd {
-	int rs;		      /* the rsocket, RSFD_RS only */
+	int rs;		      /* the rsocket (RSFD_RS) or repoll set (RSFD_EPOLL) */
 	int refs;	      /* descriptors naming it (map_lock) */
 	int state;	      /* enum rsfd_state, read and written atomically */
 	pthread_mutex_t conv; /* one conversion at a time (fork mode) */
@@ -92,6 +100,16 @@ static inline void rsfd_set_state(struct rsfd *e, int state)
 {
 	__atomic_store_n(&e->state, state, __ATOMIC_RELEASE);
 }
+
+/* ---- rspreload.c, for rspreload_epoll.c ---- */
+
+void rsp_init(void);
+/* fd's entry, NULL when fd is none of the map's. */
+struct rsfd *rsp_entry(int fd);
+/* A new entry for fd: 0, or -1 without memory. */
+int rsp_map_add(int fd, int rs, int state);
+/* The rsocket behind fd (a fork-mode connection becomes one now), or -1. */
+int rsp_rsocket_of(int fd);
 
 /* ---- rspreload_fork.c ---- */
 

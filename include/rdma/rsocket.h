@@ -2,9 +2,8 @@
  * madcm: the rsocket API (rdma/rsocket.h), socket calls over RDMA.
  *
  * Written for madcm from the documented librdmacm API: each call takes and
- * returns what the socket call without the leading 'r' does.  Of these,
- * madcm's librdmacm.so.1 exports only rpoll() so far; the others arrive
- * with madcm's rsockets.
+ * returns what the socket call without the leading 'r' does (repoll_*:
+ * what epoll_create1, epoll_ctl and epoll_wait do).
  */
 #if !defined(RSOCKET_H)
 #define RSOCKET_H
@@ -14,6 +13,7 @@
 #include <sys/socket.h>
 #include <errno.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/mman.h>
 
@@ -48,6 +48,11 @@ ssize_t rwritev(int socket, const struct iovec *iov, int iovcnt);
 int rpoll(struct pollfd *fds, nfds_t nfds, int timeout);
 int rselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds,
 	    struct timeval *timeout);
+
+/* epoll(7) over rsockets and ordinary fds (RDMACM_1.5) */
+int repoll_create(int flags);
+int repoll_ctl(int epfd, int op, int fd, struct epoll_event *event);
+int repoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout);
 
 /* Addresses */
 int rgetpeername(int socket, struct sockaddr *addr, socklen_t *addrlen);
