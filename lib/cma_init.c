@@ -134,7 +134,35 @@ int cma_init(void)
 	return 0;
 }
 
+/*
+ * One open of a CM runtime at a time.  A port's CM class belongs to one
+ * agent, so a second open racing the first would fail ("another process
+ * owns the port's CM class") and fail its caller, when it only had to wait
+ * for the first and use its runtime.  Taken before cma.lock, never while
+ * holding it or the loop; opens are rare, so one lock for all ports.
+ */
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int port_runtime_open(struct cma_port *p, struct cm_runtime **out);
+
 int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
+{
+	int rc;
+
+	pthread_mutex_lock(&cma.lock);
+	if (p->rt && !p->rt_lost) {
+		*out = p->rt;
+		pthread_mutex_unlock(&cma.lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&cma.lock);
+	pthread_mutex_lock(&open_lock);
+	rc = port_runtime_open(p, out);
+	pthread_mutex_unlock(&open_lock);
+	return rc;
+}
+
+static int port_runtime_open(struct cma_port *p, struct cm_runtime **out)
 {
 	struct cm_runtime_params rp = {0};
 	struct cm_runtime *rt, *lost;
