@@ -19,7 +19,9 @@ PKGS="autoconf automake libtool pkg-config make gcc libc6-dev
 libibverbs-dev libibumad-dev libibmad-dev librdmacm-dev libcmocka-dev
 opensm infiniband-diags ibverbs-utils rdmacm-utils perftest
 tshark clang clang-format libclang-rt-14-dev valgrind ibsim-utils iproute2 procps spin
-netcat-openbsd redis-server redis-tools"
+netcat-openbsd
+redis-server redis-tools
+qperf iputils-ping"
 
 install_missing() {
 	missing=""
