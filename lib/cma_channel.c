@@ -75,7 +75,10 @@ void cma_channel_unref_locked(struct cma_channel *ch)
 {
 	if (!ch)
 		return;
-	if (--ch->ids == 0 && ch->private_sync)
+	/* ids 0: a sync id's channel whose id was never made (freed too). */
+	if (ch->ids && --ch->ids)
+		return;
+	if (ch->private_sync)
 		channel_free(ch);
 }
 

@@ -319,10 +319,18 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 	}
 	if (!id->has_conn) {
 		/* Events of this connection may have mapped it already. */
+		if (!cma_conn_find(id->port, conn) && cma_conn_add(id->port, conn, id)) {
+			/*
+			 * Unmapped, it would escape rdma_destroy_id and the
+			 * exit's release: undo it (REJ) and fail.
+			 */
+			id->state = CMA_ROUTE_RESOLVED;
+			pthread_mutex_unlock(&cma.lock);
+			cm_runtime_release(rt, conn);
+			return cma_err(ENOMEM);
+		}
 		id->has_conn = true;
 		id->conn = conn;
-		if (!cma_conn_find(id->port, conn))
-			cma_conn_add(id->port, conn, id);
 	}
 	pthread_mutex_unlock(&cma.lock);
 	return cma_complete(id);
