@@ -122,6 +122,11 @@ struct madcmd_host {
 int madcmd_host_open(struct madcmd_host *h, const char *path);
 void madcmd_host_close(struct madcmd_host *h);
 /*
+ * In a fork()ed child: close this process's copies of the MAD sessions'
+ * sockets (cm/umad_remote.c), which are the parent's, and forget them.
+ */
+void madcmd_mad_sessions_forked(void);
+/*
  * PORT_BIND, PORT_LISTEN or PORT_UNBIND (req->h is filled here): the
  * daemon's rc (0 or -errno), *port the port reserved by a BIND.  A
  * session the daemon closed (it exited) is opened again at the same path

@@ -1764,3 +1764,12 @@ int cm_runtime_stats(struct cm_runtime *rt, struct cm_rt_stats *out)
 		*out = c.stats;
 	return rc;
 }
+
+void cm_runtime_forked(struct cm_runtime *rt)
+{
+	if (rt && rt->remote && rt->remote->fd >= 0) {
+		close(rt->remote->fd);
+		rt->remote->fd = -1;
+	}
+	waitsets_live = 0; /* the parent's channels' sets */
+}

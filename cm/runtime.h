@@ -214,6 +214,14 @@ struct cm_rt_cmd {
 int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p);
 /* Destroys the engine silently (no MADs), closes the port and the loop it made. */
 void cm_runtime_close(struct cm_runtime *rt);
+/*
+ * In a fork()ed child, of a runtime of the parent's: close this process's
+ * copy of madcmd's session socket, if it has one, and nothing else (no
+ * command, no free: the session is the parent's, and the daemon must see
+ * it end when the parent's copy goes).  The runtime is not to be used
+ * after; the parent's channels' waitsets no longer count.
+ */
+void cm_runtime_forked(struct cm_runtime *rt);
 
 /* Run one command on the loop and wait; returns cmd->result (or -errno). */
 int cm_runtime_exec(struct cm_runtime *rt, struct cm_rt_cmd *cmd);

@@ -30,6 +30,17 @@ static struct mad_session {
 } sessions[MAX_SESSIONS];
 static pthread_mutex_t sessions_lock = PTHREAD_MUTEX_INITIALIZER;
 
+void madcmd_mad_sessions_forked(void)
+{
+	/* One thread in the child: sessions_lock may be a parent thread's. */
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		if (sessions[i].fd > 0) {
+			close(sessions[i].fd);
+			sessions[i].fd = 0;
+		}
+	sessions_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+}
+
 static struct mad_session *session(int portid)
 {
 	if (portid < 0 || portid >= MAX_SESSIONS || sessions[portid].fd <= 0)

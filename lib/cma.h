@@ -16,6 +16,7 @@
  *   cma_ep.c       getaddrinfo, endpoints (create_ep, get_request)
  *   cma_exit.c     at exit, connections left are released (DREQ/REJ) and
  *                  multicast joins left at the SA
+ *   cma_fork.c     fork(): a child forgets its parent's state, makes its own
  *   rpoll.c        rpoll/rselect for plain fds (rsockets come later)
  *
  * Locking.  One process mutex, cma.lock, guards every lib/ structure (ids,
@@ -118,6 +119,12 @@ struct cma_port {
 	 */
 	int8_t service;
 	bool notices; /* its SA client takes the SA's GID notices (cma_notice.c) */
+	/*
+	 * A fork()ed child whose parent owned this port's CM in-process (no
+	 * madcmd): the CM class is the parent's agent's, so every call that
+	 * needs it fails with EBUSY here (cma_fork.c).
+	 */
+	bool fork_busy, fork_said;
 };
 
 struct cma_device {
@@ -156,6 +163,7 @@ struct cma_event;
 
 struct cma_channel {
 	struct rdma_event_channel ch; /* public part first: apps see &ch */
+	unsigned gen;		      /* cma.gen when made: another is a parent's (cma_fork.c) */
 	struct cma_event *head, *tail;
 	unsigned count;
 	/*
@@ -194,6 +202,7 @@ struct cma_listen_sid; /* an engine listener shared by listen ids */
 struct cma_id {
 	struct rdma_cm_id id; /* public part first: apps see &id */
 	uint64_t cookie;      /* the runtime's user cookie: never reused */
+	unsigned gen;	      /* cma.gen when made: another is a parent's (cma_fork.c) */
 	struct cma_id *cookie_next;
 	enum cma_state state;
 	bool sync;
@@ -276,6 +285,15 @@ struct cma_global {
 	void *umad_ctx;
 	/* madcmd's socket when the daemon owns the CM (cma_daemon.c), else NULL. */
 	char *daemon;
+	/*
+	 * fork(): the generation, one more in each child (cma_fork.c).  Ids
+	 * and channels of another generation are the parent's: EBADF.  In a
+	 * child, the loop and madcmd's sessions are made again once
+	 * (fork_once) by the first call that needs them.
+	 */
+	unsigned gen;
+	bool forked;
+	pthread_once_t fork_once;
 };
 
 /*
@@ -288,6 +306,29 @@ extern struct cma_global cma;
 
 /* Make sure the process state exists: 0, or -1 with errno (ENODEV ...). */
 int cma_init(void);
+/* From cma_init: the fork() handlers, registered once (cma_fork.c). */
+void cma_fork_arm(void);
+/* In a fork()ed child, once: a loop and madcmd's sessions of its own. */
+void cma_fork_reinit(void);
+/*
+ * An id or channel inherited across fork(): the parent's, which the
+ * child may not use (its calls fail with EBADF, as they would on a closed
+ * fd, and touch nothing of the parent's).  NULL is not inherited.
+ */
+static inline bool cma_id_inherited(const struct rdma_cm_id *id)
+{
+	return id && ((const struct cma_id *)(const void *)id)->gen != cma.gen;
+}
+static inline bool cma_channel_inherited(const struct rdma_event_channel *ch)
+{
+	return ch && ((const struct cma_channel *)(const void *)ch)->gen != cma.gen;
+}
+/* The child's forgetting of the parent's state (cma_fork.c's helpers). */
+void cma_ids_forget(void);
+void cma_ports_forget(void);
+void cma_mc_forget(void);
+void cma_daemon_forget(void);
+void cma_addr_forget(void);
 uint32_t cma_random32(void);
 /* The CM runtime of a port, opened on first use: 0 or -errno. */
 int cma_port_runtime(struct cma_port *p, struct cm_runtime **out);

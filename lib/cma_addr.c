@@ -208,6 +208,8 @@ CMA_EXPORT int rdma_bind_addr(struct rdma_cm_id *cm_id, struct sockaddr *addr)
 
 	if (!cm_id || !addr)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	pthread_mutex_lock(&cma.lock);
 	rc = bind_locked(cma_id_of(cm_id), addr);
 	pthread_mutex_unlock(&cma.lock);
@@ -394,6 +396,8 @@ CMA_EXPORT int rdma_resolve_addr(struct rdma_cm_id *cm_id, struct sockaddr *src_
 
 	if (!cm_id || !dst_addr || !cma_addr_len(dst_addr))
 		return cma_err(!cm_id || !dst_addr ? EINVAL : EAFNOSUPPORT);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	if (src_addr && src_addr->sa_family && src_addr->sa_family != dst_addr->sa_family)
 		return cma_err(EINVAL);
 	pthread_mutex_lock(&cma.lock);
@@ -514,6 +518,8 @@ CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
 	(void)timeout_ms; /* the SA client's timeouts and retries apply */
 	if (!cm_id)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	pthread_mutex_lock(&cma.lock);
 	if (!cma_comp_exch(id, CMA_ADDR_RESOLVED, CMA_ROUTE_QUERY)) {
 		pthread_mutex_unlock(&cma.lock);
@@ -630,6 +636,12 @@ static pthread_cond_t sr_idle = PTHREAD_COND_INITIALIZER; /* a round ended */
 static bool sr_exiting;					  /* delete all, wanted or not */
 static struct cma_publish_stats pst;			  /* under cma.lock */
 static bool sr_said;
+
+void cma_addr_forget(void)
+{
+	/* A fork()ed child: a parent's thread may have waited on it. */
+	sr_idle = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+}
 
 static void sr_done(void *arg, int status);
 

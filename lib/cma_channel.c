@@ -40,6 +40,7 @@ struct cma_channel *cma_channel_create_locked(void)
 		free(ch);
 		return NULL;
 	}
+	ch->gen = cma.gen;
 	cm_runtime_waitset_init(&ch->ws);
 	return ch;
 }
@@ -74,7 +75,10 @@ void cma_channel_unref_locked(struct cma_channel *ch)
 {
 	if (!ch)
 		return;
-	if (--ch->ids == 0 && ch->private_sync)
+	/* ids 0: a sync id's channel whose id was never made (freed too). */
+	if (ch->ids && --ch->ids)
+		return;
+	if (ch->private_sync)
 		channel_free(ch);
 }
 
@@ -100,6 +104,10 @@ CMA_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 
 	if (!ch)
 		return;
+	if (cma_channel_inherited(channel)) {
+		errno = EBADF; /* the parent's (cma_fork.c) */
+		return;
+	}
 	pthread_mutex_lock(&cma.lock);
 	/* librdmacm leaves a channel with ids on it to the caller's care. */
 	channel_free(ch);
@@ -253,6 +261,8 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 
 	if (!ch || !event)
 		return cma_err(EINVAL);
+	if (cma_channel_inherited(channel))
+		return cma_err(EBADF); /* the parent's (cma_fork.c) */
 	/*
 	 * Read before cma.lock when the queue looks empty, the usual case: a
 	 * system call under the lock stalls every thread that needs it, such
@@ -323,6 +333,8 @@ CMA_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
 {
 	if (!event)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(event->id))
+		return cma_err(EBADF);
 	pthread_mutex_lock(&cma.lock);
 	ack_locked((struct cma_event *)event);
 	pthread_mutex_unlock(&cma.lock);

@@ -130,6 +130,8 @@ CMA_EXPORT int rdma_listen(struct rdma_cm_id *cm_id, int backlog)
 
 	if (!cm_id)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	if (backlog <= 0 || backlog > CMA_MAX_BACKLOG)
 		backlog = CMA_MAX_BACKLOG;
 	pthread_mutex_lock(&cma.lock);
@@ -234,6 +236,8 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 
 	if (!cm_id)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	pthread_mutex_lock(&cma.lock);
 	if (id->state != CMA_ROUTE_RESOLVED || !id->port) {
 		pthread_mutex_unlock(&cma.lock);
@@ -315,10 +319,18 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 	}
 	if (!id->has_conn) {
 		/* Events of this connection may have mapped it already. */
+		if (!cma_conn_find(id->port, conn) && cma_conn_add(id->port, conn, id)) {
+			/*
+			 * Unmapped, it would escape rdma_destroy_id and the
+			 * exit's release: undo it (REJ) and fail.
+			 */
+			id->state = CMA_ROUTE_RESOLVED;
+			pthread_mutex_unlock(&cma.lock);
+			cm_runtime_release(rt, conn);
+			return cma_err(ENOMEM);
+		}
 		id->has_conn = true;
 		id->conn = conn;
-		if (!cma_conn_find(id->port, conn))
-			cma_conn_add(id->port, conn, id);
 	}
 	pthread_mutex_unlock(&cma.lock);
 	return cma_complete(id);
@@ -337,6 +349,8 @@ CMA_EXPORT int rdma_accept(struct rdma_cm_id *cm_id, struct rdma_conn_param *par
 
 	if (!cm_id)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	pthread_mutex_lock(&cma.lock);
 	if (id->state != CMA_CONNECT || !id->passive || !id->has_conn || id->established) {
 		pthread_mutex_unlock(&cma.lock);
@@ -404,6 +418,8 @@ static int reject(struct rdma_cm_id *cm_id, const void *pdata, uint8_t len, uint
 
 	if (!cm_id || (len && !pdata))
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	if (cm_id->qp_type == IBV_QPT_UD) {
 		rc = cma_ud_reject(id, pdata, len);
 		return rc ? cma_err(-rc) : 0;
@@ -475,6 +491,8 @@ CMA_EXPORT int rdma_establish(struct rdma_cm_id *cm_id)
 
 	if (!cm_id || cm_id->qp)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	if (id->passive)
 		return cma_err(EINVAL);
 	/* Active side after CONNECT_RESPONSE: the RTU. */
@@ -493,6 +511,8 @@ CMA_EXPORT int rdma_notify(struct rdma_cm_id *cm_id, enum ibv_event_type event)
 
 	if (!cm_id)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	if (event != IBV_EVENT_COMM_EST)
 		return cma_err(EINVAL);
 	/* Data before the RTU: the passive side counts as established. */
@@ -507,6 +527,8 @@ CMA_EXPORT int rdma_disconnect(struct rdma_cm_id *cm_id)
 
 	if (!cm_id)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	pthread_mutex_lock(&cma.lock);
 	/* A connection that ended (TimeWait over, REJ) still disconnects: 0. */
 	rc = id->has_conn || id->state == CMA_CONNECT || id->state == CMA_DISCONNECT ? 0 : -EINVAL;
@@ -587,6 +609,8 @@ CMA_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *cm_id, struct ibv_qp_attr *q
 
 	if (!cm_id || !qp_attr || !qp_attr_mask)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	rc = cma_init_qp_attr(cma_id_of(cm_id), qp_attr, qp_attr_mask);
 	return rc ? cma_err(-rc) : 0;
 }
@@ -599,6 +623,8 @@ CMA_EXPORT int rdma_set_local_ece(struct rdma_cm_id *cm_id, struct ibv_ece *ece)
 
 	if (!cm_id || !ece || ece->comp_mask)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	pthread_mutex_lock(&cma.lock);
 	id->ece_vendor = ece->vendor_id;
 	id->ece_attr = ece->options;
@@ -612,6 +638,8 @@ CMA_EXPORT int rdma_get_remote_ece(struct rdma_cm_id *cm_id, struct ibv_ece *ece
 
 	if (!cm_id || !ece)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	pthread_mutex_lock(&cma.lock);
 	ece->vendor_id = id->remote_ece_vendor;
 	ece->options = id->remote_ece_attr;

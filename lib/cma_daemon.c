@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <netinet/in.h>
 
 #include <infiniband/ib.h>
@@ -51,6 +52,19 @@ void cma_daemon_choose(void)
 	cma.daemon = strdup(path);
 	if (!cma.daemon)
 		madcmd_host_close(&host);
+}
+
+void cma_daemon_forget(void)
+{
+	/*
+	 * A fork()ed child: the HOST session is the parent's.  Only this
+	 * copy of its socket is closed (cma_fork.c); the daemon sees the
+	 * session end when the parent's goes.
+	 */
+	if (host.fd >= 0)
+		close(host.fd);
+	host = (struct madcmd_host){.fd = -1};
+	cma.daemon = NULL;
 }
 
 /* The binding of `id` as the daemon sees it. */

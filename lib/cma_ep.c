@@ -270,6 +270,10 @@ CMA_EXPORT void rdma_destroy_ep(struct rdma_cm_id *id)
 {
 	if (!id)
 		return;
+	if (cma_id_inherited(id)) {
+		errno = EBADF;
+		return;
+	}
 	if (id->qp)
 		rdma_destroy_qp(id);
 	if (id->srq)
@@ -284,6 +288,8 @@ CMA_EXPORT int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **o
 
 	if (!listen || !out)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(listen))
+		return cma_err(EBADF);
 	if (!l->sync)
 		return cma_err(EINVAL);
 	if (listen->event) {
@@ -323,6 +329,8 @@ CMA_EXPORT int rdma_write_cm_event(struct rdma_cm_id *cm_id, enum rdma_cm_event_
 
 	if (!cm_id || event != RDMA_CM_EVENT_USER)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	pthread_mutex_lock(&cma.lock);
 	e = cma_event_new(id, event, status);
 	if (!e) {
@@ -418,6 +426,8 @@ CMA_EXPORT int rdma_resolve_addrinfo(struct rdma_cm_id *cm_id, const char *node,
 
 	if (!cm_id)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	if (hints && (hints->ai_flags & RAI_SA) && (hints->ai_flags & RAI_DNS))
 		return cma_err(EINVAL);
 	if (hints && (hints->ai_flags & RAI_SA)) {
@@ -457,6 +467,8 @@ CMA_EXPORT int rdma_query_addrinfo(struct rdma_cm_id *cm_id, struct rdma_addrinf
 
 	if (!cm_id || !info)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	pthread_mutex_lock(&cma.lock);
 	*info = id->addrinfo;
 	id->addrinfo = NULL; /* the caller frees it with rdma_freeaddrinfo */

@@ -188,6 +188,8 @@ static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_ev
 				ch->private_sync = true;
 		}
 		child = ch ? cma_id_alloc(ch, l->id.context, l->id.ps, l->id.qp_type) : NULL;
+		if (!child && l->sync && ch)
+			cma_channel_unref_locked(ch); /* the channel made for it */
 	}
 	e = child ? new_ev(child, RDMA_CM_EVENT_CONNECT_REQUEST, 0) : NULL;
 	if (!e || cma_conn_add(p, ev->id, child)) {

@@ -14,7 +14,9 @@
  * The MADs leave before the umad ports close: the write queues are
  * flushed after it, by libmadcm's own destructor (mad/umad_real.c).
  *
- * Not done: in a forked child (the ids are the parent's), with madcmd
+ * Not done: for a fork()ed child's copy of its parent's state (the ids,
+ * memberships and records are the parent's: a child's own, made after it
+ * called the library again, are its own, cma_fork.c), with madcmd
  * (the daemon does this when a client's session ends), under the unit
  * tests' fake ports, or when another thread holds the library's lock for
  * longer than a moment (an exit must not hang).  A process killed by a

@@ -49,6 +49,13 @@ void cma_ids_foreach(void (*fn)(struct cma_id *id, void *arg), void *arg)
 			fn(i, arg);
 }
 
+void cma_ids_forget(void)
+{
+	/* A fork()ed child: the ids there are the parent's (cma_fork.c). */
+	for (unsigned b = 0; b < COOKIE_BUCKETS; b++)
+		by_cookie[b] = NULL;
+}
+
 static void cookie_del(struct cma_id *id)
 {
 	for (struct cma_id **p = &by_cookie[id->cookie % COOKIE_BUCKETS]; *p;
@@ -70,6 +77,7 @@ struct cma_id *cma_id_alloc(struct cma_channel *ch, void *context, enum rdma_por
 	id->id.context = context;
 	id->id.ps = ps;
 	id->id.qp_type = qpt;
+	id->gen = cma.gen;
 	id->state = CMA_IDLE;
 	id->sync = ch->private_sync;
 	ch->ids++;
@@ -96,6 +104,8 @@ static int create_id(struct rdma_event_channel *channel, struct rdma_cm_id **out
 	struct cma_channel *ch = (struct cma_channel *)channel;
 	struct cma_id *id;
 
+	if (cma_channel_inherited(channel))
+		return cma_err(EBADF); /* the parent's (cma_fork.c) */
 	pthread_mutex_lock(&cma.lock);
 	if (!ch) {
 		ch = cma_channel_create_locked();
@@ -175,6 +185,8 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *cm_id)
 
 	if (!cm_id)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	if (id->sync && cm_id->event) {
 		rdma_ack_cm_event(cm_id->event);
 		cm_id->event = NULL;
@@ -236,9 +248,13 @@ CMA_EXPORT int rdma_migrate_id(struct rdma_cm_id *cm_id, struct rdma_event_chann
 
 	if (!cm_id)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	/* librdmacm: a sync id moves only to a real channel, its held event acked. */
 	if (id->sync && !nch)
 		return cma_err(EINVAL);
+	if (cma_channel_inherited(channel))
+		return cma_err(EBADF);
 	if (id->sync && cm_id->event) {
 		rdma_ack_cm_event(cm_id->event);
 		cm_id->event = NULL;
@@ -296,6 +312,8 @@ CMA_EXPORT int rdma_set_option(struct rdma_cm_id *cm_id, int level, int optname,
 
 	if (!cm_id || !optval)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	pthread_mutex_lock(&cma.lock);
 	switch (level) {
 	case RDMA_OPTION_ID:

@@ -116,6 +116,21 @@ static void init_once(void)
 		cma.init_err = -rc;
 		return;
 	}
+	cma_fork_arm();
+	cma_daemon_choose();
+	cma_exit_arm();
+}
+
+void cma_fork_reinit(void)
+{
+	int rc = mad_loop_create(&cma.loop, NULL, NULL);
+
+	if (!rc)
+		rc = mad_loop_start(cma.loop);
+	if (rc) {
+		cma.init_err = -rc;
+		return;
+	}
 	cma_daemon_choose();
 	cma_exit_arm();
 }
@@ -129,6 +144,8 @@ void cma_test_env(const struct mad_umad_ops *ops, void *ctx)
 int cma_init(void)
 {
 	pthread_once(&cma.once, init_once);
+	if (!cma.init_err && cma.forked)
+		pthread_once(&cma.fork_once, cma_fork_reinit);
 	if (cma.init_err)
 		return cma_err(cma.init_err);
 	return 0;
@@ -169,6 +186,20 @@ static int port_runtime_open(struct cma_port *p, struct cm_runtime **out)
 	int rc;
 
 	pthread_mutex_lock(&cma.lock);
+	if (p->fork_busy && !cma.daemon) {
+		bool say = !p->fork_said;
+
+		p->fork_said = true;
+		pthread_mutex_unlock(&cma.lock);
+		if (say)
+			fprintf(stderr,
+				"librdmacm (madcm): cannot open the CM on %s port %u: %s (the "
+				"port's CM is this fork()ed process's parent's: use madcmd)\n",
+				ibv_get_device_name(p->dev->verbs->device), p->port_num,
+				strerror(EBUSY));
+		*out = NULL;
+		return -EBUSY;
+	}
 	lost = cma_port_lost_runtime(p); /* madcmd went away: a new session */
 	if (p->rt || (p->rt_err &&
 		      mad_clock_monotonic_ns(NULL) - p->rt_err_ns < CMA_RT_RETRY_MS * 1000000ull)) {

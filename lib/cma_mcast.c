@@ -49,6 +49,11 @@ struct cma_membership {
 
 static struct cma_membership *memberships;
 
+void cma_mc_forget(void)
+{
+	memberships = NULL; /* a fork()ed child: the parent's (cma_fork.c) */
+}
+
 bool cma_addr_is_multicast(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET)
@@ -375,6 +380,8 @@ CMA_EXPORT int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
 
 	if (!id || !addr)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(id))
+		return cma_err(EBADF);
 	rc = join(id, addr, RDMA_MC_JOIN_FLAG_FULLMEMBER, context);
 	/* A synchronous id waits for its MULTICAST_JOIN, as librdmacm's. */
 	return rc ? cma_err(-rc) : cma_complete(cma_id_of(id));
@@ -387,6 +394,8 @@ CMA_EXPORT int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join
 
 	if (!id || !attr)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(id))
+		return cma_err(EBADF);
 	if (attr->comp_mask >= RDMA_CM_JOIN_MC_ATTR_RESERVED)
 		return cma_err(ENOTSUP);
 	if (!(attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_ADDRESS) ||
@@ -444,6 +453,8 @@ CMA_EXPORT int rdma_leave_multicast(struct rdma_cm_id *cm_id, struct sockaddr *a
 
 	if (!cm_id || !addr)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	pthread_mutex_lock(&cma.lock);
 	for (pm = &id->mcs; (mc = *pm); pm = &mc->next)
 		if (same_group(&mc->addr, addr))

@@ -208,3 +208,10 @@ struct cma_id *cma_ports_listeners(enum rdma_port_space ps, uint16_t port)
 
 	return b ? b->owners : NULL;
 }
+
+void cma_ports_forget(void)
+{
+	/* A fork()ed child: the parent's bindings are not its own (cma_fork.c). */
+	for (unsigned i = 0; i < NBUCKETS; i++)
+		buckets[i] = NULL;
+}

@@ -149,6 +149,8 @@ CMA_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *cm_id, struct ibv_qp_init_at
 
 	if (!cm_id || !attr || cm_id->qp || !cm_id->verbs)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
 		attr->pd = cm_id->pd ? cm_id->pd : default_pd(id);
 		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
@@ -202,6 +204,8 @@ CMA_EXPORT int rdma_create_qp(struct rdma_cm_id *cm_id, struct ibv_pd *pd,
 
 	if (!cm_id || !qp_init_attr)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	memset(&ex, 0, sizeof(ex));
 	memcpy(&ex, qp_init_attr, sizeof(*qp_init_attr));
 	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
@@ -217,6 +221,10 @@ CMA_EXPORT void rdma_destroy_qp(struct rdma_cm_id *cm_id)
 {
 	if (!cm_id)
 		return;
+	if (cma_id_inherited(cm_id)) {
+		errno = EBADF;
+		return;
+	}
 	if (cm_id->qp)
 		ibv_destroy_qp(cm_id->qp);
 	cm_id->qp = NULL;
@@ -229,6 +237,8 @@ CMA_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *cm_id, struct ibv_srq_init_
 
 	if (!cm_id || !attr || !cm_id->verbs || cm_id->srq)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
 		attr->pd = cm_id->pd ? cm_id->pd : default_pd(cma_id_of(cm_id));
 		attr->comp_mask |= IBV_SRQ_INIT_ATTR_PD;
@@ -260,6 +270,8 @@ CMA_EXPORT int rdma_create_srq(struct rdma_cm_id *cm_id, struct ibv_pd *pd,
 
 	if (!cm_id || !attr)
 		return cma_err(EINVAL);
+	if (cma_id_inherited(cm_id))
+		return cma_err(EBADF);
 	memset(&ex, 0, sizeof(ex));
 	memcpy(&ex, attr, sizeof(*attr));
 	ex.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
@@ -275,6 +287,10 @@ CMA_EXPORT void rdma_destroy_srq(struct rdma_cm_id *cm_id)
 {
 	if (!cm_id || !cm_id->srq)
 		return;
+	if (cma_id_inherited(cm_id)) {
+		errno = EBADF;
+		return;
+	}
 	ibv_destroy_srq(cm_id->srq);
 	cm_id->srq = NULL;
 	if (!cm_id->qp)

@@ -187,10 +187,14 @@ int cma_ud_connect(struct cma_id *id, struct rdma_conn_param *param)
 		return rc;
 	pthread_mutex_lock(&cma.lock);
 	if (!id->has_conn && !id->sidr_done) {
+		if (!cma_conn_find(id->port, c.id) && cma_conn_add(id->port, c.id, id)) {
+			/* Unmapped, it would escape the release: undo it, fail. */
+			pthread_mutex_unlock(&cma.lock);
+			cm_runtime_release(rt, c.id);
+			return -ENOMEM;
+		}
 		id->has_conn = true;
 		id->conn = c.id;
-		if (!cma_conn_find(id->port, c.id))
-			cma_conn_add(id->port, c.id, id);
 	}
 	pthread_mutex_unlock(&cma.lock);
 	return 0;

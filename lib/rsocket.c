@@ -33,10 +33,12 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 
 #include <rdma/rsocket.h>
 
@@ -91,6 +93,15 @@ struct rsock {
 	int fd;
 	int domain;
 	pthread_mutex_t lock;
+	/*
+	 * Threads that will take lock without holding it: found in the
+	 * table and not yet locked (rs_lock), or asleep in rs_wait.  rclose
+	 * marks the socket closed and frees it only when none is left; each
+	 * finds it closed and fails with EBADF (rs_unref_locked).
+	 */
+	_Atomic unsigned refs;
+	bool closed;
+	pthread_cond_t idle; /* refs went to 0 after closed */
 	enum rs_state state;
 	unsigned rdwr;
 	bool shut_wr;	  /* we shut our write side: EPIPE */
@@ -230,6 +241,7 @@ static struct rsock *rs_alloc(const struct rsock *parent)
 	if (!rs)
 		return NULL;
 	pthread_mutex_init(&rs->lock, NULL);
+	pthread_cond_init(&rs->idle, NULL);
 	rs->fd = -1;
 	if (parent) {
 		rs->domain = parent->domain;
@@ -318,6 +330,7 @@ static void rs_free(struct rsock *rs)
 	if (rs->ch)
 		rdma_destroy_event_channel(rs->ch);
 	free(rs->route);
+	pthread_cond_destroy(&rs->idle);
 	pthread_mutex_destroy(&rs->lock);
 	free(rs);
 }
@@ -803,6 +816,17 @@ static void rs_cm_events(struct rsock *rs)
 
 static void rs_send_iomaps(struct rsock *rs);
 
+/* A reference given back with lock just taken: false (EBADF) when rclosed. */
+static bool rs_unref_locked(struct rsock *rs)
+{
+	if (atomic_fetch_sub(&rs->refs, 1) == 1 && rs->closed)
+		pthread_cond_signal(&rs->idle);
+	if (!rs->closed)
+		return true;
+	errno = EBADF;
+	return false;
+}
+
 /*
  * Everything that can happen without waiting.  A connected socket reads
  * its CM channel only when told it has something (cm_check: its fd woke a
@@ -862,12 +886,19 @@ static int rs_wait(struct rsock *rs, bool nonblock, bool (*test)(const struct rs
 				return cma_err(ETIMEDOUT);
 			to = (int)((deadline - t) / 1000000) + 1;
 		}
+		atomic_fetch_add(&rs->refs, 1); /* rclose waits for it */
 		pthread_mutex_unlock(&rs->lock);
 		if (poll(p, n, to) < 0 && errno != EINTR) {
+			int e = errno;
+
 			pthread_mutex_lock(&rs->lock);
-			return -1;
+			if (!rs_unref_locked(rs))
+				return -1;
+			return cma_err(e);
 		}
 		pthread_mutex_lock(&rs->lock);
+		if (!rs_unref_locked(rs))
+			return -1; /* rclosed meanwhile: EBADF */
 		if (rs->ch && (p[n - 1].revents & (POLLIN | POLLERR | POLLHUP)))
 			rs->cm_check = true;
 		rs_drain_cq_events(rs);
@@ -900,13 +931,24 @@ static int rs_need_connected(struct rsock *rs, int flags)
 
 static struct rsock *rs_lock(int fd)
 {
-	struct rsock *rs = rs_get(fd);
+	struct rsock *rs;
 
+	/* Found and counted at once: rclose takes it out under this lock. */
+	pthread_mutex_lock(&rs_table_lock);
+	rs = rs_get(fd);
+	if (rs)
+		atomic_fetch_add(&rs->refs, 1);
+	pthread_mutex_unlock(&rs_table_lock);
 	if (!rs) {
 		errno = EBADF;
 		return NULL;
 	}
 	pthread_mutex_lock(&rs->lock);
+	if (!rs_unref_locked(rs)) {
+		pthread_mutex_unlock(&rs->lock);
+		errno = EBADF;
+		return NULL;
+	}
 	return rs;
 }
 
@@ -1081,10 +1123,19 @@ CMA_EXPORT int raccept(int socket, struct sockaddr *addr, socklen_t *addrlen)
 				errno = EAGAIN;
 				RS_UNLOCK_RET(ls, -1);
 			}
+			atomic_fetch_add(&ls->refs, 1); /* rclose waits for it */
 			pthread_mutex_unlock(&ls->lock);
-			if (poll(&p, 1, -1) < 0 && errno != EINTR)
-				return -1;
+			if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+				int e = errno;
+
+				pthread_mutex_lock(&ls->lock);
+				if (rs_unref_locked(ls))
+					errno = e;
+				RS_UNLOCK_RET(ls, -1);
+			}
 			pthread_mutex_lock(&ls->lock);
+			if (!rs_unref_locked(ls))
+				RS_UNLOCK_RET(ls, -1); /* rclosed meanwhile: EBADF */
 		}
 	}
 	pthread_mutex_unlock(&ls->lock);
@@ -1667,7 +1718,17 @@ CMA_EXPORT int rclose(int socket)
 		rs_shutdown_locked(rs, SHUT_RDWR, RS_CLOSE_WAIT_MS);
 	else if (rs->state == RS_DISCONNECTED || rs->state == RS_ERROR)
 		rdma_disconnect(rs->id);
+	/*
+	 * No thread finds it after this; those that did, or sleep in
+	 * rs_wait, are woken (its channel's eventfd, which they poll) and
+	 * fail with EBADF before it is freed, as on a closed fd.
+	 */
 	rs_remove(rs);
+	rs->closed = true;
+	if (rs->ch) /* rpoll's sleepers too: they find it gone (POLLNVAL) */
+		(void)eventfd_write(rs->ch->fd, 1);
+	while (atomic_load(&rs->refs))
+		pthread_cond_wait(&rs->idle, &rs->lock);
 	pthread_mutex_unlock(&rs->lock);
 	rs_free(rs);
 	return 0;

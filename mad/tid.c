@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,9 +14,25 @@ static uint32_t tid_high;
 static _Atomic uint32_t tid_low;
 static pthread_once_t tid_once = PTHREAD_ONCE_INIT;
 
+/*
+ * A fork()ed child seeds again at its first TID: with its parent's
+ * sequence it would reuse TIDs the parent uses (two clients of one
+ * madcmd, or of one SA, with the same TIDs).
+ */
+static void tid_forked(void)
+{
+	tid_once = (pthread_once_t)PTHREAD_ONCE_INIT;
+}
+
 static void tid_seed(void)
 {
+	static bool armed;
 	uint32_t r[2];
+
+	if (!armed) {
+		armed = true;
+		pthread_atfork(NULL, NULL, tid_forked);
+	}
 
 	if (getrandom(r, sizeof(r), 0) != sizeof(r)) {
 		/* No entropy source: mix what differs between processes. */

@@ -102,6 +102,7 @@ static struct roce_port {
 	int portid;	      /* -1: slot free */
 	bool ethernet;	      /* false: an InfiniBand port here only for its tx (MADCM_UMAD_TX) */
 	struct umad_tx *tx;   /* the port's write queue (umad_tx.h), or NULL */
+	_Atomic pid_t tx_pid; /* the process whose writer thread tx has */
 	struct umad_qp *qp;   /* Ethernet: the UD QP its CM MADs leave from (umad_qp.h), or NULL */
 	_Atomic bool release; /* tx is threadless: written by real_released() */
 	unsigned busy;	      /* threads in real_released() with tx */
@@ -331,7 +332,7 @@ static int real_open_port(void *ctx, const char *ca, int port)
 				r->ethernet = eth;
 				r->tx = tx;
 				if (tx)
-					queues_pid = getpid();
+					queues_pid = r->tx_pid = getpid();
 				r->qp = qp;
 				qp = NULL;
 				r->release = tx && mode == TX_RELEASE;
@@ -434,11 +435,17 @@ static void real_close_port(void *ctx, int portid)
 
 __attribute__((destructor)) static void flush_at_exit(void)
 {
-	if (queues_pid != getpid())
+	pid_t me = getpid();
+
+	if (queues_pid != me)
 		return;
 	for (int i = 0; i < ROCE_PORTS; i++) {
 		struct roce_port *r = &roce_ports[i];
 
+		/* A fork()ed child that opened queues of its own skips its
+		 * parent's, and their locks (maybe a parent thread's). */
+		if (r->tx_pid != me)
+			continue;
 		pthread_mutex_lock(&r->lock);
 		if (r->portid >= 0 && r->tx)
 			umad_tx_flush_timed(r->tx, EXIT_FLUSH_MS);

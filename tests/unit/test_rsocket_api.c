@@ -4,7 +4,11 @@
  * option round trips, rfcntl, and rpoll/rselect on plain fds mixed with an
  * idle rsocket.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -132,6 +136,65 @@ static void test_listen_state(void **state)
 	assert_int_equal(rfcntl(s, F_SETFL, O_NONBLOCK), 0);
 	assert_errno(raccept(s, NULL, NULL), EAGAIN);
 	assert_int_equal(rclose(s), 0);
+}
+
+/* A thread blocked in raccept on the listener rclose closes. */
+static int accept_fd, accept_ret, accept_errno;
+static _Atomic pid_t accept_tid;
+
+static void *blocked_accept(void *arg)
+{
+	(void)arg;
+	accept_tid = (pid_t)syscall(SYS_gettid);
+	accept_ret = raccept(accept_fd, NULL, NULL);
+	accept_errno = errno;
+	return NULL;
+}
+
+static char thread_state(pid_t tid)
+{
+	char path[64], line[256], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/*
+ * rclose beside a blocked raccept: the raccept fails with EBADF, as on a
+ * closed fd, and nothing uses the freed socket (ASan in scripts/dev.sh).
+ */
+static void test_close_while_blocked(void **state)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(7998)};
+	struct timespec ms = {0, 1000000}, end;
+	pthread_t t;
+	int asleep = 0;
+
+	(void)state;
+	accept_fd = rsocket(AF_INET, SOCK_STREAM, 0);
+	assert_true(accept_fd >= 0);
+	assert_int_equal(rbind(accept_fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(rlisten(accept_fd, 4), 0);
+	accept_tid = 0;
+	assert_int_equal(pthread_create(&t, NULL, blocked_accept, NULL), 0);
+	/* Asleep several times in a row: in poll(2), without the lock. */
+	for (int i = 0; i < 30000 && asleep < 20; i++) {
+		asleep = accept_tid && thread_state(accept_tid) == 'S' ? asleep + 1 : 0;
+		nanosleep(&ms, NULL);
+	}
+	assert_int_equal(asleep, 20);
+	assert_int_equal(rclose(accept_fd), 0);
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += 30;
+	assert_int_equal(pthread_timedjoin_np(t, NULL, &end), 0);
+	assert_int_equal(accept_ret, -1);
+	assert_int_equal(accept_errno, EBADF);
 }
 
 static void test_options(void **state)
@@ -348,7 +411,7 @@ int main(void)
 	    cmocka_unit_test(test_wrong_state), cmocka_unit_test(test_listen_state),
 	    cmocka_unit_test(test_options),	cmocka_unit_test(test_fcntl),
 	    cmocka_unit_test(test_rpoll_mixed), cmocka_unit_test(test_rpoll_timeout),
-	    cmocka_unit_test(test_dgram_calls),
+	    cmocka_unit_test(test_dgram_calls), cmocka_unit_test(test_close_while_blocked),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
