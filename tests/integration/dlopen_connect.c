@@ -9,9 +9,11 @@
  * without a QP (the application's own QP number in the private data's
  * place, CONNECT_RESPONSE then rdma_establish on the client): private data
  * both ways, ESTABLISHED on the server, then the client disconnects and
- * both see DISCONNECTED.  Prints "loaded PATH" for librdmacm and
- * libmadcm (their real paths), "listening" (server), "connected",
- * "disconnected", and exits 0; 1 on any error, after at most a minute.
+ * both see DISCONNECTED.  Then dlclose(), which must leave both libraries
+ * loaded (linked -z nodelete): their threads run on to the exit.  Prints
+ * "loaded PATH" for librdmacm and libmadcm (their real paths),
+ * "listening" (server), "connected", "disconnected", "closed", and exits
+ * 0; 1 on any error, after at most a minute.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -48,6 +50,7 @@ static struct {
 	typeof(rdma_ack_cm_event) *ack_cm_event;
 	typeof(rdma_event_str) *event_str;
 } cm;
+static void *handle;
 
 static int fail(const char *what)
 {
@@ -108,7 +111,26 @@ static int load(const char *lib)
 #undef SYM
 	if (print_loaded("librdmacm.so.1") || print_loaded("libmadcm.so.0"))
 		return fail("dlinfo");
-	/* The handle stays open: the library's threads run to the exit. */
+	handle = h;
+	return 0;
+}
+
+/* Still mapped after dlclose(): -z nodelete. */
+static int unload(void)
+{
+	void *h;
+
+	if (dlclose(handle)) {
+		fprintf(stderr, "dlopen_connect: dlclose: %s\n", dlerror());
+		return 1;
+	}
+	for (int i = 0; i < 2; i++) {
+		h = dlopen(i ? "libmadcm.so.0" : "librdmacm.so.1", RTLD_NOW | RTLD_NOLOAD);
+		if (!h)
+			return fail("a library was unloaded by dlclose()");
+		dlclose(h);
+	}
+	printf("closed\n");
 	return 0;
 }
 
@@ -240,5 +262,5 @@ int main(int argc, char **argv)
 		return fail("rdma_create_event_channel");
 	rc = srv ? server(ch, atoi(argv[3])) : client(ch, argv[3], atoi(argv[4]));
 	cm.destroy_event_channel(ch);
-	return rc;
+	return rc ? rc : unload();
 }
