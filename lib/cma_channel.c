@@ -128,8 +128,7 @@ struct cma_event *cma_event_new(struct cma_id *id, enum rdma_cm_event_type type,
 }
 
 /* The channel this thread waits on in rdma_get_cm_event, running MADs. */
-static __thread struct cma_channel *self_wait
-    __attribute__((tls_model("initial-exec"))); /* as mad/loop.c held_loop */
+static __thread struct cma_channel *self_wait; /* dynamic TLS: as mad/loop.c held_loop */
 
 /* Make the fd readable (it has events); under cma.lock. */
 static void signal_fd(struct cma_channel *ch)

@@ -79,12 +79,13 @@ struct mad_loop {
 };
 
 /*
- * The loop this thread holds (own), if any.  Initial-exec: read twice a
- * hold, and a library's default TLS model makes each read a call to
- * __tls_get_addr; a pointer fits the static TLS that glibc keeps for
- * libraries loaded later, should librdmacm be dlopen()ed.
+ * The loop this thread holds (own), if any.  The default (dynamic) TLS
+ * model, not initial-exec: an initial-exec variable marks the library
+ * STATIC_TLS, and dlopen() of it then fails unless its whole TLS block
+ * fits glibc's small surplus (docs/architecture.md).  A read costs a call
+ * to __tls_get_addr's fast path, a few nanoseconds twice a hold.
  */
-static __thread const struct mad_loop *held_loop __attribute__((tls_model("initial-exec")));
+static __thread const struct mad_loop *held_loop;
 
 /* Returns what to give own_unlock(); `l` itself when already held (a
  * threadless loop run again from one of its callbacks). */

@@ -562,16 +562,72 @@ static int real_send(void *ctx, int portid, int agent, const void *mad, size_t l
 	return tx_write(NULL, portid, agent, umad, (int)len, (int)timeout_ms);
 }
 
+/*
+ * What umad_recv() reads into: the ib_user_mad header and up to 64 KiB of
+ * MAD (an RMPP answer the kernel reassembled).  One per thread, as the
+ * loop's thread and an application thread holding the loop may read two
+ * ports at once, but heap taken on first use, not a __thread array: that
+ * would take 64 KiB from every thread of the program, madcm's or not, and
+ * a block that big cannot come from glibc's static TLS, which an
+ * initial-exec variable beside it would ask for (docs/architecture.md).
+ * The key's destructor is libc's free, so a thread ending after a
+ * dlclose() of the library calls no code that is gone.
+ */
+#define UBUF_SIZE (sizeof(struct ib_user_mad) + 65536)
+static pthread_key_t ubuf_key;
+static pthread_once_t ubuf_once = PTHREAD_ONCE_INIT;
+static bool ubuf_key_ok;
+
+static void ubuf_key_create(void)
+{
+	ubuf_key_ok = pthread_key_create(&ubuf_key, free) == 0;
+}
+
+/* This thread's receive buffer, or NULL (out of memory). */
+static void *thread_ubuf(void)
+{
+	void *b;
+
+	pthread_once(&ubuf_once, ubuf_key_create);
+	if (!ubuf_key_ok)
+		return NULL;
+	b = pthread_getspecific(ubuf_key);
+	if (b)
+		return b;
+	b = malloc(UBUF_SIZE);
+	if (b && pthread_setspecific(ubuf_key, b)) {
+		free(b);
+		b = NULL;
+	}
+	return b;
+}
+
+/*
+ * exit() runs no key destructor for its own thread (main's, usually):
+ * that thread's buffer goes here, as the library is unloaded.
+ */
+__attribute__((destructor)) static void ubuf_free_at_exit(void)
+{
+	void *b = ubuf_key_ok ? pthread_getspecific(ubuf_key) : NULL;
+
+	if (b) {
+		pthread_setspecific(ubuf_key, NULL);
+		free(b);
+	}
+}
+
 static int real_recv(void *ctx, int portid, void *buf, size_t cap, size_t *len, int *agent,
 		     struct mad_addr *src)
 {
-	static __thread char ubuf[sizeof(struct ib_user_mad) + 65536] __attribute__((aligned(8)));
+	char *ubuf = thread_ubuf();
 	struct pollfd pfd;
 	ib_mad_addr_t *a;
 	int length = 65536, rc;
 	bool nonblock;
 
 	(void)ctx;
+	if (!ubuf)
+		return -ENOMEM;
 	/*
 	 * umad_recv() with a zero timeout reads without polling; on a
 	 * blocking fd that would stall the progress loop: look first there.

@@ -14,14 +14,16 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # Debian packages: build tools, the libraries madcm links, the programs the
 # simulated fabric runs (OpenSM, diags, verbs utils, perftest, rdmacm utils),
 # and the test tools (CMocka, tshark, clang/libFuzzer, valgrind, ibsim for
-# the comparison benchmark).
+# the comparison benchmark, python3-pyverbs for librdmacm loaded by a
+# Python binding).
 PKGS="autoconf automake libtool pkg-config make gcc libc6-dev
 libibverbs-dev libibumad-dev libibmad-dev librdmacm-dev libcmocka-dev
 opensm infiniband-diags ibverbs-utils rdmacm-utils perftest
 tshark clang clang-format libclang-rt-14-dev valgrind ibsim-utils iproute2 procps spin
 netcat-openbsd
 redis-server redis-tools
-qperf iputils-ping"
+qperf iputils-ping
+python3-pyverbs"
 
 install_missing() {
 	missing=""
