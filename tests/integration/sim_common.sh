@@ -37,3 +37,28 @@ wait_for() {
 		sleep 0.2
 	done
 }
+# share_build DIR PROGRAM...: copies, in DIR, of what a test runs as
+# another user (uid nobody): the build tree's libraries (libmadcm,
+# librdmacm.so.1, librspreload.so, libfabsim.so) and each PROGRAM (a path
+# under top_builddir), laid out as in the build tree so `madcm run` finds
+# the library beside it.  The checkout may be private (mode 0700, as root's
+# home is), and libtool's wrappers and the libraries' run paths point back
+# into it, so the real binaries (from .libs) are copied and DIR is made
+# readable by all; run them with LD_LIBRARY_PATH=$SHARED_LIBS and
+# FABSIM_LIB=DIR/sim/.libs/libfabsim.so (fabsim run's preload).
+share_build() {
+	d=$1
+	shift
+	mkdir -p "$d/.libs" "$d/lib/.libs" "$d/sim/.libs" || return 1
+	cp -L "$top_builddir/.libs/libmadcm.so.0" "$d/.libs/" &&
+		cp -L "$top_builddir/lib/.libs/librdmacm.so.1" "$top_builddir/lib/.libs/librspreload.so" \
+			"$d/lib/.libs/" &&
+		cp -L "$top_builddir/sim/.libs/libfabsim.so" "$d/sim/.libs/" || return 1
+	for p in "$@"; do
+		real=$(dirname "$p")/.libs/$(basename "$p")
+		[ -f "$top_builddir/$real" ] || real=$p
+		mkdir -p "$d/$(dirname "$p")" && cp -L "$top_builddir/$real" "$d/$p" || return 1
+	done
+	chmod -R a+rX "$d"
+	SHARED_LIBS=$d/lib/.libs:$d/.libs
+}
