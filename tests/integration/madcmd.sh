@@ -20,7 +20,7 @@
 MADCM=$top_builddir/tools/madcm
 MADCMD=$top_builddir/madcmd/madcmd
 HOLD=$top_builddir/tests/integration/madcmd_hold
-command -v rping >/dev/null || { echo "SKIP: rdmacm-utils not installed"; exit 77; }
+skip_missing rping rdmacm-utils
 [ -x "$MADCMD" ] || { echo "SKIP: madcmd not built"; exit 77; }
 
 fs up --gen star:3 --madcmd="$MADCMD" >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up --madcmd"; }

@@ -1,12 +1,13 @@
 # Sourced by tests/integration/sim_*.sh: a private fabric per test, torn
 # down on exit (only what this test started, by PID).
 set -u
+. "$(dirname "$0")/../skip.sh"
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_srcdir:=$top_builddir}"
 FABSIM=$top_builddir/sim/fabsim
 PINGPONG=$top_builddir/tests/integration/sim_umad_pingpong
 [ -x "$FABSIM" ] || { echo "SKIP: $FABSIM not built"; exit 77; }
-[ -x /usr/sbin/opensm ] || command -v opensm >/dev/null || { echo "SKIP: no opensm"; exit 77; }
+[ -x /usr/sbin/opensm ] || skip_missing opensm opensm
 FABSIM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/fabsim-test.XXXXXX")
 export FABSIM_DIR
 bg_pids=""
