@@ -13,14 +13,16 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 # Debian packages: build tools, the libraries madcm links, the programs the
 # simulated fabric runs (OpenSM, diags, verbs utils, perftest, rdmacm utils),
-# and the test tools (CMocka, tshark, clang/libFuzzer, valgrind, ibsim for
-# the comparison benchmark, python3-pyverbs for librdmacm loaded by a
-# Python binding).
+# and the test tools (CMocka, tshark, clang/libFuzzer, valgrind, socat,
+# python3, ibsim for the comparison benchmark, python3-pyverbs for
+# librdmacm loaded by a Python binding, redis and qperf for programs run
+# unmodified).  A test that lacks one of them skips, but fails in CI
+# (CI=true; tests/skip.sh).
 PKGS="autoconf automake libtool pkg-config make gcc libc6-dev
 libibverbs-dev libibumad-dev libibmad-dev librdmacm-dev libcmocka-dev
 opensm infiniband-diags ibverbs-utils rdmacm-utils perftest
 tshark clang clang-format libclang-rt-14-dev valgrind ibsim-utils iproute2 procps spin
-netcat-openbsd
+netcat-openbsd socat python3
 redis-server redis-tools
 qperf iputils-ping
 python3-pyverbs"

@@ -26,14 +26,11 @@ CFLAGS_PROBE="-std=gnu11 -Wall -Wextra -Werror"
 ours="-I$srcdir/include"
 headers="rdma/rdma_cma.h rdma/rdma_verbs.h rdma/rsocket.h infiniband/ib.h"
 
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "SKIP: python3 not found"
-	exit 77
-fi
+. "$(dirname "$0")/../skip.sh"
+skip_missing python3 python3
 if ! printf '#include <rdma/rdma_cma.h>\n#include <infiniband/ib.h>\n' |
 	$CC -E -x c - >/dev/null 2>&1; then
-	echo "SKIP: the reference headers (librdmacm-dev) are not installed"
-	exit 77
+	skip_or_fail_in_ci "the reference headers (Debian package librdmacm-dev) are not installed"
 fi
 
 tmp=$builddir/tests/abi/abi.tmp.$$

@@ -95,10 +95,8 @@ if ! diff -u --label expected --label "$map" "$tmp/expected" "$tmp/map"; then
 	fail=1
 fi
 
-if ! command -v objdump >/dev/null 2>&1; then
-	echo "SKIP: objdump not found"
-	exit 77
-fi
+. "$(dirname "$0")/../skip.sh"
+skip_missing objdump binutils
 
 echo "== 2. rdma-core's library: ${ref:-not found}"
 if test -n "$ref"; then

@@ -56,7 +56,7 @@ on "$h2" "$TOOL" resolve 198.18.77.77 2>/dev/null
 on "$h2" "$TOOL" resolve 2001:db8::77 2>/dev/null
 [ $? -eq 2 ] || fail "SA: an unknown IPv6 address did not give ENOENT"
 # the records are readable with saquery
-if command -v saquery >/dev/null 2>&1; then
+if have_tool saquery infiniband-diags; then
 	on "$h2" saquery -S 2>/dev/null | grep -q "madcm:ip:198.18.0.1" || fail "saquery does not show madcm:ip:198.18.0.1"
 fi
 on "$h1" "$TOOL" unregister 198.18.0.1 || fail "unregister on $h1"

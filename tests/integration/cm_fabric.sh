@@ -39,7 +39,8 @@ bad() {
 [ -x "$FABSIM" ] || skip "$FABSIM not built"
 [ -x "$PROG" ] || skip "$PROG not built"
 [ -f "$top_builddir/sim/.libs/libfabsim.so" ] || skip "libfabsim.so not built"
-command -v opensm >/dev/null 2>&1 || [ -x /usr/sbin/opensm ] || skip "opensm not installed"
+. "$(dirname "$0")/../skip.sh"
+[ -x /usr/sbin/opensm ] || skip_missing opensm opensm
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cm_fabric.XXXXXX") || exit 1
 pids=""
@@ -72,18 +73,18 @@ b2b) topo="--gen b2b" ;;
 esac
 # shellcheck disable=SC2086 # $topo is "--gen b2b" or one file name
 FABSIM_UP_TIMEOUT=60 fab up $topo >"$dir/up.log" 2>&1 ||
-	{ cat "$dir/up.log"; skip "fabsim up failed"; }
+	{ cat "$dir/up.log"; skip_or_fail_in_ci "fabsim up failed"; }
 # Hosts: name, LID and GID of each, as `fabsim hosts` prints them.
-fab hosts >"$dir/hosts" 2>/dev/null || skip "fabsim hosts failed"
+fab hosts >"$dir/hosts" 2>/dev/null || skip_or_fail_in_ci "fabsim hosts failed"
 srv=$(awk 'NR == 1 { print $1 }' "$dir/hosts")
 cli=$(awk 'END { if (NR > 1) print $1 }' "$dir/hosts")
 srv_lid=$(awk 'NR == 1 { for (i = 1; i < NF; i++) if ($i == "lid") print $(i + 1) }' "$dir/hosts")
 srv_gid=$(awk 'NR == 1 { for (i = 1; i < NF; i++) if ($i == "gid") print $(i + 1) }' "$dir/hosts")
 [ -n "$srv" ] && [ -n "$cli" ] && [ -n "$srv_lid" ] && [ -n "$srv_gid" ] ||
-	{ cat "$dir/hosts"; skip "fewer than two hosts with LID and GID"; }
+	{ cat "$dir/hosts"; skip_or_fail_in_ci "fewer than two hosts with LID and GID"; }
 # Soft verbs probe: a device must show up on a simulated host.
 fab run "$cli" -- ibv_devinfo 2>/dev/null | grep -q PORT_ACTIVE ||
-	skip "no active verbs device on a simulated host"
+	skip_or_fail_in_ci "no active verbs device on a simulated host"
 echo "fabric: server $srv lid $srv_lid gid $srv_gid, client $cli"
 
 now() {

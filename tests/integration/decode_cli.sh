@@ -12,6 +12,7 @@ PCAP=$top_srcdir/tests/data/cm_handshake.pcap
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/decode_cli.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 failures=0
+. "$(dirname "$0")/../skip.sh"
 
 fail() {
 	echo "FAIL: $*"
@@ -84,7 +85,7 @@ has '"private_data":"0040b26e' "json private_data"
 has '"ip_cm_header":{"version":0,"ip_version":4,"src_port":45678,"src_addr":"192.168.1.1","dst_addr":"192.168.1.2"' \
 	"json ip_cm_header"
 has '"mad":{"base_version":1,"mgmt_class":7' "json MAD header under mad"
-if command -v python3 >/dev/null 2>&1; then
+if have_tool python3 python3; then
 	if python3 - "$tmp/out" <<'EOF'
 import json, sys
 msgs = [json.loads(l) for l in open(sys.argv[1])]

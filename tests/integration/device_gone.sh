@@ -8,7 +8,7 @@
 # device is back madcmd serves it again.
 . "$(dirname "$0")/sim_common.sh"
 MADCM=$top_builddir/tools/madcm
-command -v rping >/dev/null || { echo "SKIP: rping (rdmacm-utils) not installed"; exit 77; }
+skip_missing rping rdmacm-utils
 fs up --gen b2b >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up"; }
 fs madcmd h1 start >/dev/null || fail "madcmd start"
 out=$FABSIM_DIR/out

@@ -20,7 +20,7 @@
 MADCM=$top_builddir/tools/madcm
 MADCMD=$top_builddir/madcmd/madcmd
 HOLD=$top_builddir/tests/integration/madcmd_hold
-command -v rping >/dev/null || { echo "SKIP: rdmacm-utils not installed"; exit 77; }
+skip_missing rping rdmacm-utils
 [ -x "$MADCMD" ] || { echo "SKIP: madcmd not built"; exit 77; }
 
 fs up --gen star:3 --madcmd="$MADCMD" >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up --madcmd"; }
@@ -144,20 +144,37 @@ echo "ok: server killed mid-run: the client ends (no hang)"
 
 # 5. An unprivileged program (uid nobody): no umad access of its own, as
 # on a real host, so only madcmd lets it use the CM; and binding a port
-# below 1024 needs the capability.
+# below 1024 needs the capability.  What nobody runs is a copy in the
+# fabric's directory (share_build): the checkout may be private.
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
-if command -v setpriv >/dev/null; then
+if [ "$(id -u)" -ne 0 ]; then
+	echo "SKIP part 5 (uid nobody): not root, so no setpriv to another uid"
+else
 	chmod 755 "$FABSIM_DIR"
-	run h1 $NOBODY "$HOLD" bind $H1 1000 >"$out/priv" 2>&1
+	share_build "$FABSIM_DIR/shared" tools/madcm tests/integration/madcmd_hold ||
+		fail "copies of the build for uid nobody"
+	# nobody runs the copies, with fabsim's preload from them too
+	NB_LIB=$FABSIM_DIR/shared/sim/.libs/libfabsim.so
+	nobody() {
+		h=$1
+		shift
+		FABSIM_LIB=$NB_LIB "$FABSIM" --dir "$FABSIM_DIR" run "$h" -- \
+			$NOBODY env LD_LIBRARY_PATH="$SHARED_LIBS" "$@"
+	}
+	NB_MADCM=$FABSIM_DIR/shared/tools/madcm
+	nobody h1 test -x "$NB_MADCM" ||
+		fail "uid nobody cannot reach $FABSIM_DIR (is ${TMPDIR:-/tmp} private?)"
+	nobody h1 "$FABSIM_DIR/shared/tests/integration/madcmd_hold" bind $H1 1000 >"$out/priv" 2>&1
 	grep -q "bind: EACCES" "$out/priv" || { cat "$out/priv" >&2; fail "uid nobody bound port 1000"; }
-	run h1 env MADCM_DAEMON=/nonexistent $NOBODY "$MADCM" run rping -s -a $H1 -C 1 >"$out/nodaemon" 2>&1 &&
+	nobody h1 env MADCM_DAEMON=/nonexistent "$NB_MADCM" run rping -s -a $H1 -C 1 >"$out/nodaemon" 2>&1 &&
 		fail "uid nobody ran the CM without madcmd"
 	grep -q "umad" "$out/nodaemon" || { cat "$out/nodaemon" >&2; fail "no word of the umad device"; }
-	run_bg h1 $NOBODY "$MADCM" run rping -s -a $H1 -p 7720 -V -C 20 >"$out/nb.s" 2>&1
+	FABSIM_LIB=$NB_LIB "$FABSIM" --dir "$FABSIM_DIR" run h1 -- $NOBODY env LD_LIBRARY_PATH="$SHARED_LIBS" \
+		"$NB_MADCM" run rping -s -a $H1 -p 7720 -V -C 20 >"$out/nb.s" 2>&1 &
 	nbs=$!
 	bg_pids="$bg_pids $nbs"
 	sleep 0.5
-	run h2 $NOBODY "$MADCM" run rping -c -a $H1 -p 7720 -V -C 20 >"$out/nb.c" 2>&1 ||
+	nobody h2 "$NB_MADCM" run rping -c -a $H1 -p 7720 -V -C 20 >"$out/nb.c" 2>&1 ||
 		{ cat "$out/nb.c" "$out/nb.s" >&2; fail "rping as uid nobody through madcmd"; }
 	wait $nbs || fail "rping server as uid nobody"
 	echo "ok: uid nobody: EACCES for port 1000, no CM without madcmd, rping through it"

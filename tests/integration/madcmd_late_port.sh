@@ -8,7 +8,7 @@
 . "$(dirname "$0")/sim_common.sh"
 MADCM=$top_builddir/tools/madcm
 MADCMD=$top_builddir/madcmd/madcmd
-command -v rping >/dev/null || { echo "SKIP: rdmacm-utils not installed"; exit 77; }
+skip_missing rping rdmacm-utils
 [ -x "$MADCMD" ] || { echo "SKIP: madcmd not built"; exit 77; }
 export MADCMD
 

@@ -27,7 +27,8 @@ bad() {
 
 [ -x "$BENCH" ] || skip "$BENCH not built"
 [ -x "$top_builddir/sim/fabsim" ] || skip "fabsim not built"
-command -v opensm >/dev/null 2>&1 || [ -x /usr/sbin/opensm ] || skip "opensm not installed"
+. "$(dirname "$0")/../skip.sh"
+[ -x /usr/sbin/opensm ] || skip_missing opensm opensm
 
 out=$(mktemp "${TMPDIR:-/tmp}/rdmacm_bench_test.XXXXXX") || exit 1
 trap 'rm -f "$out"' EXIT

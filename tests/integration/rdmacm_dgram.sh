@@ -15,7 +15,7 @@
 . "$(dirname "$0")/sim_common.sh"
 . "$(dirname "$0")/tshark_payload.sh"
 MADCM=$top_builddir/tools/madcm
-command -v udaddy >/dev/null || { echo "SKIP: rdmacm-utils not installed"; exit 77; }
+skip_missing udaddy rdmacm-utils
 [ -f "$top_builddir/lib/.libs/librdmacm.so.1" ] || { echo "SKIP: librdmacm.so.1 not built"; exit 77; }
 
 fs up --gen star:3 >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up"; }

@@ -14,7 +14,7 @@
 # RSOCKET_RIOSTREAM_DEFAULT=1 adds riostream's default series.
 . "$(dirname "$0")/sim_common.sh"
 MADCM=$top_builddir/tools/madcm
-command -v rstream >/dev/null || { echo "SKIP: rdmacm-utils not installed"; exit 77; }
+skip_missing rstream rdmacm-utils
 [ -f "$top_builddir/lib/.libs/librdmacm.so.1" ] || { echo "SKIP: librdmacm.so.1 not built"; exit 77; }
 
 fs up --gen b2b >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up"; }

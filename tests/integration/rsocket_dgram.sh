@@ -26,7 +26,7 @@
 # over 1 ms in the latency half (a busy 2-core machine) does the same.
 . "$(dirname "$0")/sim_common.sh"
 MADCM=$top_builddir/tools/madcm
-command -v udpong >/dev/null || { echo "SKIP: rdmacm-utils not installed"; exit 77; }
+skip_missing udpong rdmacm-utils
 [ -f "$top_builddir/lib/.libs/librdmacm.so.1" ] || { echo "SKIP: librdmacm.so.1 not built"; exit 77; }
 # The server's "client login" line must reach its file before it is killed.
 LINEBUF=""

@@ -10,7 +10,10 @@
 # same programs keep their TCP sockets (here over loopback).
 . "$(dirname "$0")/sim_common.sh"
 MADCM=$top_builddir/tools/madcm
-NC=$(command -v nc.openbsd) || { echo "SKIP: netcat-openbsd not installed"; exit 77; }
+skip_missing nc.openbsd netcat-openbsd
+NC=$(command -v nc.openbsd)
+have_ss=false
+have_tool ss iproute2 && have_ss=true
 [ -f "$top_builddir/lib/.libs/librspreload.so" ] || { echo "SKIP: librspreload.so not built"; exit 77; }
 
 out=$FABSIM_DIR/out
@@ -35,7 +38,7 @@ H1=198.18.0.1
 
 # no_tcp_listener PORT: no kernel socket listens on the port.
 no_tcp_listener() {
-	command -v ss >/dev/null || return 0
+	$have_ss || return 0
 	! ss -Hltn "sport = :$1" | grep -q .
 }
 

@@ -20,23 +20,23 @@
 # private network namespace whose lo carries the simulated hosts' IP
 # addresses, with a private /dev/shm (the semaphore "/rsocket_fork").
 if [ -z "${RSPRELOAD_FORK_NS:-}" ]; then
-	if ! command -v unshare >/dev/null || ! command -v ip >/dev/null; then
-		echo "SKIP: unshare or ip missing"
-		exit 77
-	fi
+	. "$(dirname "$0")/../skip.sh"
+	skip_missing unshare util-linux
+	skip_missing ip iproute2
 	for u in -nm -rnm; do
 		if unshare $u true 2>/dev/null; then
 			RSPRELOAD_FORK_NS=1 exec unshare $u -- /bin/sh "$0" "$@"
 		fi
 	done
-	echo "SKIP: cannot make a network and mount namespace"
-	exit 77
+	skip_env "cannot make a network and mount namespace (unshare -nm as root, or -rnm with user namespaces)"
 fi
 . "$(dirname "$0")/sim_common.sh"
 MADCM=$top_builddir/tools/madcm
 SEMHOLD=$top_builddir/tests/integration/rspreload_fork_sem
-RSTREAM=$(command -v rstream) || { echo "SKIP: rdmacm-utils not installed"; exit 77; }
-SOCAT=$(command -v socat) || { echo "SKIP: socat not installed"; exit 77; }
+skip_missing rstream rdmacm-utils
+skip_missing socat socat
+RSTREAM=$(command -v rstream)
+SOCAT=$(command -v socat)
 [ -f "$top_builddir/lib/.libs/librspreload.so" ] || { echo "SKIP: librspreload.so not built"; exit 77; }
 [ -x "$SEMHOLD" ] || { echo "SKIP: $SEMHOLD not built"; exit 77; }
 

@@ -3,7 +3,7 @@
 # ACKs, MCMemberRecord, ServiceRecord) with no malformed packet, and
 # `madcm trace` reads it too.
 . "$(dirname "$0")/sa_lib.sh"
-command -v tshark >/dev/null 2>&1 || skip "no tshark"
+skip_missing tshark tshark
 set -- $HOSTS
 T=$FAB/trace.pcap
 export MADCM_TRACE=$T

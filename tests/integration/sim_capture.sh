@@ -2,7 +2,7 @@
 # tshark decodes a capture of SA PathRecord queries and CM MADs with no
 # malformed packets.
 . "$(dirname "$0")/sim_common.sh"
-command -v tshark >/dev/null || { echo "SKIP: no tshark"; exit 77; }
+skip_missing tshark tshark
 fs up --gen star:4 >/dev/null || fail "fabsim up"
 cap=$FABSIM_DIR/h2.pcap
 fs capture h2 "$cap" >/dev/null || fail "capture start"

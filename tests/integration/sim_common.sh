@@ -1,12 +1,13 @@
 # Sourced by tests/integration/sim_*.sh: a private fabric per test, torn
 # down on exit (only what this test started, by PID).
 set -u
+. "$(dirname "$0")/../skip.sh"
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_srcdir:=$top_builddir}"
 FABSIM=$top_builddir/sim/fabsim
 PINGPONG=$top_builddir/tests/integration/sim_umad_pingpong
 [ -x "$FABSIM" ] || { echo "SKIP: $FABSIM not built"; exit 77; }
-[ -x /usr/sbin/opensm ] || command -v opensm >/dev/null || { echo "SKIP: no opensm"; exit 77; }
+[ -x /usr/sbin/opensm ] || skip_missing opensm opensm
 FABSIM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/fabsim-test.XXXXXX")
 export FABSIM_DIR
 bg_pids=""
@@ -36,4 +37,29 @@ wait_for() {
 		[ $i -le $(($2 * 5)) ] || return 1
 		sleep 0.2
 	done
+}
+# share_build DIR PROGRAM...: copies, in DIR, of what a test runs as
+# another user (uid nobody): the build tree's libraries (libmadcm,
+# librdmacm.so.1, librspreload.so, libfabsim.so) and each PROGRAM (a path
+# under top_builddir), laid out as in the build tree so `madcm run` finds
+# the library beside it.  The checkout may be private (mode 0700, as root's
+# home is), and libtool's wrappers and the libraries' run paths point back
+# into it, so the real binaries (from .libs) are copied and DIR is made
+# readable by all; run them with LD_LIBRARY_PATH=$SHARED_LIBS and
+# FABSIM_LIB=DIR/sim/.libs/libfabsim.so (fabsim run's preload).
+share_build() {
+	d=$1
+	shift
+	mkdir -p "$d/.libs" "$d/lib/.libs" "$d/sim/.libs" || return 1
+	cp -L "$top_builddir/.libs/libmadcm.so.0" "$d/.libs/" &&
+		cp -L "$top_builddir/lib/.libs/librdmacm.so.1" "$top_builddir/lib/.libs/librspreload.so" \
+			"$d/lib/.libs/" &&
+		cp -L "$top_builddir/sim/.libs/libfabsim.so" "$d/sim/.libs/" || return 1
+	for p in "$@"; do
+		real=$(dirname "$p")/.libs/$(basename "$p")
+		[ -f "$top_builddir/$real" ] || real=$p
+		mkdir -p "$d/$(dirname "$p")" && cp -L "$top_builddir/$real" "$d/$p" || return 1
+	done
+	chmod -R a+rX "$d"
+	SHARED_LIBS=$d/lib/.libs:$d/.libs
 }

@@ -19,10 +19,8 @@ fail() {
 	exit 1
 }
 
-if ! command -v tshark >/dev/null 2>&1; then
-	echo "SKIP: tshark not installed (Debian package tshark)"
-	exit 77
-fi
+. "$(dirname "$0")/../skip.sh"
+skip_missing tshark tshark
 
 "$gen" write "$dir/cm.pcap" || fail "gen_cm_pcap write"
 

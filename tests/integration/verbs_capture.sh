@@ -4,7 +4,7 @@
 # packets.
 . "$(dirname "$0")/verbs_lib.sh"
 . "$(dirname "$0")/tshark_payload.sh"
-command -v tshark >/dev/null 2>&1 || { echo "SKIP: no tshark"; exit 77; }
+skip_missing tshark tshark
 fab_up --gen b2b
 cap=$vt_dir/h1.pcap
 fabsim capture h1 "$cap" || fail "capture"

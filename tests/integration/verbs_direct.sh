@@ -79,7 +79,7 @@ FABSIM_VERBS_DIRECT=0 pair h1 h2 off ibv_rc_pingpong -p "$(vt_port 44)" -n 200 |
 p6=$(stat pkts)
 echo "FABSIM_VERBS_DIRECT=0: daemon routed $((p6 - p5)) packets"
 [ $((p6 - p5)) -ge 400 ] || fail "FABSIM_VERBS_DIRECT=0 did not turn it off"
-if command -v valgrind >/dev/null 2>&1; then
+if have_tool valgrind valgrind; then
 	vg="valgrind -q --error-exitcode=3 --leak-check=full --show-possibly-lost=no"
 	vg="$vg --errors-for-leak-kinds=definite"
 	port=$(vt_port 45)

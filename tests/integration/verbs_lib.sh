@@ -1,6 +1,7 @@
 # Sourced by tests/integration/verbs_*.sh: a private fabric for one test.
 # Everything started here is stopped at exit, by PID; exit 77 (skip) when
 # the fabric cannot start (no opensm, fabsim not built).
+. "$(dirname "$0")/../skip.sh"
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 FABSIM=$top_builddir/sim/fabsim
 VERBS_CHECK=$top_builddir/tests/integration/verbs_check
@@ -27,8 +28,7 @@ vt_port() {
 fab_up() {
 	if ! "$FABSIM" --dir "$vt_dir/fab" up "$@" >"$vt_dir/up.log" 2>&1; then
 		cat "$vt_dir/up.log"
-		echo "SKIP: the fabric did not come up"
-		exit 77
+		skip_or_fail_in_ci "the fabric did not come up"
 	fi
 }
 

@@ -14,10 +14,8 @@ mode=${1:-short}
 model=$top_srcdir/tests/model/cm.pml
 CC=${CC:-cc}
 
-if ! command -v spin >/dev/null 2>&1; then
-	echo "spin not found: skipped"
-	exit 77
-fi
+. "$(dirname "$0")/../skip.sh"
+skip_missing spin spin
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cm-model.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
