@@ -27,7 +27,7 @@ MADCMD=$top_builddir/madcmd/madcmd
 [ -x "$MADCMD" ] || { echo "SKIP: madcmd not built"; exit 77; }
 export MADCMD
 [ -x "$PROG" ] || { echo "SKIP: listen_replace not built"; exit 77; }
-command -v saquery >/dev/null 2>&1 || [ -x /usr/sbin/saquery ] || { echo "SKIP: no saquery"; exit 77; }
+skip_missing saquery infiniband-diags
 H1=198.18.0.1
 N=${LISTEN_REPLACE_N:-100}
 

@@ -8,7 +8,8 @@
 # the build tree (the .libs directories libtool fills) is checked.
 set -u
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-command -v readelf >/dev/null || { echo "SKIP: no readelf (binutils)"; exit 77; }
+. "$(dirname "$0")/../skip.sh"
+skip_missing readelf binutils
 libs=$(find "$top_builddir" -path '*/.libs/*.so*' -type f ! -name '*.o' | sort)
 [ -n "$libs" ] || { echo "SKIP: no shared library built"; exit 77; }
 fail=0

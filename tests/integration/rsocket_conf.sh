@@ -12,8 +12,9 @@
 set -u
 top_builddir=${top_builddir:-.}
 PRINT=$top_builddir/tests/unit/rsocket_conf_print
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (a mount namespace over /etc/rdma)"; exit 77; }
-command -v unshare >/dev/null || { echo "SKIP: unshare (util-linux) not installed"; exit 77; }
+. "$(dirname "$0")/../skip.sh"
+[ "$(id -u)" = 0 ] || skip_env "needs root (a mount namespace over /etc/rdma)"
+skip_missing unshare util-linux
 [ -x "$PRINT" ] || { echo "SKIP: $PRINT not built"; exit 77; }
 if ! unshare -m true 2>/dev/null; then
 	[ "${CI:-}" = true ] && { echo "FAIL: unshare -m does not work here"; exit 1; }

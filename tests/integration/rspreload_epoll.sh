@@ -9,7 +9,7 @@
 MADCM=$top_builddir/tools/madcm
 PY=/usr/bin/python3
 SCRIPT=$top_srcdir/tests/integration/rspreload_epoll.py
-[ -x "$PY" ] || { echo "SKIP: Debian's python3 not installed"; exit 77; }
+[ -x "$PY" ] || skip_or_fail_in_ci "Debian's python3 not installed (Debian package python3)"
 [ -f "$top_builddir/lib/.libs/librspreload.so" ] || { echo "SKIP: librspreload.so not built"; exit 77; }
 
 fs up --gen b2b >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up"; }

@@ -6,8 +6,8 @@
 # over kernel TCP on loopback is printed next to it (no time asserted).
 . "$(dirname "$0")/sim_common.sh"
 MADCM=$top_builddir/tools/madcm
-command -v redis-server >/dev/null || { echo "SKIP: redis-server not installed"; exit 77; }
-command -v redis-benchmark >/dev/null || { echo "SKIP: redis-tools not installed"; exit 77; }
+skip_missing redis-server redis-server
+skip_missing redis-benchmark redis-tools
 [ -f "$top_builddir/lib/.libs/librspreload.so" ] || { echo "SKIP: librspreload.so not built"; exit 77; }
 
 out=$FABSIM_DIR/out

@@ -7,15 +7,16 @@
 # TCP control channel, rc_lat).  `fabsim down` stops the namespaces'
 # holders.  Needs root (network namespaces): skipped without.
 . "$(dirname "$0")/sim_common.sh"
-for p in ping ib_send_lat ib_write_bw qperf ibv_rc_pingpong; do
-	command -v $p >/dev/null || { echo "SKIP: $p not installed"; exit 77; }
-done
+skip_missing ping iputils-ping
+skip_missing ib_send_lat perftest
+skip_missing ib_write_bw perftest
+skip_missing qperf qperf
+skip_missing ibv_rc_pingpong ibverbs-utils
 
 fs up --ip --gen b2b >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up"; }
 if [ ! -f "$FABSIM_DIR/net/hosts" ]; then
 	cat "$FABSIM_DIR/up.log"
-	echo "SKIP: no network namespaces here (not root?)"
-	exit 77
+	skip_env "no network namespaces here (not root?)"
 fi
 grep -q "without IP" "$FABSIM_DIR/up.log" && fail "up said 'without IP' with namespaces made"
 H1=198.18.0.1
