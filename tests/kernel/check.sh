@@ -267,12 +267,40 @@ bench() {
     return $r
 }
 
+# pyverbs: rdma-core's own test_rdmacm (python3-pyverbs) in one VM, on
+# madcm (madcmd on rxe0, no kernel CM module ever loaded) and then on the
+# kernel's rdma_cm (guest/pyverbs.sh); the cases side by side
+# (pyverbs_table.py), also in run/pyverbs/table.  Fails when a case that
+# passes on the kernel does not pass on madcm.
+pyverbs() {
+    local R=$D/run/pyverbs s r turns=${MADCM_KVM_PYVERBS_TURNS:-madcm kernel}
+    if ! [ -d /usr/share/doc/rdma-core/tests ] || ! /usr/bin/python3 -c 'import pyverbs' 2> /dev/null; then
+        echo "== pyverbs: SKIP, no python3-pyverbs (apt-get install python3-pyverbs)"
+        return 0
+    fi
+    rm -rf "$R"; mkdir -p "$R"
+    s=$EPOCHREALTIME
+    timeout "$TMO" "$HERE/vm.sh" --name pyverbs --ip 10.77.0.1/24 --ip6 fd77::1/64 \
+        --out "$R" --script "$HERE/guest/pyverbs.sh" --var madcm="$MADCM" --var madcmd="$B/madcmd/madcmd" \
+        --var "pvturns=${turns// /,}" ${MADCM_KVM_PYVERBS_CASES:+--var "cases=${MADCM_KVM_PYVERBS_CASES// /,}"} \
+        < /dev/null 2>&1 | stamp > "$R/vm.log"
+    echo "== pyverbs: rdma-core's test_rdmacm on rxe0 in one VM, turns: $turns;" \
+        "took $(secs "$s" "$EPOCHREALTIME") s"
+    grep -a -h '\] step ' "$R/vm.log" | cut -d' ' -f2- | sed 's/^/   /'
+    /usr/bin/python3 "$HERE/pyverbs_table.py" "$R" "$turns" > "$R/table"
+    r=$?
+    cat "$R/table"
+    [ "$r" = 0 ] || echo "   (logs: $R/vm.log, $R/pyverbs.{madcm,kernel}.log, $R/madcmd.log)"
+    return "$r"
+}
+
 rc=0
 for ph in $PHASES; do
     case $ph in
     kk) pair kk kernel kernel rping || rc=1 ;;
     km) pair km madcm kernel "$ROWS" || rc=1 ;;
     torture) torture || rc=1 ;;
+    pyverbs) pyverbs || rc=1 ;;
     bench) RXEVM_conns=${MADCM_KVM_CONNS:-300} bench || rc=1 ;;
     # Datagram rows are left out under loss: a SIDR_REP lost is not sent
     # again by the kernel (its duplicate REQ finds udaddy done), nor is a
