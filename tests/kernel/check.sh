@@ -3,7 +3,8 @@
 # two qemu VMs (TCG) booting Debian's kernel, linked by a qemu socket netdev
 # on 127.0.0.1.  See tests/kernel/README.md.
 #
-#   tests/kernel/check.sh [PHASE...]     phases: kk km loss torture bench (default: kk km)
+#   tests/kernel/check.sh [PHASE...]     phases: kk km pyverbs loss torture bench
+#                                        (default: kk km pyverbs)
 #     kk    both VMs kernel rdma_cm: rping (checks the test bed itself)
 #     km    VM A madcm, VM B kernel: every row, both directions
 #     loss  as km with 20% packet loss on VM B's eth0 (tc netem)
@@ -19,6 +20,11 @@
 #           MADCM_KVM_MIXED=1: two more turns a round, the kernel's client
 #           against madcm's server and madcm's client against the kernel's
 #           server, and their rates/kernel's)
+#     pyverbs  one VM: rdma-core's test_rdmacm (python3-pyverbs) on madcm
+#           (madcmd, no kernel CM module loaded), then on the kernel's
+#           rdma_cm; the cases side by side; fails when madcm does not pass
+#           a case the kernel passes (MADCM_KVM_PYVERBS_CASES: names,
+#           MADCM_KVM_PYVERBS_TURNS: "madcm kernel"; skipped without pyverbs)
 #     torture  VM A `madcm torture` (through torture_shim.so: no SA on RoCE)
 #           against VM B's kernel rdma_cm (`rping -s -P`); prints what the
 #           kernel answered per case; fails only when torture cannot run
@@ -47,7 +53,7 @@ TMO=${MADCM_KVM_TIMEOUT:-900}
 trap 'pkill -TERM -P $$ -x timeout 2> /dev/null; exit 143' TERM
 trap 'pkill -TERM -P $$ -x timeout 2> /dev/null; exit 130' INT
 PINGS=${MADCM_KVM_PINGS:-1000}
-PHASES=${*:-kk km}
+PHASES=${*:-kk km pyverbs}
 XVARS=()
 mkdir -p "$D/run"
 t_start=$EPOCHREALTIME
