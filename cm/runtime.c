@@ -484,7 +484,7 @@ static int accept_qp_modify(void *ctx, struct ibv_qp_attr *a, int mask)
 
 /*
  * Move an accept's QP through `to` with the engine's attributes `attr`,
- * after rdma_accept's overrides.  A QP at INIT already
+ * after rdma_accept's overrides (and the id's ACK timeout, when set).  A QP at INIT already
  * (CM_RT_QP_AT_INIT: rdma_create_qp made it) takes INIT's attributes
  * with RTR's, in one modify when it can (cm_qp_modify_to_rtr).
  */
@@ -495,8 +495,12 @@ static int accept_modify(struct cm_runtime *rt, const struct cm_rt_cmd *c, unsig
 	unsigned i = 0;
 	int rc = 0;
 
-	for (unsigned k = 0; k < n; k++)
+	for (unsigned k = 0; k < n; k++) {
 		accept_overrides(&attr[k], mask[k], to[k], &c->accept);
+		if (to[k] == IBV_QPS_RTS && (mask[k] & IBV_QP_TIMEOUT) &&
+		    (c->auto_qp.flags & CM_RT_QP_HAS_TIMEOUT))
+			attr[k].timeout = CM_RT_QP_TIMEOUT_OF(c->auto_qp.flags);
+	}
 	if (n == 3 && (c->auto_qp.flags & CM_RT_QP_AT_INIT)) {
 		rc =
 		    cm_qp_modify_to_rtr(accept_qp_modify, &x, &attr[0], mask[0], &attr[1], mask[1]);

@@ -141,7 +141,15 @@ struct cm_runtime_params {
  * (cm_qp_modify_to_rtr); if that one fails, INIT then RTR as two.
  */
 #define CM_RT_QP_AT_INIT 0x2u
-#define CM_RT_QP_FLAGS (CM_RT_QP_INIT | CM_RT_QP_AT_INIT)
+/*
+ * On an accept: RTS with the local ACK timeout T, not the path's (the
+ * id's RDMA_OPTION_ID_ACK_TIMEOUT, which the kernel's rdma_init_qp_attr
+ * puts in every RTS of the id).
+ */
+#define CM_RT_QP_TIMEOUT(t) (0x4u | (uint32_t)(uint8_t)(t) << 8)
+#define CM_RT_QP_HAS_TIMEOUT 0x4u
+#define CM_RT_QP_TIMEOUT_OF(flags) ((uint8_t)((flags) >> 8))
+#define CM_RT_QP_FLAGS (CM_RT_QP_INIT | CM_RT_QP_AT_INIT | CM_RT_QP_TIMEOUT(0xff))
 
 struct cm_rt_auto_qp {
 	struct ibv_qp *qp; /* NULL: the caller moves its QP (no auto QP) */

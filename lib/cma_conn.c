@@ -344,7 +344,7 @@ CMA_EXPORT int rdma_accept(struct rdma_cm_id *cm_id, struct rdma_conn_param *par
 	struct cm_accept_cmd a;
 	struct cm_runtime *rt;
 	const struct ibv_device_attr *da;
-	uint32_t conn;
+	uint32_t conn, flags;
 	int rc;
 
 	if (!cm_id)
@@ -398,10 +398,12 @@ CMA_EXPORT int rdma_accept(struct rdma_cm_id *cm_id, struct rdma_conn_param *par
 	}
 	conn = id->conn;
 	rt = id->port->rt;
+	flags = CM_RT_QP_INIT | CM_RT_QP_AT_INIT;
+	if (id->ack_timeout_set)
+		flags |= CM_RT_QP_TIMEOUT(id->ack_timeout); /* as cma_conn_qp_attr */
 	pthread_mutex_unlock(&cma.lock);
 	if (id->id.qp)
-		rc = cm_runtime_accept_qp(rt, conn, id->cookie, &a, id->id.qp,
-					  CM_RT_QP_INIT | CM_RT_QP_AT_INIT);
+		rc = cm_runtime_accept_qp(rt, conn, id->cookie, &a, id->id.qp, flags);
 	else
 		rc = cm_runtime_accept(rt, conn, id->cookie, &a);
 	if (rc)

@@ -3,7 +3,8 @@
 # two qemu VMs (TCG) booting Debian's kernel, linked by a qemu socket netdev
 # on 127.0.0.1.  See tests/kernel/README.md.
 #
-#   tests/kernel/check.sh [PHASE...]     phases: kk km loss torture bench (default: kk km)
+#   tests/kernel/check.sh [PHASE...]     phases: kk km pyverbs loss torture bench
+#                                        (default: kk km pyverbs)
 #     kk    both VMs kernel rdma_cm: rping (checks the test bed itself)
 #     km    VM A madcm, VM B kernel: every row, both directions
 #     loss  as km with 20% packet loss on VM B's eth0 (tc netem)
@@ -19,6 +20,11 @@
 #           MADCM_KVM_MIXED=1: two more turns a round, the kernel's client
 #           against madcm's server and madcm's client against the kernel's
 #           server, and their rates/kernel's)
+#     pyverbs  one VM: rdma-core's test_rdmacm (python3-pyverbs) on madcm
+#           (madcmd, no kernel CM module loaded), then on the kernel's
+#           rdma_cm; the cases side by side; fails when madcm does not pass
+#           a case the kernel passes (MADCM_KVM_PYVERBS_CASES: names,
+#           MADCM_KVM_PYVERBS_TURNS: "madcm kernel"; skipped without pyverbs)
 #     torture  VM A `madcm torture` (through torture_shim.so: no SA on RoCE)
 #           against VM B's kernel rdma_cm (`rping -s -P`); prints what the
 #           kernel answered per case; fails only when torture cannot run
@@ -47,7 +53,7 @@ TMO=${MADCM_KVM_TIMEOUT:-900}
 trap 'pkill -TERM -P $$ -x timeout 2> /dev/null; exit 143' TERM
 trap 'pkill -TERM -P $$ -x timeout 2> /dev/null; exit 130' INT
 PINGS=${MADCM_KVM_PINGS:-1000}
-PHASES=${*:-kk km}
+PHASES=${*:-kk km pyverbs}
 XVARS=()
 mkdir -p "$D/run"
 t_start=$EPOCHREALTIME
@@ -269,12 +275,40 @@ bench() {
     return $r
 }
 
+# pyverbs: rdma-core's own test_rdmacm (python3-pyverbs) in one VM, on
+# madcm (madcmd on rxe0, no kernel CM module ever loaded) and then on the
+# kernel's rdma_cm (guest/pyverbs.sh); the cases side by side
+# (pyverbs_table.py), also in run/pyverbs/table.  Fails when a case that
+# passes on the kernel does not pass on madcm.
+pyverbs() {
+    local R=$D/run/pyverbs s r turns=${MADCM_KVM_PYVERBS_TURNS:-madcm kernel}
+    if ! [ -d /usr/share/doc/rdma-core/tests ] || ! /usr/bin/python3 -c 'import pyverbs' 2> /dev/null; then
+        echo "== pyverbs: SKIP, no python3-pyverbs (apt-get install python3-pyverbs)"
+        return 0
+    fi
+    rm -rf "$R"; mkdir -p "$R"
+    s=$EPOCHREALTIME
+    timeout "$TMO" "$HERE/vm.sh" --name pyverbs --ip 10.77.0.1/24 --ip6 fd77::1/64 \
+        --out "$R" --script "$HERE/guest/pyverbs.sh" --var madcm="$MADCM" --var madcmd="$B/madcmd/madcmd" \
+        --var "pvturns=${turns// /,}" ${MADCM_KVM_PYVERBS_CASES:+--var "cases=${MADCM_KVM_PYVERBS_CASES// /,}"} \
+        < /dev/null 2>&1 | stamp > "$R/vm.log"
+    echo "== pyverbs: rdma-core's test_rdmacm on rxe0 in one VM, turns: $turns;" \
+        "took $(secs "$s" "$EPOCHREALTIME") s"
+    grep -a -h '\] step ' "$R/vm.log" | cut -d' ' -f2- | sed 's/^/   /'
+    /usr/bin/python3 "$HERE/pyverbs_table.py" "$R" "$turns" > "$R/table"
+    r=$?
+    cat "$R/table"
+    [ "$r" = 0 ] || echo "   (logs: $R/vm.log, $R/pyverbs.{madcm,kernel}.log, $R/madcmd.log)"
+    return "$r"
+}
+
 rc=0
 for ph in $PHASES; do
     case $ph in
     kk) pair kk kernel kernel rping || rc=1 ;;
     km) pair km madcm kernel "$ROWS" || rc=1 ;;
     torture) torture || rc=1 ;;
+    pyverbs) pyverbs || rc=1 ;;
     bench) RXEVM_conns=${MADCM_KVM_CONNS:-300} bench || rc=1 ;;
     # Datagram rows are left out under loss: a SIDR_REP lost is not sent
     # again by the kernel (its duplicate REQ finds udaddy done), nor is a

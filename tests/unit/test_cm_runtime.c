@@ -1192,6 +1192,54 @@ static void test_auto_qp_at_init_fold_fails(void **state)
 	auto_qp_at_init(true);
 }
 
+/*
+ * CM_RT_QP_TIMEOUT (rdma_accept on an id with RDMA_OPTION_ID_ACK_TIMEOUT):
+ * the passive RTS takes that ACK timeout, not the path's, whether the QP
+ * moves on the loop or beside it.
+ */
+static void auto_qp_ack_timeout(bool thread)
+{
+	struct ibv_qp qa = {.qp_num = 0x1051}, qb = {.qp_num = 0x2052};
+	struct pair p;
+	struct side *b;
+	struct cm_connect_cmd cc;
+	struct cm_accept_cmd ac;
+	struct cm_event ev;
+	uint32_t aid;
+
+	pair_open(&p, thread);
+	b = &p.s[1];
+	assert_true(cm_runtime_listen(b->rt, SVC, ~0xffffull, 1) >= 0);
+	connect_cmd(&p, &cc, qa.qp_num);
+	assert_int_equal(cm_runtime_connect_qp(p.s[0].rt, &cc, &qa, CM_RT_QP_INIT, &aid), 0);
+	expect_event(b, CM_EV_REQ_RCVD, &ev);
+	accept_cmd(&ac);
+	assert_int_equal(
+	    cm_runtime_accept_qp(b->rt, ev.id, 1, &ac, &qb, CM_RT_QP_INIT | CM_RT_QP_TIMEOUT(21)),
+	    0);
+	assert_int_equal(b->nmods, 3);
+	assert_mod(&b->mods[2], &qb, IBV_QPS_RTS, RTS_MASK);
+	assert_int_equal(b->mods[2].attr.timeout, 21);
+	expect_event(&p.s[0], CM_EV_ESTABLISHED, &ev);
+	assert_int_equal(ev.id, aid);
+	assert_int_equal(p.s[0].nmods, 3);
+	assert_mod(&p.s[0].mods[2], &qa, IBV_QPS_RTS, RTS_MASK);
+	assert_int_not_equal(p.s[0].mods[2].attr.timeout, 21); /* the path's */
+	pair_close(&p);
+}
+
+static void test_auto_qp_ack_timeout_inline(void **state)
+{
+	(void)state;
+	auto_qp_ack_timeout(false);
+}
+
+static void test_auto_qp_ack_timeout_thread(void **state)
+{
+	(void)state;
+	auto_qp_ack_timeout(true);
+}
+
 /* Active: RTR fails on the REP: QP to ERR, REJ 28 to the peer, CONNECT_ERROR. */
 static void test_auto_qp_active_fails(void **state)
 {
@@ -1368,6 +1416,8 @@ int main(void)
 	    cmocka_unit_test(test_auto_qp_no_init),
 	    cmocka_unit_test(test_auto_qp_at_init),
 	    cmocka_unit_test(test_auto_qp_at_init_fold_fails),
+	    cmocka_unit_test(test_auto_qp_ack_timeout_inline),
+	    cmocka_unit_test(test_auto_qp_ack_timeout_thread),
 	    cmocka_unit_test(test_auto_qp_active_fails),
 	    cmocka_unit_test(test_auto_qp_passive_fails),
 	    cmocka_unit_test(test_auto_qp_bad_args),

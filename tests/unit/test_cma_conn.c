@@ -627,6 +627,47 @@ static void test_ece(void **state)
 }
 
 /*
+ * RDMA_OPTION_ID_ACK_TIMEOUT set on both ids before the QP moves: each
+ * RTS takes its id's ACK timeout (the kernel's rdma_init_qp_attr), the
+ * passive one's too, which rdma_accept moves with the runtime
+ * (CM_RT_QP_TIMEOUT; rdma-core's test_rdmacm_async_traffic).
+ */
+static void test_ack_timeout(void **state)
+{
+	struct rdma_cm_id *l = listener(21012), *a = routed(21012), *c;
+	struct rdma_conn_param p = {.responder_resources = 1, .initiator_depth = 1};
+	struct fake_qp_mod m[FAKE_QP_MAX_MODS];
+	uint8_t at = 20, pt = 21;
+	struct rdma_cm_event *ev;
+
+	(void)state;
+	make_qp(a);
+	assert_int_equal(rdma_set_option(a, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &at, 1), 0);
+	assert_int_equal(rdma_connect(a, &p), 0);
+	ev = expect_event(pch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	c = ev->id;
+	make_qp(c);
+	assert_int_equal(rdma_set_option(c, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &pt, 1), 0);
+	assert_int_equal(rdma_accept(c, &p), 0);
+	ack(ev);
+	ack(expect_event(ach, RDMA_CM_EVENT_ESTABLISHED));
+	ack(expect_event(pch, RDMA_CM_EVENT_ESTABLISHED));
+	assert_int_equal(
+	    last_mod(m, fake_qp_mods(a->qp, m, FAKE_QP_MAX_MODS), IBV_QPS_RTS)->attr.timeout, 20);
+	assert_int_equal(
+	    last_mod(m, fake_qp_mods(c->qp, m, FAKE_QP_MAX_MODS), IBV_QPS_RTS)->attr.timeout, 21);
+	assert_int_equal(rdma_disconnect(a), 0);
+	ack(expect_event(pch, RDMA_CM_EVENT_DISCONNECTED));
+	assert_int_equal(rdma_disconnect(c), 0);
+	ack(expect_event(ach, RDMA_CM_EVENT_DISCONNECTED));
+	rdma_destroy_qp(a);
+	rdma_destroy_qp(c);
+	assert_int_equal(rdma_destroy_id(a), 0);
+	assert_int_equal(rdma_destroy_id(c), 0);
+	assert_int_equal(rdma_destroy_id(l), 0);
+}
+
+/*
  * rdma_migrate_id of a listener with a CONNECT_REQUEST queued: the REQ is
  * the listener's event (counted on it), so it moves with the listener to
  * the new channel, as the kernel's ucma_migrate_id moves it, and the call
@@ -810,6 +851,7 @@ int main(void)
 	    cmocka_unit_test(test_connect_without_qp),
 	    cmocka_unit_test(test_migrate_listener_with_request),
 	    cmocka_unit_test(test_ece),
+	    cmocka_unit_test(test_ack_timeout),
 	    cmocka_unit_test(test_fd_readable_after_own_events),
 	    cmocka_unit_test(test_backlog_drop),
 	};
