@@ -19,11 +19,14 @@
  *                         only the Nth: "once", the default).
  *   MADCM_OOM_REPORT=FILE at exit, write "allocs A injected I" to FILE:
  *                         the driver stops raising N once I is 0.
+ *   MADCM_OOM_TRACE=1     print the stack of each failed allocation (to
+ *                         find which call failed).
  *
  * Threads (the progress loop's) allocate too, so the Nth call is the same
  * one from run to run only where the test is single-threaded.
  */
 #include <errno.h>
+#include <execinfo.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +41,7 @@ char *__wrap_strndup(const char *s, size_t n);
 
 static unsigned long fail_at;
 static int persist;
+static int trace;
 static unsigned long allocs;
 static unsigned long injected;
 static pid_t owner;
@@ -49,6 +53,8 @@ __attribute__((constructor)) static void oom_init(void)
 	fail_at = s ? strtoul(s, NULL, 10) : 0;
 	s = getenv("MADCM_OOM_PERSIST");
 	persist = s && *s == '1';
+	s = getenv("MADCM_OOM_TRACE");
+	trace = s && *s == '1';
 	owner = getpid();
 }
 
@@ -76,6 +82,12 @@ static int oom_fail(void)
 	if (!fail_at || n < fail_at || (n > fail_at && !persist))
 		return 0;
 	__atomic_add_fetch(&injected, 1, __ATOMIC_RELAXED);
+	if (trace) {
+		void *pc[16];
+
+		fprintf(stderr, "madcm-oom: allocation %lu fails:\n", n);
+		backtrace_symbols_fd(pc, backtrace(pc, 16), 2);
+	}
 	errno = ENOMEM;
 	return 1;
 }
