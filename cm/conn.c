@@ -456,8 +456,8 @@ void cm_send_fresh_rtu(struct cm_engine *e, struct cm_conn *c)
 
 	cm_mad_init(mad, sizeof(mad), &cm_rtu_layout, CM_METHOD_SEND,
 		    (uint64_t)c->local_id | (uint64_t)(++e->tid_seq) << 32);
-	mad_set(msg, cm_rtu_fields, CM_RTU_LOCAL_COMM_ID, c->local_id);
-	mad_set(msg, cm_rtu_fields, CM_RTU_REMOTE_COMM_ID, c->remote_id);
+	mad_set_fits(msg, cm_rtu_fields, CM_RTU_LOCAL_COMM_ID, c->local_id);
+	mad_set_fits(msg, cm_rtu_fields, CM_RTU_REMOTE_COMM_ID, c->remote_id);
 	cm_send_raw(e, &c->peer, mad);
 }
 
@@ -533,8 +533,8 @@ static void build_mra(struct cm_engine *e, struct cm_conn *c, uint8_t service_ti
 		break;
 	}
 	msg = cm_msg_start(e, c, &cm_mra_layout);
-	mad_set(msg, cm_mra_fields, CM_MRA_MESSAGE_MRAED, what);
-	mad_set(msg, cm_mra_fields, CM_MRA_SERVICE_TIMEOUT, service_timeout);
+	mad_set_fits(msg, cm_mra_fields, CM_MRA_MESSAGE_MRAED, what);
+	mad_set_fits(msg, cm_mra_fields, CM_MRA_SERVICE_TIMEOUT, service_timeout);
 	cm_set_private_data(&cm_mra_layout, msg, private_data, len);
 }
 
@@ -621,11 +621,11 @@ static void build_rej(struct cm_engine *e, struct cm_conn *c, uint16_t reason, u
 
 	/* Rejecting a REQ we never answered: no local ID yet (kernel cm_format_rej). */
 	if (c->state == CM_ST_REQ_RCVD)
-		mad_set(msg, cm_rej_fields, CM_REJ_LOCAL_COMM_ID, 0);
-	mad_set(msg, cm_rej_fields, CM_REJ_MESSAGE_REJECTED, what);
-	mad_set(msg, cm_rej_fields, CM_REJ_REASON, reason);
+		mad_set_fits(msg, cm_rej_fields, CM_REJ_LOCAL_COMM_ID, 0);
+	mad_set_fits(msg, cm_rej_fields, CM_REJ_MESSAGE_REJECTED, what);
+	mad_set_fits(msg, cm_rej_fields, CM_REJ_REASON, reason);
 	if (ari_len) {
-		mad_set(msg, cm_rej_fields, CM_REJ_REJECT_INFO_LENGTH, ari_len);
+		mad_set_fits(msg, cm_rej_fields, CM_REJ_REJECT_INFO_LENGTH, ari_len);
 		memcpy(msg + cm_rej_fields[CM_REJ_ARI].byte, ari, ari_len);
 	}
 	cm_set_private_data(&cm_rej_layout, msg, pd, pd_len);
@@ -700,7 +700,7 @@ void cm_conn_send_dreq(struct cm_engine *e, struct cm_conn *c, const void *pd, u
 	if (!tr)
 		return;
 	msg = cm_msg_start(e, c, &cm_dreq_layout);
-	mad_set(msg, cm_dreq_fields, CM_DREQ_REMOTE_QPN_EECN, c->remote_qpn);
+	mad_set_fits(msg, cm_dreq_fields, CM_DREQ_REMOTE_QPN_EECN, c->remote_qpn);
 	cm_set_private_data(&cm_dreq_layout, msg, pd, len);
 	/* DREQ waits for the peer as long as its REQ/REP did (kernel). */
 	c->timeout_ns = response_timeout_ns(c, c->remote_cm_response_timeout);

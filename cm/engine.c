@@ -216,9 +216,9 @@ uint8_t *cm_msg_start(struct cm_engine *e, struct cm_conn *c, const struct mad_l
 	cm_mad_init(c->msg, sizeof(c->msg), layout, CM_METHOD_SEND, tid);
 	/* Every message but SIDR starts with LocalCommID, RemoteCommID. */
 	if (layout != &cm_sidr_req_layout && layout != &cm_sidr_rep_layout) {
-		mad_set(msg, cm_rtu_fields, CM_RTU_LOCAL_COMM_ID, c->local_id);
+		mad_set_fits(msg, cm_rtu_fields, CM_RTU_LOCAL_COMM_ID, c->local_id);
 		if (layout != &cm_req_layout)
-			mad_set(msg, cm_rtu_fields, CM_RTU_REMOTE_COMM_ID, c->remote_id);
+			mad_set_fits(msg, cm_rtu_fields, CM_RTU_REMOTE_COMM_ID, c->remote_id);
 	}
 	return msg;
 }
@@ -363,15 +363,15 @@ void cm_issue_rej(struct cm_engine *e, const struct cm_rx *rx, uint16_t reason,
 
 	cm_mad_init(mad, sizeof(mad), &cm_rej_layout, CM_METHOD_SEND, rx->tid);
 	/* We have no comm ID; the sender's becomes the REJ's remote one. */
-	mad_set(msg, cm_rej_fields, CM_REJ_REMOTE_COMM_ID,
-		mad_get(rx->msg, cm_rtu_fields, CM_RTU_LOCAL_COMM_ID));
+	mad_set_fits(msg, cm_rej_fields, CM_REJ_REMOTE_COMM_ID,
+		     mad_get(rx->msg, cm_rtu_fields, CM_RTU_LOCAL_COMM_ID));
 	if (rx->type != CM_STAT_REQ)
-		mad_set(msg, cm_rej_fields, CM_REJ_LOCAL_COMM_ID,
-			mad_get(rx->msg, cm_rtu_fields, CM_RTU_REMOTE_COMM_ID));
-	mad_set(msg, cm_rej_fields, CM_REJ_MESSAGE_REJECTED, msg_rejected);
-	mad_set(msg, cm_rej_fields, CM_REJ_REASON, reason);
+		mad_set_fits(msg, cm_rej_fields, CM_REJ_LOCAL_COMM_ID,
+			     mad_get(rx->msg, cm_rtu_fields, CM_RTU_REMOTE_COMM_ID));
+	mad_set_fits(msg, cm_rej_fields, CM_REJ_MESSAGE_REJECTED, msg_rejected);
+	mad_set_fits(msg, cm_rej_fields, CM_REJ_REASON, reason);
 	if (ari && ari_len && ari_len <= CM_REJ_ARI_SIZE) {
-		mad_set(msg, cm_rej_fields, CM_REJ_REJECT_INFO_LENGTH, ari_len);
+		mad_set_fits(msg, cm_rej_fields, CM_REJ_REJECT_INFO_LENGTH, ari_len);
 		memcpy(msg + cm_rej_fields[CM_REJ_ARI].byte, ari, ari_len);
 	}
 	cm_send_answer(e, rx, mad);
@@ -383,10 +383,10 @@ void cm_issue_drep(struct cm_engine *e, const struct cm_rx *rx)
 	uint8_t *msg = mad + CM_MSG_OFFSET;
 
 	cm_mad_init(mad, sizeof(mad), &cm_drep_layout, CM_METHOD_SEND, rx->tid);
-	mad_set(msg, cm_drep_fields, CM_DREP_LOCAL_COMM_ID,
-		mad_get(rx->msg, cm_dreq_fields, CM_DREQ_REMOTE_COMM_ID));
-	mad_set(msg, cm_drep_fields, CM_DREP_REMOTE_COMM_ID,
-		mad_get(rx->msg, cm_dreq_fields, CM_DREQ_LOCAL_COMM_ID));
+	mad_set_fits(msg, cm_drep_fields, CM_DREP_LOCAL_COMM_ID,
+		     mad_get(rx->msg, cm_dreq_fields, CM_DREQ_REMOTE_COMM_ID));
+	mad_set_fits(msg, cm_drep_fields, CM_DREP_REMOTE_COMM_ID,
+		     mad_get(rx->msg, cm_dreq_fields, CM_DREQ_LOCAL_COMM_ID));
 	cm_send_answer(e, rx, mad);
 }
 

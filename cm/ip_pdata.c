@@ -46,9 +46,9 @@ int cm_ip_hdr_encode(void *buf, size_t len, const struct sockaddr *src, const st
 		return -EINVAL;
 	}
 	memset(buf, 0, CM_IP_HDR_SIZE);
-	mad_set(buf, cm_ip_hdr_fields, CM_IP_HDR_CMA_VERSION, CM_IP_CMA_VERSION);
-	mad_set(buf, cm_ip_hdr_fields, CM_IP_HDR_IP_VERSION, ipv);
-	mad_set(buf, cm_ip_hdr_fields, CM_IP_HDR_SOURCE_PORT, port);
+	mad_set_fits(buf, cm_ip_hdr_fields, CM_IP_HDR_CMA_VERSION, CM_IP_CMA_VERSION);
+	mad_set_fits(buf, cm_ip_hdr_fields, CM_IP_HDR_IP_VERSION, ipv);
+	mad_set_fits(buf, cm_ip_hdr_fields, CM_IP_HDR_SOURCE_PORT, port);
 	mad_set_bytes(buf, cm_ip_hdr_fields, CM_IP_HDR_SOURCE_ADDR, s);
 	mad_set_bytes(buf, cm_ip_hdr_fields, CM_IP_HDR_DESTINATION_ADDR, d);
 	return 0;

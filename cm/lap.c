@@ -118,8 +118,8 @@ int cm_engine_apr(struct cm_engine *e, uint32_t id, uint8_t status, const void *
 	if (rc)
 		return rc;
 	msg = cm_msg_start(e, c, &cm_apr_layout);
-	mad_set(msg, cm_apr_fields, CM_APR_AP_STATUS, status);
-	mad_set(msg, cm_apr_fields, CM_APR_ADDITIONAL_INFO_LENGTH, info_len);
+	mad_set_fits(msg, cm_apr_fields, CM_APR_AP_STATUS, status);
+	mad_set_fits(msg, cm_apr_fields, CM_APR_ADDITIONAL_INFO_LENGTH, info_len);
 	if (info_len)
 		memcpy(msg + cm_apr_fields[CM_APR_ADDITIONAL_INFO].byte, info, info_len);
 	cm_set_private_data(&cm_apr_layout, msg, private_data, len);

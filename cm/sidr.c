@@ -48,9 +48,9 @@ int cm_engine_sidr_req(struct cm_engine *e, const struct cm_sidr_req_cmd *cmd, u
 	c->peer.qkey = MAD_QP1_QKEY;
 	c->peer.pkey_index = cmd->pkey_index;
 	msg = cm_msg_start(e, c, &cm_sidr_req_layout);
-	mad_set(msg, cm_sidr_req_fields, CM_SIDR_REQ_REQUEST_ID, c->local_id);
-	mad_set(msg, cm_sidr_req_fields, CM_SIDR_REQ_PARTITION_KEY, cmd->pkey);
-	mad_set(msg, cm_sidr_req_fields, CM_SIDR_REQ_SERVICE_ID, cmd->service_id);
+	mad_set_fits(msg, cm_sidr_req_fields, CM_SIDR_REQ_REQUEST_ID, c->local_id);
+	mad_set_fits(msg, cm_sidr_req_fields, CM_SIDR_REQ_PARTITION_KEY, cmd->pkey);
+	mad_set_fits(msg, cm_sidr_req_fields, CM_SIDR_REQ_SERVICE_ID, cmd->service_id);
 	cm_set_private_data(&cm_sidr_req_layout, msg, cmd->private_data, cmd->private_data_len);
 	c->timeout_ns = cm_timeout_ns(cmd->timeout);
 	c->state = CM_ST_SIDR_REQ_SENT;
@@ -65,11 +65,11 @@ static void issue_sidr_rep(struct cm_engine *e, const struct cm_rx *rx, uint8_t 
 	uint8_t *msg = mad + CM_MSG_OFFSET;
 
 	cm_mad_init(mad, sizeof(mad), &cm_sidr_rep_layout, CM_METHOD_SEND, rx->tid);
-	mad_set(msg, cm_sidr_rep_fields, CM_SIDR_REP_REQUEST_ID,
-		mad_get(rx->msg, cm_sidr_req_fields, CM_SIDR_REQ_REQUEST_ID));
-	mad_set(msg, cm_sidr_rep_fields, CM_SIDR_REP_STATUS, status);
-	mad_set(msg, cm_sidr_rep_fields, CM_SIDR_REP_SERVICE_ID,
-		mad_get(rx->msg, cm_sidr_req_fields, CM_SIDR_REQ_SERVICE_ID));
+	mad_set_fits(msg, cm_sidr_rep_fields, CM_SIDR_REP_REQUEST_ID,
+		     mad_get(rx->msg, cm_sidr_req_fields, CM_SIDR_REQ_REQUEST_ID));
+	mad_set_fits(msg, cm_sidr_rep_fields, CM_SIDR_REP_STATUS, status);
+	mad_set_fits(msg, cm_sidr_rep_fields, CM_SIDR_REP_SERVICE_ID,
+		     mad_get(rx->msg, cm_sidr_req_fields, CM_SIDR_REQ_SERVICE_ID));
 	cm_send_answer(e, rx, mad);
 }
 

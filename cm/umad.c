@@ -47,11 +47,11 @@ static void answer_class_port_info(struct cm_umad *u, const void *req, const str
 
 	memcpy(mad, req, MAD_HDR_SIZE);
 	memset(mad + MAD_HDR_SIZE, 0, sizeof(mad) - MAD_HDR_SIZE);
-	mad_set(mad, mad_hdr_fields, MAD_HDR_R, 1);
-	mad_set(mad, mad_hdr_fields, MAD_HDR_STATUS, 0);
-	mad_set(cpi, mad_cpi_fields, MAD_CPI_BASE_VERSION, MAD_BASE_VERSION);
-	mad_set(cpi, mad_cpi_fields, MAD_CPI_CLASS_VERSION, CM_CLASS_VERSION);
-	mad_set(cpi, mad_cpi_fields, MAD_CPI_RESP_TIME_VALUE, CM_UMAD_RESP_TIME);
+	mad_set_fits(mad, mad_hdr_fields, MAD_HDR_R, 1);
+	mad_set_fits(mad, mad_hdr_fields, MAD_HDR_STATUS, 0);
+	mad_set_fits(cpi, mad_cpi_fields, MAD_CPI_BASE_VERSION, MAD_BASE_VERSION);
+	mad_set_fits(cpi, mad_cpi_fields, MAD_CPI_CLASS_VERSION, CM_CLASS_VERSION);
+	mad_set_fits(cpi, mad_cpi_fields, MAD_CPI_RESP_TIME_VALUE, CM_UMAD_RESP_TIME);
 	mad_send(u->agent, mad, sizeof(mad), src);
 }
 

@@ -50,8 +50,12 @@ static int open_device(struct cma_device *d, struct ibv_device *dev)
 	}
 	d->nports = d->attr.phys_port_cnt;
 	d->ports = calloc((size_t)d->nports, sizeof(*d->ports));
-	if (!d->ports)
+	if (!d->ports) {
+		/* The slot is reused for the next device: leave nothing open in it. */
+		ibv_close_device(d->verbs);
+		d->verbs = NULL;
 		return -1;
+	}
 	for (int i = 0; i < d->nports; i++) {
 		struct cma_port *p = &d->ports[i];
 		struct ibv_port_attr pa;

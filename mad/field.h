@@ -25,6 +25,7 @@
 #ifndef MADCM_MAD_FIELD_H
 #define MADCM_MAD_FIELD_H
 
+#include <assert.h>
 #include <endian.h>
 #include <errno.h>
 #include <stddef.h>
@@ -198,6 +199,22 @@ static MAD_FIELD_INLINE int mad_field_set(void *buf, const struct mad_field *f, 
 	return 0;
 }
 
+/*
+ * mad_set_fits: mad_set of a value that fits by construction: a constant,
+ * an id or a value whose type or range is no wider than the field (checked
+ * where it came in, like an application's argument or a peer's field).
+ * No result to check; assert() (unless NDEBUG) says where that was wrong.
+ * Code writing a value that may not fit calls mad_set and checks -ERANGE.
+ */
+static MAD_FIELD_INLINE void mad_field_set_fits(void *buf, const struct mad_field *f,
+						uint64_t value)
+{
+	int rc = mad_field_set(buf, f, value);
+
+	assert(rc == 0);
+	(void)rc;
+}
+
 /* Copy a byte-aligned field of any width (GIDs, private data). */
 void mad_field_get_bytes(const void *buf, const struct mad_field *f, void *out);
 void mad_field_set_bytes(void *buf, const struct mad_field *f, const void *in);
@@ -210,6 +227,7 @@ static inline size_t mad_field_len(const struct mad_field *f)
 
 #define mad_get(buf, tab, id) mad_field_get((buf), &(tab)[id])
 #define mad_set(buf, tab, id, v) mad_field_set((buf), &(tab)[id], (v))
+#define mad_set_fits(buf, tab, id, v) mad_field_set_fits((buf), &(tab)[id], (v))
 #define mad_get_bytes(buf, tab, id, out) mad_field_get_bytes((buf), &(tab)[id], (out))
 #define mad_set_bytes(buf, tab, id, in) mad_field_set_bytes((buf), &(tab)[id], (in))
 

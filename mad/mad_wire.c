@@ -249,13 +249,13 @@ int mad_hdr_init(void *mad, size_t len, uint8_t mgmt_class, uint8_t class_versio
 		return -EINVAL;
 	memset(p, 0, len);
 	/* Each value fits its field by its C type, so no set below can fail. */
-	mad_set(p, mad_hdr_fields, MAD_HDR_BASE_VERSION, MAD_BASE_VERSION);
-	mad_set(p, mad_hdr_fields, MAD_HDR_MGMT_CLASS, mgmt_class);
-	mad_set(p, mad_hdr_fields, MAD_HDR_CLASS_VERSION, class_version);
-	mad_set(p, mad_hdr_fields, MAD_HDR_R, method >> 7);
-	mad_set(p, mad_hdr_fields, MAD_HDR_METHOD, method & 0x7f);
-	mad_set(p, mad_hdr_fields, MAD_HDR_TRANSACTION_ID, tid);
-	mad_set(p, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID, attr_id);
-	mad_set(p, mad_hdr_fields, MAD_HDR_ATTRIBUTE_MODIFIER, attr_mod);
+	mad_set_fits(p, mad_hdr_fields, MAD_HDR_BASE_VERSION, MAD_BASE_VERSION);
+	mad_set_fits(p, mad_hdr_fields, MAD_HDR_MGMT_CLASS, mgmt_class);
+	mad_set_fits(p, mad_hdr_fields, MAD_HDR_CLASS_VERSION, class_version);
+	mad_set_fits(p, mad_hdr_fields, MAD_HDR_R, method >> 7);
+	mad_set_fits(p, mad_hdr_fields, MAD_HDR_METHOD, method & 0x7f);
+	mad_set_fits(p, mad_hdr_fields, MAD_HDR_TRANSACTION_ID, tid);
+	mad_set_fits(p, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID, attr_id);
+	mad_set_fits(p, mad_hdr_fields, MAD_HDR_ATTRIBUTE_MODIFIER, attr_mod);
 	return 0;
 }

@@ -218,17 +218,17 @@ int mad_rmpp_build_ack(void *out, const void *data, size_t data_len, const struc
 	memset(o, 0, MAD_SIZE);
 	memcpy(o, data, MAD_HDR_SIZE);
 	/* The receiver's ACK travels the other way: flip the R bit. */
-	mad_set(o, mad_hdr_fields, MAD_HDR_R, !mad_get(o, mad_hdr_fields, MAD_HDR_R));
-	mad_set(rh, mad_rmpp_fields, MAD_RMPP_RMPP_VERSION, MAD_RMPP_VERSION);
-	mad_set(rh, mad_rmpp_fields, MAD_RMPP_R_RESP_TIME, MAD_RMPP_NO_RESP_TIME);
-	mad_set(rh, mad_rmpp_fields, MAD_RMPP_RMPP_FLAGS, MAD_RMPP_FLAG_ACTIVE);
+	mad_set_fits(o, mad_hdr_fields, MAD_HDR_R, !mad_get(o, mad_hdr_fields, MAD_HDR_R));
+	mad_set_fits(rh, mad_rmpp_fields, MAD_RMPP_RMPP_VERSION, MAD_RMPP_VERSION);
+	mad_set_fits(rh, mad_rmpp_fields, MAD_RMPP_R_RESP_TIME, MAD_RMPP_NO_RESP_TIME);
+	mad_set_fits(rh, mad_rmpp_fields, MAD_RMPP_RMPP_FLAGS, MAD_RMPP_FLAG_ACTIVE);
 	if (abort) {
-		mad_set(rh, mad_rmpp_fields, MAD_RMPP_RMPP_TYPE, MAD_RMPP_TYPE_ABORT);
-		mad_set(rh, mad_rmpp_fields, MAD_RMPP_RMPP_STATUS, ack->status);
+		mad_set_fits(rh, mad_rmpp_fields, MAD_RMPP_RMPP_TYPE, MAD_RMPP_TYPE_ABORT);
+		mad_set_fits(rh, mad_rmpp_fields, MAD_RMPP_RMPP_STATUS, ack->status);
 	} else {
-		mad_set(rh, mad_rmpp_fields, MAD_RMPP_RMPP_TYPE, MAD_RMPP_TYPE_ACK);
-		mad_set(rh, mad_rmpp_fields, MAD_RMPP_SEGMENT_NUMBER, ack->seg);
-		mad_set(rh, mad_rmpp_fields, MAD_RMPP_NEW_WINDOW_LAST, ack->newwin);
+		mad_set_fits(rh, mad_rmpp_fields, MAD_RMPP_RMPP_TYPE, MAD_RMPP_TYPE_ACK);
+		mad_set_fits(rh, mad_rmpp_fields, MAD_RMPP_SEGMENT_NUMBER, ack->seg);
+		mad_set_fits(rh, mad_rmpp_fields, MAD_RMPP_NEW_WINDOW_LAST, ack->newwin);
 	}
 	/* The SA header (SM_Key ...) rides along, as the kernel's ACKs carry it. */
 	if (data_len >= SA_DATA_OFFSET &&

@@ -304,7 +304,7 @@ int mad_request_send(struct mad_agent *a, void *mad, size_t len, const struct ma
 	r->t = t;
 	r->agent = a;
 	r->tid = mad_tid_next();
-	mad_set(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID, r->tid);
+	mad_set_fits(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID, r->tid);
 	r->mgmt_class = (uint8_t)mad_get(mad, mad_hdr_fields, MAD_HDR_MGMT_CLASS);
 	r->len = len;
 	memcpy(r->mad, mad, len);

@@ -182,9 +182,9 @@ static bool service_held_by_others(struct madcmd_session *s, uint64_t id, const 
 static void inform_key(const uint8_t *rec, uint8_t *key)
 {
 	memcpy(key, rec, SA_II_SIZE);
-	mad_set(key, sa_ii_fields, SA_II_SUBSCRIBE, 0);
-	mad_set(key, sa_ii_fields, SA_II_QPN, 0);
-	mad_set(key, sa_ii_fields, SA_II_RESP_TIME_VALUE, 0);
+	mad_set_fits(key, sa_ii_fields, SA_II_SUBSCRIBE, 0);
+	mad_set_fits(key, sa_ii_fields, SA_II_QPN, 0);
+	mad_set_fits(key, sa_ii_fields, SA_II_RESP_TIME_VALUE, 0);
 }
 
 static struct madcmd_inform *inform_find(const struct madcmd_session *s, const uint8_t *key)
@@ -365,7 +365,7 @@ static void deliver(struct madcmd_served *p, int agent, uint8_t *mad, size_t len
 		inform_add(s, e->inform_rec, &e->to);
 		e->inform = false;
 	}
-	mad_set(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID, e->client_tid);
+	mad_set_fits(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID, e->client_tid);
 	p->c.mads_received++;
 	to_session(s, e->agent, mad, len, src);
 }
@@ -515,9 +515,9 @@ static void answer_locally(struct madcmd_session *s, const struct madcmd_mad *m)
 	uint8_t resp[MADCMD_MAD_MAX];
 
 	memcpy(resp, m->mad, m->len);
-	mad_set(resp, mad_hdr_fields, MAD_HDR_R, 1);
-	mad_set(resp, mad_hdr_fields, MAD_HDR_METHOD, MAD_METHOD_GET_RESP & 0x7f);
-	mad_set(resp, mad_hdr_fields, MAD_HDR_STATUS, 0);
+	mad_set_fits(resp, mad_hdr_fields, MAD_HDR_R, 1);
+	mad_set_fits(resp, mad_hdr_fields, MAD_HDR_METHOD, MAD_METHOD_GET_RESP & 0x7f);
+	mad_set_fits(resp, mad_hdr_fields, MAD_HDR_STATUS, 0);
 	s->port->c.mads_local++;
 	to_session(s, m->agent, resp, m->len, &m->addr);
 }
@@ -606,8 +606,8 @@ void madcmd_mad_send(struct madcmd_session *s, const struct madcmd_mad *m)
 				return;
 			}
 			if (held)
-				mad_set(mad + SA_DATA_OFFSET, sa_mcmr_fields, SA_MCMR_JOIN_STATE,
-					rec.join_state & ~held);
+				mad_set_fits(mad + SA_DATA_OFFSET, sa_mcmr_fields,
+					     SA_MCMR_JOIN_STATE, rec.join_state & ~held);
 		}
 	}
 	if (!mad_get(mad, mad_hdr_fields, MAD_HDR_R) &&
@@ -627,7 +627,7 @@ void madcmd_mad_send(struct madcmd_session *s, const struct madcmd_mad *m)
 			}
 		}
 	}
-	mad_set(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID, (tid & ~0xffffffffull) | e->dtid);
+	mad_set_fits(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID, (tid & ~0xffffffffull) | e->dtid);
 	rc = d->ops->send(d->ops_ctx, p->proxy_portid, p->proxy_agent, mad, m->len, &m->addr,
 			  m->timeout_ms);
 	if (rc)
@@ -707,7 +707,7 @@ static void unsubscribe(struct madcmd_served *p, const struct madcmd_inform *f)
 	 * what to remove by comparing it, QPN and RespTimeValue included.
 	 */
 	memcpy(mad + SA_DATA_OFFSET, f->rec, SA_II_SIZE);
-	mad_set(mad + SA_DATA_OFFSET, sa_ii_fields, SA_II_SUBSCRIBE, 0);
+	mad_set_fits(mad + SA_DATA_OFFSET, sa_ii_fields, SA_II_SUBSCRIBE, 0);
 	if (d->ops->send(d->ops_ctx, p->proxy_portid, p->proxy_agent, mad, MAD_SIZE, &to,
 			 LEAVE_TIMEOUT_MS) == 0)
 		p->nc.unsubs++;

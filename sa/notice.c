@@ -151,8 +151,8 @@ int sa_report_resp_build(const void *report, size_t len, void *resp)
 	 */
 	memset(resp, 0, MAD_SIZE);
 	memcpy(resp, report, len < MAD_SIZE ? len : MAD_SIZE);
-	mad_set(resp, mad_hdr_fields, MAD_HDR_R, 1);
-	mad_set(resp, mad_hdr_fields, MAD_HDR_METHOD, MAD_METHOD_REPORT);
-	mad_set(resp, mad_hdr_fields, MAD_HDR_STATUS, 0);
+	mad_set_fits(resp, mad_hdr_fields, MAD_HDR_R, 1);
+	mad_set_fits(resp, mad_hdr_fields, MAD_HDR_METHOD, MAD_METHOD_REPORT);
+	mad_set_fits(resp, mad_hdr_fields, MAD_HDR_STATUS, 0);
 	return 0;
 }

@@ -1,7 +1,13 @@
 /* CM engine test harness: see cm_harness.h. */
 #include <assert.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "cm/cm_wire.h"
 #include "tests/unit/cm_harness.h"
@@ -119,10 +125,12 @@ void cmh_init(struct cmh *h)
 		nd->auto_drep = true;
 		nd->auto_accept = i == 1;
 		cfg.max_conns = cmh_max_conns[i];
-		assert(cm_engine_create(&cfg, &nd->e) == 0);
+		assert_non_null(nd->ev);
+		/* CMocka's assertions: a failure (ENOMEM) fails the test, no abort. */
+		assert_int_equal(cm_engine_create(&cfg, &nd->e), 0);
 	}
 	/* B serves the rdma_cm TCP port space (0x0106 << 16 | port). */
-	assert(cm_engine_listen(h->n[1].e, 0x0000000001060000ull, ~0xffffull, 0x5e4) >= 0);
+	assert_true(cm_engine_listen(h->n[1].e, 0x0000000001060000ull, ~0xffffull, 0x5e4) >= 0);
 }
 
 void cmh_fini(struct cmh *h)

@@ -416,6 +416,7 @@ static void test_req_semantic_rej(void **state)
 	(void)state;
 	H.dead[B] = true;
 	cmh_connect(&H, 0x1001);
+	assert_non_null(cmh_last_mad(&H, A, CM_ATTR_REQ));
 	memcpy(req, cmh_last_mad(&H, A, CM_ATTR_REQ), 256);
 	mad_set(req + 24, cm_req_fields, CM_REQ_PATH_PACKET_PAYLOAD_MTU, 7);
 	assert_int_equal(cmh_inject(&H, B, req), 0);

@@ -114,6 +114,7 @@ static void test_sidr_each_status(void **state)
 
 		id = sidr_start(0x0000000001110000ull + st);
 		ev = cmh_event(&H, B, CM_EV_SIDR_REQ_RCVD);
+		assert_non_null(ev); /* none when an allocation failed (make check-oom) */
 		assert_int_equal(cm_engine_sidr_rep(H.n[B].e, ev->id, &rep), 0);
 		cmh_deliver(&H);
 		ev = cmh_event(&H, A, CM_EV_SIDR_REP_RCVD);

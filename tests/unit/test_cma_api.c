@@ -177,6 +177,8 @@ static void test_set_option_errors(void **state)
 	int one = 1;
 
 	(void)state;
+	/* NULL when an allocation failed (make check-oom). */
+	assert_non_null(ch);
 	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
 	assert_int_equal(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, 1), 0);
 	assert_int_equal(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &ack, 1),
@@ -249,6 +251,8 @@ static void test_write_cm_event(void **state)
 	struct rdma_cm_id *id;
 
 	(void)state;
+	/* NULL when an allocation failed (make check-oom). */
+	assert_non_null(ch);
 	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
 	assert_int_equal(rdma_write_cm_event(id, RDMA_CM_EVENT_USER, 7, 0x1122334455ull), 0);
 	ev = fake_cma_next_event(ch, FAKE_CMA_WAIT_MS);
@@ -299,6 +303,9 @@ static void test_migrate_moves_queued_events(void **state)
 	struct rdma_cm_event *ev;
 
 	(void)state;
+	/* NULL when an allocation failed (make check-oom). */
+	assert_non_null(a);
+	assert_non_null(b);
 	fcntl(a->fd, F_SETFL, fcntl(a->fd, F_GETFL) | O_NONBLOCK);
 	fcntl(b->fd, F_SETFL, fcntl(b->fd, F_GETFL) | O_NONBLOCK);
 	assert_int_equal(rdma_create_id(a, &id, NULL, RDMA_PS_TCP), 0);
@@ -359,6 +366,8 @@ static void test_destroy_waits_for_acks(void **state)
 	pthread_t t;
 
 	(void)state;
+	/* NULL when an allocation failed (make check-oom). */
+	assert_non_null(ch);
 	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
 	assert_int_equal(rdma_write_cm_event(id, RDMA_CM_EVENT_USER, 0, 5), 0);
 	l.ev = fake_cma_next_event(ch, FAKE_CMA_WAIT_MS);
@@ -378,6 +387,8 @@ static void test_destroy_drops_unread_events(void **state)
 	struct rdma_cm_event *ev;
 
 	(void)state;
+	/* NULL when an allocation failed (make check-oom). */
+	assert_non_null(ch);
 	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
 	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
 	assert_int_equal(rdma_create_id(ch, &other, NULL, RDMA_PS_TCP), 0);
@@ -452,6 +463,8 @@ static void test_state_errors_idle(void **state)
 	struct rdma_cm_id *id;
 
 	(void)state;
+	/* NULL when an allocation failed (make check-oom). */
+	assert_non_null(ch);
 	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
 	expect_einval(rdma_resolve_route(id, 100));
 	expect_einval(rdma_connect(id, &p));
