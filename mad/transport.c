@@ -57,9 +57,13 @@ struct mad_transport {
 	struct mad_timer_heap *timers;
 	struct mad_agent *agents;
 	struct mad_request *buckets[REQ_BUCKETS];
+	/* Bit i set: buckets[i] is not empty.  Failing the requests walks
+	 * these: a close costs what is in flight, not 4,096 buckets. */
+	uint64_t busy[REQ_BUCKETS / 64];
 	size_t pending;
 	struct finished fin[FINISHED_RING];
 	unsigned fin_next;
+	unsigned fin_used; /* fin[fin_used..] never written yet */
 	struct mad_transport_counters c;
 	uint8_t *rbuf;
 };
@@ -166,6 +170,30 @@ static struct mad_request **bucket(struct mad_transport *t, uint32_t tid_low)
 	return &t->buckets[tid_low & (REQ_BUCKETS - 1)];
 }
 
+static void bucket_mark(struct mad_transport *t, uint32_t tid_low)
+{
+	unsigned i = tid_low & (REQ_BUCKETS - 1);
+
+	if (t->buckets[i])
+		t->busy[i / 64] |= 1ull << (i % 64);
+	else
+		t->busy[i / 64] &= ~(1ull << (i % 64));
+}
+
+/* The first non-empty bucket from `from` on, or REQ_BUCKETS. */
+static unsigned bucket_next_busy(const struct mad_transport *t, unsigned from)
+{
+	for (unsigned w = from / 64; t->pending && w < REQ_BUCKETS / 64; w++) {
+		uint64_t bits = t->busy[w];
+
+		if (w == from / 64)
+			bits &= ~0ull << (from % 64);
+		if (bits)
+			return w * 64 + (unsigned)__builtin_ctzll(bits);
+	}
+	return REQ_BUCKETS;
+}
+
 static struct mad_request *req_find(struct mad_transport *t, uint32_t tid_low, uint8_t mgmt_class)
 {
 	for (struct mad_request *r = *bucket(t, tid_low); r; r = r->hnext)
@@ -182,6 +210,7 @@ static void req_unlink(struct mad_request *r)
 		if (*pp == r) {
 			*pp = r->hnext;
 			r->t->pending--;
+			bucket_mark(r->t, mad_tid_low(r->tid));
 			return;
 		}
 }
@@ -191,11 +220,13 @@ static void remember(struct mad_transport *t, uint32_t tid_low, enum finished_ki
 	t->fin[t->fin_next].tid_low = tid_low;
 	t->fin[t->fin_next].kind = (uint8_t)kind;
 	t->fin_next = (t->fin_next + 1) % FINISHED_RING;
+	if (t->fin_used < FINISHED_RING)
+		t->fin_used++;
 }
 
 static enum finished_kind recall(const struct mad_transport *t, uint32_t tid_low)
 {
-	for (unsigned i = 0; i < FINISHED_RING; i++)
+	for (unsigned i = 0; i < t->fin_used; i++)
 		if (t->fin[i].kind && t->fin[i].tid_low == tid_low)
 			return (enum finished_kind)t->fin[i].kind;
 	return 0;
@@ -328,6 +359,7 @@ int mad_request_send(struct mad_agent *a, void *mad, size_t len, const struct ma
 	r->hnext = *b;
 	*b = r;
 	t->pending++;
+	bucket_mark(t, mad_tid_low(r->tid));
 	t->c.requests++;
 	if (tid)
 		*tid = r->tid;
@@ -548,7 +580,9 @@ int mad_agent_register(struct mad_transport *t, const struct mad_agent_desc *d,
 
 static void fail_agent_requests(struct mad_transport *t, struct mad_agent *a)
 {
-	for (unsigned i = 0; i < REQ_BUCKETS; i++) {
+	/* In bucket order, as a walk over every bucket would go: a callback
+	 * may send anew, into a bucket still to come. */
+	for (unsigned i = bucket_next_busy(t, 0); i < REQ_BUCKETS; i = bucket_next_busy(t, i + 1)) {
 		struct mad_request *r = t->buckets[i];
 
 		while (r) {

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mad/mad_wire.h"
 #include "mad/timer.h"
@@ -54,6 +55,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t pos = 0;
 
 	fake_umad_reset(&f);
+	/* Nothing here polls the port's fd: without it the fake skips an
+	 * eventfd write and read for every MAD, a quarter of the time. */
+	if (f.evfd >= 0) {
+		close(f.evfd);
+		f.evfd = -1;
+	}
 	mad_timer_heap_init(&h, fake_clock, NULL);
 	p.ops = &fake_umad_ops;
 	p.ops_ctx = &f;

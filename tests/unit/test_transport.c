@@ -286,6 +286,66 @@ static void test_cancel_and_close(void **state)
 	assert_int_equal(r2.status, -ECANCELED);
 }
 
+/* A callback that sends anew once, on the agent in `resend_on`. */
+static struct mad_agent *resend_on;
+static struct result resent;
+static void on_response_resend(void *arg, int status, const void *mad, size_t len,
+			       const struct mad_addr *src)
+{
+	uint8_t m[MAD_SIZE];
+
+	on_response(arg, status, mad, len, src);
+	if (resend_on) {
+		struct mad_agent *a = resend_on;
+
+		resend_on = NULL;
+		make_get(m);
+		assert_int_equal(
+		    mad_request_send(a, m, MAD_SIZE, &sm, NULL, on_response, &resent, NULL), 0);
+	}
+}
+
+/* Many requests of two agents in flight (spread over the request table):
+ * unregistering one fails its own, closing fails the rest, including one
+ * a callback sends while the transport closes. */
+static void test_unregister_and_close_many(void **state)
+{
+	struct env *e = *state;
+	static struct result r[300];
+	struct mad_send_opts o = {.timeout_ms = 100};
+	uint8_t mad[MAD_SIZE];
+
+	memset(r, 0, sizeof(r));
+	memset(&resent, 0, sizeof(resent));
+	for (unsigned i = 0; i < 300; i++) {
+		make_get(mad);
+		assert_int_equal(mad_request_send(i % 2 ? e->cm : e->sa, mad, MAD_SIZE, &sm, &o,
+						  i == 1 ? on_response_resend : on_response, &r[i],
+						  NULL),
+				 0);
+	}
+	assert_int_equal(mad_transport_pending(e->t), 300);
+	mad_agent_unregister(e->sa);
+	e->sa = NULL;
+	for (unsigned i = 0; i < 300; i++) {
+		assert_int_equal(r[i].calls, i % 2 ? 0 : 1);
+		if (!(i % 2))
+			assert_int_equal(r[i].status, -ECANCELED);
+	}
+	assert_int_equal(mad_transport_pending(e->t), 150);
+	resend_on = e->cm;
+	mad_transport_close(e->t);
+	e->t = NULL;
+	for (unsigned i = 0; i < 300; i++) {
+		assert_int_equal(r[i].calls, 1);
+		assert_int_equal(r[i].status, -ECANCELED);
+	}
+	assert_int_equal(resent.calls, 1);
+	assert_int_equal(resent.status, -ECANCELED);
+	/* and none of their timers is left */
+	assert_int_equal(e->h.n, 0);
+}
+
 /* Build RMPP DATA segment `seg` of `nseg` of a GetTableResp to sent MAD 0. */
 static void inject_segment(struct env *e, unsigned seg, unsigned nseg, size_t last_bytes)
 {
@@ -468,6 +528,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_duplicate_response, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unsolicited_and_malformed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cancel_and_close, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unregister_and_close_many, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rmpp_response, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rmpp_abort, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_trace, setup, teardown),
