@@ -1,0 +1,36 @@
+#!/bin/sh
+# LOG_COMPILER of a sanitizer build (configure --enable-sanitize, see
+# tests/sanitize.inc): runs one test with the sanitizers' reports written
+# to files in a private directory (log_path) instead of the stderr of
+# whichever process hit them (often a daemon's log that the test then
+# deletes), and fails the test when any report was written.
+#   ASan: abort at the first error, leaks checked at exit.  The runtime
+#     order check is off (verify_asan_link_order=0): fabsim run preloads
+#     libfabsim.so, uninstrumented, in front of instrumented programs; it
+#     interposes only libibumad's and libibverbs' calls, never the
+#     allocator or libc the check is about.  Uninstrumented programs get
+#     the runtime preloaded first by `madcm run` (tools/cmd_run.c).
+#   UBSan: stop at the first error, with its stack.
+#   TSan: every race reported (the test goes on), suppressions only for
+#     third-party libraries (tests/tsan.supp).
+#   LSan: leaks of third-party programs and libraries (tests/lsan.supp).
+d=$(mktemp -d "${TMPDIR:-/tmp}/madcm-san.XXXXXX") || exit 99
+src=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:verify_asan_link_order=0:log_path=$d/asan${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$d/ubsan${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+TSAN_OPTIONS="second_deadlock_stack=1:log_path=$d/tsan:suppressions=$src/tests/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+LSAN_OPTIONS="suppressions=$src/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS LSAN_OPTIONS
+"$@"
+rc=$?
+reports=$(find "$d" -type f -size +0c | sort)
+if [ -n "$reports" ]; then
+	for f in $reports; do
+		echo "=== sanitizer report $(basename "$f")"
+		cat "$f"
+	done
+	echo "FAIL: sanitizer reports (above) while the test ran (exit $rc)"
+	rc=1
+fi
+rm -rf "$d"
+exit $rc
