@@ -52,11 +52,41 @@ static int find_san_runtime(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* Whether prog (looked up in PATH as execvp does) is a #! script. */
+static bool is_script(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char p[PATH_MAX], magic[2];
+	FILE *f = NULL;
+
+	if (strchr(prog, '/')) {
+		f = fopen(prog, "r");
+	} else {
+		for (const char *d = path ? path : "/bin:/usr/bin"; !f && *d;) {
+			size_t len = strcspn(d, ":");
+
+			if (snprintf(p, sizeof(p), "%.*s/%s", (int)len, len ? d : ".", prog) <
+				(int)sizeof(p) &&
+			    !access(p, X_OK))
+				f = fopen(p, "r");
+			d += len + (d[len] == ':');
+		}
+	}
+	if (!f)
+		return false;
+	bool script = fread(magic, 1, 2, f) == 2 && magic[0] == '#' && magic[1] == '!';
+
+	fclose(f);
+	return script;
+}
+
 /*
  * The runtime, when this tool has one, first in LD_PRELOAD (the libraries
- * it runs the program on are instrumented like the tool); 0, or -1.
+ * it runs the program on are instrumented like the tool); 0, or -1.  Not
+ * TSan's into a script: shells crash with it preloaded (a libtool
+ * wrapper's real program links the runtime itself).
  */
-static int preload_san_runtime(bool verbose)
+static int preload_san_runtime(const char *prog, bool verbose)
 {
 	const char *rt = NULL, *old = getenv("LD_PRELOAD");
 	size_t n;
@@ -64,6 +94,8 @@ static int preload_san_runtime(bool verbose)
 
 	dl_iterate_phdr(find_san_runtime, &rt);
 	if (!rt || !*rt)
+		return 0;
+	if (strstr(rt, "libtsan.so") && is_script(prog))
 		return 0;
 	n = strlen(rt);
 	if (old && !strncmp(old, rt, n) && (old[n] == '\0' || old[n] == ':'))
@@ -177,7 +209,7 @@ int cmd_run(int argc, char **argv)
 	free(path);
 	if (verbose)
 		fprintf(stderr, "madcm run: librdmacm.so.1 from %s\n", rdmacm);
-	if ((rsocket && preload_rsocket(rdmacm, verbose)) || preload_san_runtime(verbose))
+	if ((rsocket && preload_rsocket(rdmacm, verbose)) || preload_san_runtime(argv[i], verbose))
 		return 1;
 	execvp(argv[i], argv + i);
 	fprintf(stderr, "madcm run: %s: %s\n", argv[i], strerror(errno));
