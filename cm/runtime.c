@@ -656,7 +656,8 @@ static void unwatch_tfd(struct cm_runtime *rt)
 {
 	if (rt->tfd >= 0)
 		mad_loop_unwatch_fd(rt->loop, rt->tfd);
-	rt->tfd = -1;
+	/* Atomic: a waiter reads it without the loop (wait_running_mads). */
+	__atomic_store_n(&rt->tfd, -1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -1372,7 +1373,7 @@ static int wait_running_mads(struct cm_runtime *rt, int fd, bool (*ready)(void *
 
 	pfd[0].fd = fd;
 	pfd[0].events = POLLIN;
-	pfd[1].fd = rt->tfd;
+	pfd[1].fd = __atomic_load_n(&rt->tfd, __ATOMIC_ACQUIRE); /* see unwatch_tfd */
 	pfd[1].events = POLLIN;
 	for (;;) {
 		int left = -1;

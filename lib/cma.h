@@ -343,6 +343,8 @@ void cma_attach(struct cma_id *id, struct cma_port *p);
 int cma_conn_add(struct cma_port *p, uint32_t conn, struct cma_id *id);
 struct cma_id *cma_conn_find(struct cma_port *p, uint32_t conn);
 void cma_conn_del(struct cma_port *p, uint32_t conn);
+/* Frees the table and its links, not the ids (a fork child drops its copy). */
+void cma_conn_free_all(struct cma_port *p);
 struct cma_conn_ref {
 	struct cm_runtime *rt;
 	uint32_t conn;

@@ -54,7 +54,8 @@ static void channel_free(struct cma_channel *ch)
 		free(e);
 	}
 	ch->tail = NULL;
-	ch->count = 0;
+	/* Atomic: a waiter running MADs reads it without cma.lock (has_events). */
+	__atomic_store_n(&ch->count, 0, __ATOMIC_RELEASE);
 	if (ch->waiters) {
 		ch->dead = true; /* the last waiter never returns (see cma.h) */
 		return;

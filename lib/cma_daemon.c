@@ -64,6 +64,7 @@ void cma_daemon_forget(void)
 	if (host.fd >= 0)
 		close(host.fd);
 	host = (struct madcmd_host){.fd = -1};
+	free(cma.daemon); /* the child's copy; init_once chooses again */
 	cma.daemon = NULL;
 }
 

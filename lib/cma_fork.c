@@ -66,8 +66,7 @@ static void forget_port(struct cma_port *p)
 	p->sr_busy = 0; /* the parent's ServiceRecords stay the parent's */
 	p->sr_at_sa = false;
 	p->sr_err = 0;
-	p->conns = NULL;
-	p->nconns = p->nbuckets = 0;
+	cma_conn_free_all(p); /* the child's copy of the parent's table */
 	p->notices = false;
 }
 

@@ -372,6 +372,18 @@ void cma_conn_del(struct cma_port *p, uint32_t conn)
 		}
 }
 
+void cma_conn_free_all(struct cma_port *p)
+{
+	for (uint32_t i = 0; i < p->nbuckets; i++)
+		for (struct cma_conn_link *l = p->conns[i], *n; l; l = n) {
+			n = l->next;
+			free(l);
+		}
+	free(p->conns);
+	p->conns = NULL;
+	p->nconns = p->nbuckets = 0;
+}
+
 size_t cma_conn_take_all(struct cma_conn_ref **out)
 {
 	struct cma_conn_ref *r = NULL;

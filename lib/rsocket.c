@@ -101,6 +101,13 @@ struct rsock {
 	 */
 	_Atomic unsigned refs;
 	bool closed;
+	/*
+	 * rclose under way (its shutdown drops lock while it waits): the
+	 * other threads already fail with EBADF, so a reader it wakes does
+	 * not read the shutdown as end of file instead.
+	 */
+	bool closing;
+	pthread_t closer;
 	pthread_cond_t idle; /* refs went to 0 after closed */
 	enum rs_state state;
 	unsigned rdwr;
@@ -821,7 +828,7 @@ static bool rs_unref_locked(struct rsock *rs)
 {
 	if (atomic_fetch_sub(&rs->refs, 1) == 1 && rs->closed)
 		pthread_cond_signal(&rs->idle);
-	if (!rs->closed)
+	if (!rs->closed && !(rs->closing && !pthread_equal(rs->closer, pthread_self())))
 		return true;
 	errno = EBADF;
 	return false;
@@ -1714,6 +1721,8 @@ CMA_EXPORT int rclose(int socket)
 	rs = rs_lock(socket);
 	if (!rs)
 		return -1;
+	rs->closing = true; /* another thread's rclose now fails in rs_lock */
+	rs->closer = pthread_self();
 	if (rs->state == RS_CONNECTED || rs->state == RS_ACCEPTING)
 		rs_shutdown_locked(rs, SHUT_RDWR, RS_CLOSE_WAIT_MS);
 	else if (rs->state == RS_DISCONNECTED || rs->state == RS_ERROR)

@@ -2,8 +2,9 @@
 # One entry point for newcomers and CI.
 #   scripts/dev.sh demo   install what is missing, build, run the demo
 #   scripts/dev.sh test   install what is missing, build, run every test:
-#                         make check (-Werror), unit tests again under
-#                         ASan+UBSan, fuzz targets (clang), make distcheck
+#                         make check (-Werror), unit tests and some
+#                         integration tests again under ASan+UBSan, fuzz
+#                         targets (clang), make distcheck
 # Builds go to build/ (and build-asan/) beside the sources.
 set -eu
 
@@ -78,12 +79,11 @@ test)
 	(cd build && make format-check)
 	(cd build && make -j"$jobs" check) || { cat build/test-suite.log 2>/dev/null | tail -100; exit 1; }
 	tally build
-	echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+	echo "== unit tests and some integration tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 	# No link-time optimisation here: the unit tests link the code statically, and it would only slow the build.
-	build build-asan --enable-werror --disable-lto \
-		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-		LDFLAGS="-fsanitize=address,undefined"
-	(cd build-asan && make -j"$jobs" check-unit) ||
+	# madcm's code instrumented, sim/ not (configure.ac); the tests: tests/sanitize.inc.
+	build build-asan --enable-werror --disable-lto --enable-sanitize=address,undefined CFLAGS="-O1 -g"
+	(cd build-asan && make -j"$jobs" check-asan-ci) ||
 		{ cat build-asan/test-suite.log 2>/dev/null | tail -100; exit 1; }
 	tally build-asan
 	if command -v clang >/dev/null; then
@@ -93,7 +93,7 @@ test)
 	echo "== make distcheck (the tarball; its tests: unit, fuzz, one integration test per area)"
 	(cd build && make -j"$jobs" distcheck-quick DISTCHECK_CONFIGURE_FLAGS='--enable-werror --enable-quick-check') ||
 		exit 1
-	echo "all test stages passed (make check, ASan+UBSan unit tests, libFuzzer, distcheck)"
+	echo "all test stages passed (make check, ASan+UBSan tests, libFuzzer, distcheck)"
 	echo "tests: $passed passed, $failed failed"
 	;;
 *)

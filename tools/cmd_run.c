@@ -6,10 +6,15 @@
  * tool (lib/.libs), else where it was installed (RDMACM_LIBDIR).
  * --rsocket also puts librspreload.so (from the same directory) in front
  * of LD_PRELOAD, so a plain TCP program's sockets become rsockets.
+ * A sanitizer build (configure --enable-sanitize) puts the sanitizer's
+ * runtime this tool runs with first in LD_PRELOAD: the program may be
+ * uninstrumented while our libraries need that runtime to be its first
+ * library.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <link.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -33,6 +38,75 @@ static void usage(FILE *out)
 	      "  -v         say which library directory is used (on stderr)\n"
 	      "  --rsocket  preload librspreload.so: TCP sockets become rsockets\n",
 	      out);
+}
+
+/* dl_iterate_phdr callback: the path of ASan's or TSan's runtime. */
+static int find_san_runtime(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const char *name = info->dlpi_name, *base = strrchr(name, '/');
+
+	base = base ? base + 1 : name;
+	if (strncmp(base, "libasan.so", 10) && strncmp(base, "libtsan.so", 10))
+		return 0;
+	*(const char **)arg = name;
+	return 1;
+}
+
+/* Whether prog (looked up in PATH as execvp does) is a #! script. */
+static bool is_script(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char p[PATH_MAX], magic[2];
+	FILE *f = NULL;
+
+	if (strchr(prog, '/')) {
+		f = fopen(prog, "r");
+	} else {
+		for (const char *d = path ? path : "/bin:/usr/bin"; !f && *d;) {
+			size_t len = strcspn(d, ":");
+
+			if (snprintf(p, sizeof(p), "%.*s/%s", (int)len, len ? d : ".", prog) <
+				(int)sizeof(p) &&
+			    !access(p, X_OK))
+				f = fopen(p, "r");
+			d += len + (d[len] == ':');
+		}
+	}
+	if (!f)
+		return false;
+	bool script = fread(magic, 1, 2, f) == 2 && magic[0] == '#' && magic[1] == '!';
+
+	fclose(f);
+	return script;
+}
+
+/*
+ * The runtime, when this tool has one, first in LD_PRELOAD (the libraries
+ * it runs the program on are instrumented like the tool); 0, or -1.  Not
+ * TSan's into a script: shells crash with it preloaded (a libtool
+ * wrapper's real program links the runtime itself).
+ */
+static int preload_san_runtime(const char *prog, bool verbose)
+{
+	const char *rt = NULL, *old = getenv("LD_PRELOAD");
+	size_t n;
+	char *v;
+
+	dl_iterate_phdr(find_san_runtime, &rt);
+	if (!rt || !*rt)
+		return 0;
+	if (strstr(rt, "libtsan.so") && is_script(prog))
+		return 0;
+	n = strlen(rt);
+	if (old && !strncmp(old, rt, n) && (old[n] == '\0' || old[n] == ':'))
+		return 0;
+	if (asprintf(&v, "%s%s%s", rt, old && *old ? ":" : "", old ? old : "") < 0)
+		return -1;
+	setenv("LD_PRELOAD", v, 1);
+	free(v);
+	if (verbose)
+		fprintf(stderr, "madcm run: LD_PRELOAD=%s\n", getenv("LD_PRELOAD"));
+	return 0;
 }
 
 /* LD_PRELOAD with dir/librspreload.so first; 0, or -1 when it is missing. */
@@ -135,7 +209,7 @@ int cmd_run(int argc, char **argv)
 	free(path);
 	if (verbose)
 		fprintf(stderr, "madcm run: librdmacm.so.1 from %s\n", rdmacm);
-	if (rsocket && preload_rsocket(rdmacm, verbose))
+	if ((rsocket && preload_rsocket(rdmacm, verbose)) || preload_san_runtime(argv[i], verbose))
 		return 1;
 	execvp(argv[i], argv + i);
 	fprintf(stderr, "madcm run: %s: %s\n", argv[i], strerror(errno));

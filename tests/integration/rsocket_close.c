@@ -26,7 +26,7 @@
 #include <rdma/rsocket.h>
 
 static int fd;
-static volatile pid_t reader_tid;
+static pid_t reader_tid; /* atomic: the main thread polls it */
 static ssize_t got;
 static int got_errno;
 
@@ -35,7 +35,7 @@ static void *reader(void *arg)
 	char buf[64];
 
 	(void)arg;
-	reader_tid = (pid_t)syscall(SYS_gettid);
+	__atomic_store_n(&reader_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	got = rrecv(fd, buf, sizeof(buf), 0);
 	got_errno = errno;
 	return NULL;
@@ -73,7 +73,9 @@ static int client(const char *host, int port)
 		return 2;
 	/* Asleep several times in a row: past rrecv's spin, in poll(2). */
 	for (int i = 0; i < 30000 && asleep < 50; i++) {
-		asleep = reader_tid && state_of(reader_tid) == 'S' ? asleep + 1 : 0;
+		pid_t tid = __atomic_load_n(&reader_tid, __ATOMIC_ACQUIRE);
+
+		asleep = tid && state_of(tid) == 'S' ? asleep + 1 : 0;
 		nanosleep(&ms, NULL);
 	}
 	if (asleep < 50) {

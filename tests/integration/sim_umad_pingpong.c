@@ -82,10 +82,16 @@ static void build_send(void *umad, uint64_t tid, int dlid)
 	umad_set_addr(umad, dlid, 1, 0, 0x80010000);
 }
 
+/* Frees a buffer at the end of its scope, on every return path. */
+static void free_ptr(void *p)
+{
+	free(*(void **)p);
+}
+
 static int server(int count)
 {
 	int agent, fd = open_and_register(CM_CLASS, &agent);
-	void *umad = calloc(1, umad_size() + MAD_LEN);
+	void *umad __attribute__((cleanup(free_ptr))) = calloc(1, umad_size() + MAD_LEN);
 	umad_port_t port;
 
 	if (fd < 0 || agent < 0 || !umad) {
@@ -128,7 +134,7 @@ static int server(int count)
 static int client(int dlid, int count)
 {
 	int agent, fd = open_and_register(CM_CLASS, &agent);
-	void *umad = calloc(1, umad_size() + MAD_LEN);
+	void *umad __attribute__((cleanup(free_ptr))) = calloc(1, umad_size() + MAD_LEN);
 	double t0, total = 0;
 
 	if (fd < 0 || agent < 0 || !umad) {
@@ -190,8 +196,8 @@ static int take_answers(int fd, void *umad, int timeout_ms)
 static int burst(int dlid, int count)
 {
 	int agent, fd = open_and_register(CM_CLASS, &agent), got = 0, fl, r;
-	void *umad = calloc(1, umad_size() + MAD_LEN);
-	void *ans = calloc(1, umad_size() + MAD_LEN);
+	void *umad __attribute__((cleanup(free_ptr))) = calloc(1, umad_size() + MAD_LEN);
+	void *ans __attribute__((cleanup(free_ptr))) = calloc(1, umad_size() + MAD_LEN);
 
 	if (fd < 0 || agent < 0 || !umad || !ans)
 		return 1;
@@ -221,7 +227,7 @@ static int burst(int dlid, int count)
 static int get_request(int dlid, int timeout_ms, int retries)
 {
 	int agent, fd = open_and_register(CM_CLASS, &agent), len = MAD_LEN, ret;
-	void *umad = calloc(1, umad_size() + MAD_LEN);
+	void *umad __attribute__((cleanup(free_ptr))) = calloc(1, umad_size() + MAD_LEN);
 	uint8_t *mad;
 	double t0 = now_us();
 
@@ -251,7 +257,7 @@ static uint32_t be32(const uint8_t *p)
 static int sa_table(int smlid)
 {
 	int fd = umad_open_port(NULL, 0), agent, len;
-	void *u = calloc(1, umad_size() + MAD_LEN);
+	void *u __attribute__((cleanup(free_ptr))) = calloc(1, umad_size() + MAD_LEN);
 	uint8_t *m, *data = NULL;
 	size_t dlen = 0;
 	uint32_t expect = 1;

@@ -31,7 +31,8 @@ stats | grep -q "conns 0 qpn_blocks 0" || fail "killed process left state behind
 on h1 "$VERBS_CHECK" qpn-unique 2000 || fail "a QPN was reused within 2000 QPs"
 stats | grep -q "conns 0 qpn_blocks 0" || { stats; fail "qpn-unique left state behind"; }
 
-if have_tool valgrind valgrind; then
+# Not in a sanitizer build (tests/sanitize_run.sh): the sanitizers check it.
+if [ -z "${MADCM_SANITIZED:-}" ] && have_tool valgrind valgrind; then
 	on h1 valgrind -q --error-exitcode=3 --leak-check=full --show-possibly-lost=no \
 		--errors-for-leak-kinds=definite "$VERBS_CHECK" churn 10000 ||
 		fail "valgrind found errors"
