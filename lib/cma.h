@@ -339,10 +339,16 @@ struct cma_port *cma_first_active_port(void);
 /* Attach an id to a port: sets id.verbs and id.port_num.  Under cma.lock. */
 void cma_attach(struct cma_id *id, struct cma_port *p);
 
-/* Connection map of a port (under cma.lock). */
+/*
+ * Connection map of a port (under cma.lock): at most one link per local
+ * comm ID.  cma_conn_add maps conn to id, in place of a link some other id
+ * left for the same number (the engine reuses a comm ID only once its old
+ * connection is gone); cma_conn_del removes conn's link only if it is
+ * id's, so an id whose link was taken over cannot remove its successor's.
+ */
 int cma_conn_add(struct cma_port *p, uint32_t conn, struct cma_id *id);
 struct cma_id *cma_conn_find(struct cma_port *p, uint32_t conn);
-void cma_conn_del(struct cma_port *p, uint32_t conn);
+void cma_conn_del(struct cma_port *p, uint32_t conn, const struct cma_id *id);
 /* Frees the table and its links, not the ids (a fork child drops its copy). */
 void cma_conn_free_all(struct cma_port *p);
 struct cma_conn_ref {

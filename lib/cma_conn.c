@@ -319,7 +319,7 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 	}
 	if (!id->has_conn) {
 		/* Events of this connection may have mapped it already. */
-		if (!cma_conn_find(id->port, conn) && cma_conn_add(id->port, conn, id)) {
+		if (cma_conn_add(id->port, conn, id)) {
 			/*
 			 * Unmapped, it would escape rdma_destroy_id and the
 			 * exit's release: undo it (REJ) and fail.
@@ -447,7 +447,7 @@ static int reject(struct rdma_cm_id *cm_id, const void *pdata, uint8_t len, uint
 	pthread_mutex_lock(&cma.lock);
 	/* The engine forgets a rejected REQ: so does the id. */
 	if (id->has_conn) {
-		cma_conn_del(id->port, id->conn);
+		cma_conn_del(id->port, id->conn, id);
 		id->has_conn = false;
 	}
 	pthread_mutex_unlock(&cma.lock);

@@ -83,7 +83,7 @@ static struct cma_event *new_ev(struct cma_id *id, enum rdma_cm_event_type t, in
 static void forget_conn(struct cma_id *id)
 {
 	if (id->has_conn) {
-		cma_conn_del(id->port, id->conn);
+		cma_conn_del(id->port, id->conn, id);
 		id->has_conn = false;
 	}
 }

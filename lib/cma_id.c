@@ -170,7 +170,7 @@ void cma_release_conn(struct cma_id *id)
 	id->has_conn = false;
 	conn = id->conn;
 	rt = id->port->rt;
-	cma_conn_del(id->port, conn);
+	cma_conn_del(id->port, conn, id);
 	pthread_mutex_unlock(&cma.lock);
 	/* REJ or DREQ as the kernel's cm_destroy_id sends them. */
 	if (rt)

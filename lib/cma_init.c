@@ -334,6 +334,13 @@ int cma_conn_add(struct cma_port *p, uint32_t conn, struct cma_id *id)
 {
 	struct cma_conn_link *l;
 
+	for (l = p->nbuckets ? p->conns[conn_slot(p, conn)] : NULL; l; l = l->next)
+		if (l->conn == conn) {
+			/* Left by an id whose connection ended: that id's
+			 * has_conn no longer reaches it (cma_conn_del). */
+			l->id = id;
+			return 0;
+		}
 	if (p->nconns >= p->nbuckets && conn_grow(p))
 		return -ENOMEM;
 	l = malloc(sizeof(*l));
@@ -357,7 +364,7 @@ struct cma_id *cma_conn_find(struct cma_port *p, uint32_t conn)
 	return NULL;
 }
 
-void cma_conn_del(struct cma_port *p, uint32_t conn)
+void cma_conn_del(struct cma_port *p, uint32_t conn, const struct cma_id *id)
 {
 	if (!p->nbuckets)
 		return;
@@ -365,6 +372,8 @@ void cma_conn_del(struct cma_port *p, uint32_t conn)
 		if ((*pl)->conn == conn) {
 			struct cma_conn_link *l = *pl;
 
+			if (l->id != id)
+				return; /* another id's now */
 			*pl = l->next;
 			free(l);
 			p->nconns--;
@@ -410,7 +419,7 @@ size_t cma_conn_take_all(struct cma_conn_ref **out)
 					r[n].rt = p->rt;
 					r[n++].conn = l->conn;
 					l->id->has_conn = false;
-					cma_conn_del(p, l->conn);
+					cma_conn_del(p, l->conn, l->id);
 				}
 		}
 out:

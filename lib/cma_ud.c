@@ -187,7 +187,7 @@ int cma_ud_connect(struct cma_id *id, struct rdma_conn_param *param)
 		return rc;
 	pthread_mutex_lock(&cma.lock);
 	if (!id->has_conn && !id->sidr_done) {
-		if (!cma_conn_find(id->port, c.id) && cma_conn_add(id->port, c.id, id)) {
+		if (cma_conn_add(id->port, c.id, id)) {
 			/* Unmapped, it would escape the release: undo it, fail. */
 			pthread_mutex_unlock(&cma.lock);
 			cm_runtime_release(rt, c.id);
@@ -265,7 +265,7 @@ static int sidr_rep(struct cma_id *id, uint8_t status, uint32_t qpn, uint32_t qk
 	/* A SIDR exchange ends with its REP: the engine forgets it, so do we. */
 	pthread_mutex_lock(&cma.lock);
 	if (id->has_conn) {
-		cma_conn_del(id->port, id->conn);
+		cma_conn_del(id->port, id->conn, id);
 		id->has_conn = false;
 	}
 	pthread_mutex_unlock(&cma.lock);
