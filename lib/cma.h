@@ -40,6 +40,7 @@
 
 #include "cm/engine.h"
 #include "cm/runtime.h"
+#include "mad/lockdep.h"
 #include "sa/client.h"
 
 struct cm_runtime;
@@ -303,6 +304,50 @@ struct cma_global {
 void cma_test_env(const struct mad_umad_ops *ops, void *ctx);
 
 extern struct cma_global cma;
+
+/*
+ * cma.lock, through these so debug builds (MADCM_DEBUG, mad/lockdep.h)
+ * know who holds it: cma_assert_locked() where a function relies on it,
+ * cma_assert_unlocked() where it would take it or call into the runtime.
+ */
+#ifdef MADCM_DEBUG
+extern __thread bool cma_lock_owned;
+#endif
+
+static inline void cma_lock(void)
+{
+	mad_lockdep_assert(!cma_lock_owned, "cma.lock taken twice by one thread");
+	pthread_mutex_lock(&cma.lock);
+#ifdef MADCM_DEBUG
+	cma_lock_owned = true;
+#endif
+	mad_lockdep_lib_lock();
+}
+
+static inline bool cma_trylock(void)
+{
+	if (pthread_mutex_trylock(&cma.lock))
+		return false;
+#ifdef MADCM_DEBUG
+	cma_lock_owned = true;
+#endif
+	mad_lockdep_lib_lock();
+	return true;
+}
+
+static inline void cma_unlock(void)
+{
+	mad_lockdep_assert(cma_lock_owned, "cma.lock released by a thread not holding it");
+#ifdef MADCM_DEBUG
+	cma_lock_owned = false;
+#endif
+	mad_lockdep_lib_unlock();
+	pthread_mutex_unlock(&cma.lock);
+}
+
+#define cma_assert_locked() mad_lockdep_assert(cma_lock_owned, "cma.lock held by this thread")
+#define cma_assert_unlocked()                                                                      \
+	mad_lockdep_assert(!cma_lock_owned, "cma.lock not held by this thread")
 
 /* Make sure the process state exists: 0, or -1 with errno (ENODEV ...). */
 int cma_init(void);

@@ -135,14 +135,15 @@ static void device_removal(struct cma_id *id, void *arg)
 
 void cma_daemon_lost(struct cma_port *p, int status)
 {
+	cma_assert_unlocked();
 	fprintf(stderr, "librdmacm (madcm): %s: %s port %u is gone\n",
 		status == -ENODEV ? "the device's MAD port hung up" : "madcmd went away",
 		ibv_get_device_name(p->dev->verbs->device), p->port_num);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	/* A device hung up (-ENODEV, in-process) took its verbs with it. */
 	p->rt_lost = status != -ENODEV;
 	cma_ids_foreach(device_removal, p);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 }
 
 struct lost_holders {
@@ -162,6 +163,7 @@ struct cm_runtime *cma_port_lost_runtime(struct cma_port *p)
 	struct lost_holders h = {p, 0};
 	struct cm_runtime *rt = p->rt;
 
+	cma_assert_locked();
 	if (!rt || !p->rt_lost || p->lsids || p->nconns)
 		return NULL;
 	cma_ids_foreach(count_lost, &h);

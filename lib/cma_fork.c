@@ -43,12 +43,12 @@
 
 static void fork_prepare(void)
 {
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 }
 
 static void fork_parent(void)
 {
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 }
 
 static void forget_port(struct cma_port *p)
@@ -89,7 +89,7 @@ static void fork_child(void)
 		cma.forked = true;
 		cma.fork_once = (pthread_once_t)PTHREAD_ONCE_INIT;
 	}
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 }
 
 static void arm(void)
