@@ -480,11 +480,12 @@ void cma_daemon_unbind(struct cma_id *id);
  */
 void cma_daemon_lost(struct cma_port *p, int status);
 /*
- * Under cma.lock: the port's runtime, taken off the port (the caller
- * closes it), when its madcmd went away and nothing holds it any more;
- * else NULL.
+ * Under cma.lock: when the port's madcmd went away and nothing holds its
+ * runtime any more (no listener, connection, or id that was on it), take
+ * the runtime off the port, so the next use opens a new one: true.  The
+ * lost runtime is kept, never closed, until exit (cma_daemon.c says why).
  */
-struct cm_runtime *cma_port_lost_runtime(struct cma_port *p);
+bool cma_port_lost_runtime(struct cma_port *p);
 /* The live id with this cookie, or NULL (under cma.lock). */
 struct cma_id *cma_id_by_cookie(uint64_t cookie);
 /* The CM connection of an id goes away: release it in the runtime. */

@@ -25,6 +25,12 @@ struct cma_listen_sid {
 	uint64_t service_id;
 	int engine_id;
 	unsigned refs;
+	/*
+	 * The runtime the engine listener is on: the port's may be another
+	 * by the time it is unlistened (its madcmd went away and a new one
+	 * serves the port).  A lost runtime is never freed (cma_daemon.c).
+	 */
+	struct cm_runtime *rt;
 };
 
 static int min_int(int a, int b)
@@ -45,7 +51,7 @@ static int port_listen(struct cma_port *p, uint64_t sid)
 		return rc;
 	cma_lock();
 	for (l = p->lsids; l; l = l->next)
-		if (l->service_id == sid) {
+		if (l->service_id == sid && l->rt == rt) {
 			l->refs++;
 			cma_unlock();
 			return 0;
@@ -64,6 +70,7 @@ static int port_listen(struct cma_port *p, uint64_t sid)
 	l->service_id = sid;
 	l->engine_id = rc;
 	l->refs = 1;
+	l->rt = rt;
 	cma_lock();
 	l->next = p->lsids;
 	p->lsids = l;
@@ -86,9 +93,12 @@ static void port_unlisten(struct cma_port *p, uint64_t sid)
 	}
 	*pl = l->next;
 	cma_unlock();
+	/*
+	 * On the runtime it was made on, not p->rt read again here: that
+	 * one may be a new runtime by now, whose engine id this is not.
+	 */
 	c.id = (uint32_t)l->engine_id;
-	if (p->rt)
-		cm_runtime_exec(p->rt, &c);
+	cm_runtime_exec(l->rt, &c);
 	free(l);
 }
 

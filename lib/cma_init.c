@@ -187,7 +187,7 @@ int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 static int port_runtime_open(struct cma_port *p, struct cm_runtime **out)
 {
 	struct cm_runtime_params rp = {0};
-	struct cm_runtime *rt, *lost;
+	struct cm_runtime *rt;
 	int rc;
 
 	cma_lock();
@@ -205,7 +205,7 @@ static int port_runtime_open(struct cma_port *p, struct cm_runtime **out)
 		*out = NULL;
 		return -EBUSY;
 	}
-	lost = cma_port_lost_runtime(p); /* madcmd went away: a new session */
+	(void)cma_port_lost_runtime(p); /* madcmd went away: a new session */
 	if (p->rt || (p->rt_err &&
 		      mad_clock_monotonic_ns(NULL) - p->rt_err_ns < CMA_RT_RETRY_MS * 1000000ull)) {
 		*out = p->rt;
@@ -214,7 +214,6 @@ static int port_runtime_open(struct cma_port *p, struct cm_runtime **out)
 		return rc;
 	}
 	cma_unlock();
-	cm_runtime_close(lost);
 	rp.loop = cma.loop;
 	rp.ops = cma.umad_ops;
 	rp.ops_ctx = cma.umad_ctx;
