@@ -20,6 +20,7 @@
 #include "cm/runtime.h"
 #include "cm/rt_client.h"
 #include "cm/umad.h"
+#include "mad/lockdep.h"
 #include "sa/client.h"
 #include "sa/sa_wire.h"
 
@@ -857,6 +858,7 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 	struct open_args o;
 	int rc;
 
+	mad_assert_no_lib_lock();
 	if (!out || !p)
 		return -EINVAL;
 	rt = calloc(1, sizeof(*rt));
@@ -930,6 +932,7 @@ fail_q:
 
 void cm_runtime_close(struct cm_runtime *rt)
 {
+	mad_assert_no_lib_lock();
 	if (!rt)
 		return;
 	sa_client_close(rt->sa);
@@ -1074,6 +1077,7 @@ int cm_runtime_exec_batch(struct cm_runtime *rt, struct cm_rt_cmd *cmds, unsigne
 {
 	struct batch_args b = {rt, cmds, n};
 
+	mad_assert_no_lib_lock();
 	if (!rt || (!cmds && n))
 		return -EINVAL;
 	for (unsigned i = 0; i < n; i++)
@@ -1111,6 +1115,7 @@ int cm_runtime_event_fd(const struct cm_runtime *rt)
 
 int cm_runtime_get_event(struct cm_runtime *rt, struct cm_event *ev)
 {
+	mad_assert_no_lib_lock();
 	if (!rt || !ev)
 		return -EINVAL;
 	return evq_pop(&rt->q, ev);
@@ -1454,6 +1459,7 @@ int cm_runtime_wait_event(struct cm_runtime *rt, struct cm_event *ev, int timeou
 {
 	struct pop_args a = {rt, ev};
 
+	mad_assert_no_lib_lock();
 	if (!rt || !ev)
 		return -EINVAL;
 	return wait_running_mads(rt, rt->q.fd, popped, &a, timeout_ms, false, NULL);
@@ -1468,6 +1474,7 @@ static bool fd_readable(void *arg)
 
 int cm_runtime_wait_fd(struct cm_runtime *rt, int fd, int timeout_ms)
 {
+	mad_assert_no_lib_lock();
 	if (!rt || fd < 0)
 		return -EINVAL;
 	return wait_running_mads(rt, fd, fd_readable, &fd, timeout_ms, true, NULL);
@@ -1476,6 +1483,7 @@ int cm_runtime_wait_fd(struct cm_runtime *rt, int fd, int timeout_ms)
 int cm_runtime_wait_ready(struct cm_runtime *rt, struct cm_rt_waitset *ws, int fd,
 			  bool (*ready)(void *arg), void *arg, int timeout_ms)
 {
+	mad_assert_no_lib_lock();
 	if (!rt || fd < 0 || !ready)
 		return -EINVAL;
 	return wait_running_mads(rt, fd, ready, arg, timeout_ms, true, ws);
@@ -1553,6 +1561,7 @@ int cm_runtime_resolve_path(struct cm_runtime *rt, const uint8_t dgid[16], uint1
 	unsigned n = 0;
 	int rc;
 
+	mad_assert_no_lib_lock();
 	if (!rt || !dgid || !out)
 		return -EINVAL;
 	if (!rt->sa)
@@ -1580,6 +1589,7 @@ int cm_runtime_listen(struct cm_runtime *rt, uint64_t service_id, uint64_t mask,
 {
 	struct cm_rt_cmd c = {.op = CM_RT_LISTEN, .user = user};
 
+	mad_assert_no_lib_lock();
 	c.listen.service_id = service_id;
 	c.listen.mask = mask;
 	return cm_runtime_exec(rt, &c);
@@ -1590,6 +1600,7 @@ int cm_runtime_connect(struct cm_runtime *rt, const struct cm_connect_cmd *cc, u
 	struct cm_rt_cmd c = {.op = CM_RT_CONNECT};
 	int rc;
 
+	mad_assert_no_lib_lock();
 	if (!cc || !id)
 		return -EINVAL;
 	c.connect = *cc;
@@ -1604,6 +1615,7 @@ int cm_runtime_accept(struct cm_runtime *rt, uint32_t id, uint64_t user,
 {
 	struct cm_rt_cmd c = {.op = CM_RT_ACCEPT, .id = id, .user = user};
 
+	mad_assert_no_lib_lock();
 	if (!a)
 		return -EINVAL;
 	c.accept = *a;
@@ -1616,6 +1628,7 @@ int cm_runtime_connect_qp(struct cm_runtime *rt, const struct cm_connect_cmd *cc
 	struct cm_rt_cmd c = {.op = CM_RT_CONNECT};
 	int rc;
 
+	mad_assert_no_lib_lock();
 	if (!cc || !qp || !id)
 		return -EINVAL;
 	c.connect = *cc;
@@ -1689,6 +1702,7 @@ int cm_runtime_accept_qp(struct cm_runtime *rt, uint32_t id, uint64_t user,
 {
 	struct cm_rt_cmd c = {.op = CM_RT_ACCEPT, .id = id, .user = user};
 
+	mad_assert_no_lib_lock();
 	if (!rt || !a || !qp || (flags & ~CM_RT_QP_FLAGS))
 		return -EINVAL;
 	c.accept = *a;
@@ -1703,6 +1717,7 @@ int cm_runtime_reject(struct cm_runtime *rt, uint32_t id, uint16_t reason)
 {
 	struct cm_rt_cmd c = {.op = CM_RT_REJECT, .id = id};
 
+	mad_assert_no_lib_lock();
 	c.reject.reason = reason;
 	return cm_runtime_exec(rt, &c);
 }
@@ -1740,6 +1755,7 @@ int cm_runtime_init_qp_attr(struct cm_runtime *rt, uint32_t id, enum ibv_qp_stat
 	struct cm_rt_cmd c;
 	int rc;
 
+	mad_assert_no_lib_lock();
 	if (!rt || !attr || !mask)
 		return -EINVAL;
 	/* Holding the loop already (an event's hook): ask the engine. */
@@ -1762,6 +1778,7 @@ int cm_runtime_stats(struct cm_runtime *rt, struct cm_rt_stats *out)
 	struct cm_rt_cmd c = {.op = CM_RT_STATS};
 	int rc;
 
+	mad_assert_no_lib_lock();
 	if (!out)
 		return -EINVAL;
 	rc = cm_runtime_exec(rt, &c);

@@ -40,6 +40,7 @@
 
 #include "cm/engine.h"
 #include "cm/runtime.h"
+#include "mad/lockdep.h"
 #include "sa/client.h"
 
 struct cm_runtime;
@@ -304,6 +305,50 @@ void cma_test_env(const struct mad_umad_ops *ops, void *ctx);
 
 extern struct cma_global cma;
 
+/*
+ * cma.lock, through these so debug builds (MADCM_DEBUG, mad/lockdep.h)
+ * know who holds it: cma_assert_locked() where a function relies on it,
+ * cma_assert_unlocked() where it would take it or call into the runtime.
+ */
+#ifdef MADCM_DEBUG
+extern __thread bool cma_lock_owned;
+#endif
+
+static inline void cma_lock(void)
+{
+	mad_lockdep_assert(!cma_lock_owned, "cma.lock taken twice by one thread");
+	pthread_mutex_lock(&cma.lock);
+#ifdef MADCM_DEBUG
+	cma_lock_owned = true;
+#endif
+	mad_lockdep_lib_lock();
+}
+
+static inline bool cma_trylock(void)
+{
+	if (pthread_mutex_trylock(&cma.lock))
+		return false;
+#ifdef MADCM_DEBUG
+	cma_lock_owned = true;
+#endif
+	mad_lockdep_lib_lock();
+	return true;
+}
+
+static inline void cma_unlock(void)
+{
+	mad_lockdep_assert(cma_lock_owned, "cma.lock released by a thread not holding it");
+#ifdef MADCM_DEBUG
+	cma_lock_owned = false;
+#endif
+	mad_lockdep_lib_unlock();
+	pthread_mutex_unlock(&cma.lock);
+}
+
+#define cma_assert_locked() mad_lockdep_assert(cma_lock_owned, "cma.lock held by this thread")
+#define cma_assert_unlocked()                                                                      \
+	mad_lockdep_assert(!cma_lock_owned, "cma.lock not held by this thread")
+
 /* Make sure the process state exists: 0, or -1 with errno (ENODEV ...). */
 int cma_init(void);
 /* From cma_init: the fork() handlers, registered once (cma_fork.c). */
@@ -347,6 +392,9 @@ void cma_attach(struct cma_id *id, struct cma_port *p);
  * id's, so an id whose link was taken over cannot remove its successor's.
  */
 int cma_conn_add(struct cma_port *p, uint32_t conn, struct cma_id *id);
+/* The lock that makes opens of ports' CM runtimes one at a time (fork). */
+void cma_open_lock_take(void);
+void cma_open_lock_give(void);
 struct cma_id *cma_conn_find(struct cma_port *p, uint32_t conn);
 void cma_conn_del(struct cma_port *p, uint32_t conn, const struct cma_id *id);
 /* Frees the table and its links, not the ids (a fork child drops its copy). */
@@ -443,11 +491,12 @@ void cma_daemon_unbind(struct cma_id *id);
  */
 void cma_daemon_lost(struct cma_port *p, int status);
 /*
- * Under cma.lock: the port's runtime, taken off the port (the caller
- * closes it), when its madcmd went away and nothing holds it any more;
- * else NULL.
+ * Under cma.lock: when the port's madcmd went away and nothing holds its
+ * runtime any more (no listener, connection, or id that was on it), take
+ * the runtime off the port, so the next use opens a new one: true.  The
+ * lost runtime is kept, never closed, until exit (cma_daemon.c says why).
  */
-struct cm_runtime *cma_port_lost_runtime(struct cma_port *p);
+bool cma_port_lost_runtime(struct cma_port *p);
 /* The live id with this cookie, or NULL (under cma.lock). */
 struct cma_id *cma_id_by_cookie(uint64_t cookie);
 /* The CM connection of an id goes away: release it in the runtime. */

@@ -210,9 +210,9 @@ CMA_EXPORT int rdma_bind_addr(struct rdma_cm_id *cm_id, struct sockaddr *addr)
 		return cma_err(EINVAL);
 	if (cma_id_inherited(cm_id))
 		return cma_err(EBADF);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	rc = bind_locked(cma_id_of(cm_id), addr);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return rc ? cma_err(-rc) : 0;
 }
 
@@ -260,6 +260,7 @@ static int resolved_locked(struct cma_id *id, struct cma_port *p, const uint8_t 
 	struct rdma_ib_addr *ib = &id->id.route.addr.addr.ibaddr;
 	struct cma_event *e;
 
+	cma_assert_locked();
 	if (!id->port)
 		cma_attach(id, p);
 	memcpy(ib->sgid.raw, sgid, 16);
@@ -291,9 +292,9 @@ static void *addr_sa_thread(void *arg)
 	long left;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	p = id->port ? id->port : cma_first_active_port();
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	if (p && !cma_port_runtime(p, &rt) && cm_runtime_sa(rt))
 		rc = madcm_addr_sa_resolve(cm_runtime_sa(rt), &id->id.route.addr.dst_addr, dgid);
 	if (rc) {
@@ -306,7 +307,7 @@ static void *addr_sa_thread(void *arg)
 			nanosleep(&ts, NULL);
 		}
 	}
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (id->op_gen == w->gen && id->state == CMA_ADDR_QUERY) {
 		if (!rc) {
 			fill_src_ip((struct sockaddr *)&id->id.route.addr.src_addr, p);
@@ -322,7 +323,7 @@ static void *addr_sa_thread(void *arg)
 	}
 	id->pins--;
 	pthread_cond_broadcast(&id->cond);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	free(w);
 	return NULL;
 }
@@ -400,7 +401,7 @@ CMA_EXPORT int rdma_resolve_addr(struct rdma_cm_id *cm_id, struct sockaddr *src_
 		return cma_err(EBADF);
 	if (src_addr && src_addr->sa_family && src_addr->sa_family != dst_addr->sa_family)
 		return cma_err(EINVAL);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (id->state == CMA_IDLE) {
 		struct sockaddr_storage any;
 
@@ -428,7 +429,7 @@ CMA_EXPORT int rdma_resolve_addr(struct rdma_cm_id *cm_id, struct sockaddr *src_
 		if (rc)
 			cma_set_state(id, CMA_ADDR_BOUND);
 	}
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	if (rc)
 		return cma_err(-rc);
 	return cma_complete(id);
@@ -469,6 +470,7 @@ static void route_answer_locked(struct cma_id *id, int rc, const struct cm_path 
 {
 	struct cma_event *e;
 
+	cma_assert_locked();
 	if (!rc) {
 		id->id.route.num_paths = 0;
 		cma_set_path(id, 0, cp);
@@ -498,12 +500,12 @@ static void route_done(void *arg, int status, const struct sa_path *paths, unsig
 		rc = -EHOSTUNREACH;
 	if (!rc)
 		rc = cm_path_from_sa(&paths[0], &cp);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (q->gen == id->op_gen && id->state == CMA_ROUTE_QUERY)
 		route_answer_locked(id, rc, &cp);
 	id->pins--;
 	pthread_cond_broadcast(&id->cond);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	free(q);
 }
 
@@ -520,9 +522,9 @@ CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
 		return cma_err(EINVAL);
 	if (cma_id_inherited(cm_id))
 		return cma_err(EBADF);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (!cma_comp_exch(id, CMA_ADDR_RESOLVED, CMA_ROUTE_QUERY)) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return cma_err(EINVAL);
 	}
 	if (cma_roce_port(id->port)) {
@@ -532,7 +534,7 @@ CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
 
 		rc = cma_roce_route(id, &cp);
 		route_answer_locked(id, rc, &cp);
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		/*
 		 * The port's CM is opened by its first route, as on InfiniBand
 		 * where the route's SA query needs it, so that the first
@@ -564,22 +566,22 @@ CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
 	q = malloc(sizeof(*q));
 	if (!q) {
 		cma_set_state(id, CMA_ADDR_RESOLVED);
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return cma_err(ENOMEM);
 	}
 	q->id = id;
 	q->gen = ++id->op_gen;
 	id->pins++; /* until the answer */
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	rc = cma_port_runtime(id->port, &rt);
 	if (!rc)
 		rc = sa_path_query_async(cm_runtime_sa(rt), &pq, route_done, q);
 	if (rc) {
-		pthread_mutex_lock(&cma.lock);
+		cma_lock();
 		id->pins--;
 		cma_set_state(id, CMA_ADDR_RESOLVED);
 		pthread_cond_broadcast(&id->cond);
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		free(q);
 		return cma_err(-rc);
 	}
@@ -591,9 +593,9 @@ int cma_set_ib_paths(struct cma_id *id, const struct ibv_path_data *pd, size_t n
 {
 	struct cma_event *e;
 
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (id->state != CMA_ADDR_RESOLVED) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return cma_err(EINVAL);
 	}
 	id->id.route.num_paths = 0;
@@ -603,7 +605,7 @@ int cma_set_ib_paths(struct cma_id *id, const struct ibv_path_data *pd, size_t n
 
 		sa_path_decode(&pd[i].path, &sp);
 		if (cm_path_from_sa(&sp, &cp)) {
-			pthread_mutex_unlock(&cma.lock);
+			cma_unlock();
 			return cma_err(EINVAL);
 		}
 		cma_set_path(id, (int)i, &cp);
@@ -613,7 +615,7 @@ int cma_set_ib_paths(struct cma_id *id, const struct ibv_path_data *pd, size_t n
 	e = cma_event_new(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
 	if (e)
 		cma_report(id, e);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return e ? 0 : cma_err(ENOMEM);
 }
 
@@ -659,6 +661,7 @@ static void sr_step(struct cma_port *p)
 	bool want = p->published && !sr_exiting;
 	struct sa_client *sa;
 
+	cma_assert_locked();
 	if (p->sr_busy || want == p->sr_at_sa)
 		return;
 	/*
@@ -696,7 +699,9 @@ static void sr_done(void *arg, int status)
 {
 	struct cma_port *p = arg;
 
-	pthread_mutex_lock(&cma.lock);
+	mad_loop_assert_owned(cma.loop);
+	cma_assert_unlocked();
+	cma_lock();
 	if (status && !(status == -ENOENT && !p->sr_at_sa))
 		sr_fail(p, status); /* a Delete of what is gone already is done */
 	else if (p->sr_at_sa)
@@ -718,18 +723,19 @@ static void sr_done(void *arg, int status)
 		if (!p->sr_busy)
 			pthread_cond_broadcast(&sr_idle);
 	}
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 }
 
 void cma_addr_publish(struct cma_port *p, bool on)
 {
-	pthread_mutex_lock(&cma.lock);
+	cma_assert_unlocked();
+	cma_lock();
 	if (on)
 		p->published++;
 	else if (p->published)
 		p->published--;
 	sr_step(p);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 }
 
 static bool sr_all_idle(void)
@@ -745,6 +751,7 @@ void cma_addr_unpublish_all(unsigned ms)
 {
 	struct timespec end;
 
+	cma_assert_locked();
 	sr_exiting = true;
 	for (int d = 0; d < cma.ndevs; d++)
 		for (int i = 0; i < cma.devs[d].nports; i++)
@@ -764,11 +771,11 @@ void cma_addr_unpublish_all(unsigned ms)
 
 void cma_publish_stats(struct cma_publish_stats *out)
 {
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	*out = pst;
 	out->in_flight = 0;
 	for (int d = 0; d < cma.ndevs; d++)
 		for (int i = 0; i < cma.devs[d].nports; i++)
 			out->in_flight += cma.devs[d].ports[i].sr_busy;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 }

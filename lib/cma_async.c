@@ -45,6 +45,7 @@ void cma_port_addr_change(struct cma_port *p)
 {
 	struct port_arg a = {p};
 
+	cma_assert_locked();
 	cma_ids_foreach(addr_change, &a);
 }
 
@@ -52,6 +53,7 @@ bool cma_port_service(struct cma_port *p, bool up)
 {
 	int8_t now = up ? 1 : -1;
 
+	cma_assert_locked();
 	if (!p->service)
 		p->service = p->active ? 1 : -1;
 	if (p->service == now)
@@ -111,7 +113,7 @@ static void *async_thread(void *arg)
 		if (n < 1 || n > d->nports)
 			continue;
 		p = &d->ports[n - 1];
-		pthread_mutex_lock(&cma.lock);
+		cma_lock();
 		if (!p->service)
 			p->service = p->active ? 1 : -1; /* what ids knew before this event */
 		refresh(p);
@@ -122,7 +124,7 @@ static void *async_thread(void *arg)
 				p->service = 1; /* the SM configured it: in service */
 			cma_port_addr_change(p);
 		}
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		if (rejoin) {
 			cma_mc_rejoin(p);
 			cma_notice_port(p, true);

@@ -33,6 +33,7 @@ struct cma_channel *cma_channel_create_locked(void)
 {
 	struct cma_channel *ch = calloc(1, sizeof(*ch));
 
+	cma_assert_locked();
 	if (!ch)
 		return NULL;
 	ch->ch.fd = eventfd(0, EFD_CLOEXEC);
@@ -74,6 +75,7 @@ static _Noreturn void wait_forever(void)
 
 void cma_channel_unref_locked(struct cma_channel *ch)
 {
+	cma_assert_locked();
 	if (!ch)
 		return;
 	/* ids 0: a sync id's channel whose id was never made (freed too). */
@@ -89,9 +91,9 @@ CMA_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 
 	if (cma_init())
 		return NULL;
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	ch = cma_channel_create_locked();
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	if (!ch) {
 		errno = errno ? errno : ENOMEM;
 		return NULL;
@@ -109,16 +111,17 @@ CMA_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		errno = EBADF; /* the parent's (cma_fork.c) */
 		return;
 	}
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	/* librdmacm leaves a channel with ids on it to the caller's care. */
 	channel_free(ch);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 }
 
 struct cma_event *cma_event_new(struct cma_id *id, enum rdma_cm_event_type type, int status)
 {
 	struct cma_event *e = zalloc(sizeof(*e));
 
+	cma_assert_locked();
 	if (!e)
 		return NULL;
 	e->id = id;
@@ -136,6 +139,7 @@ static void signal_fd(struct cma_channel *ch)
 {
 	uint64_t one = 1;
 
+	cma_assert_locked();
 	if (ch->signaled || !ch->count)
 		return;
 	ch->signaled = true;
@@ -146,6 +150,7 @@ static void signal_fd(struct cma_channel *ch)
 
 void cma_event_queue(struct cma_channel *ch, struct cma_event *e)
 {
+	cma_assert_locked();
 	e->next = NULL;
 	if (ch->tail)
 		ch->tail->next = e;
@@ -161,6 +166,7 @@ void cma_event_queue(struct cma_channel *ch, struct cma_event *e)
 
 void cma_report(struct cma_id *id, struct cma_event *e)
 {
+	cma_assert_locked();
 	id->events_reported++;
 	if (e->listen)
 		e->listen->events_reported++;
@@ -173,6 +179,7 @@ void cma_event_unlink(struct cma_channel *ch, struct cma_event **pe)
 	struct cma_event *e = *pe;
 	uint64_t v;
 
+	cma_assert_locked();
 	*pe = e->next;
 	if (ch->tail == e)
 		ch->tail =
@@ -271,7 +278,7 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 	 */
 	if (!has_events(ch))
 		nonblock = fd_nonblock(ch->ch.fd);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	for (;;) {
 		e = dequeue(ch);
 		if (e && discard(e)) {
@@ -284,14 +291,14 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 		if (nonblock < 0)
 			nonblock = fd_nonblock(ch->ch.fd);
 		if (nonblock) {
-			pthread_mutex_unlock(&cma.lock);
+			cma_unlock();
 			return cma_err(EAGAIN);
 		}
 		struct pollfd pfd = {.fd = ch->ch.fd, .events = POLLIN};
 
 		rt = only_runtime();
 		ch->waiters++;
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		int rc = 0;
 
 		if (rt) { /* Run the CM's MADs here meanwhile: one wake-up, not two. */
@@ -302,15 +309,15 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 		} else if (poll(&pfd, 1, -1) < 0) {
 			rc = -errno; /* EINTR too, as librdmacm's read(2) of the fd */
 		}
-		pthread_mutex_lock(&cma.lock);
+		cma_lock();
 		ch->waiters--;
 		if (ch->dead) {
-			pthread_mutex_unlock(&cma.lock);
+			cma_unlock();
 			wait_forever();
 		}
 		if (rc) {
 			signal_fd(ch); /* what it queued itself is for others now */
-			pthread_mutex_unlock(&cma.lock);
+			cma_unlock();
 			return cma_err(-rc);
 		}
 	}
@@ -324,7 +331,7 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 	/* ... and a multicast join attaches it to the group. */
 	if (e->ev.event == RDMA_CM_EVENT_MULTICAST_JOIN)
 		cma_mc_on_get(e->id, e);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	*event = &e->ev;
 	return 0;
 }
@@ -335,9 +342,9 @@ CMA_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
 		return cma_err(EINVAL);
 	if (cma_id_inherited(event->id))
 		return cma_err(EBADF);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	ack_locked((struct cma_event *)event);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return 0;
 }
 
@@ -346,6 +353,7 @@ int cma_complete(struct cma_id *id)
 	struct rdma_cm_event *ev;
 	int ret = 0;
 
+	cma_assert_unlocked();
 	if (!id->sync)
 		return 0;
 	if (id->id.event) {

@@ -25,6 +25,12 @@ struct cma_listen_sid {
 	uint64_t service_id;
 	int engine_id;
 	unsigned refs;
+	/*
+	 * The runtime the engine listener is on: the port's may be another
+	 * by the time it is unlistened (its madcmd went away and a new one
+	 * serves the port).  A lost runtime is never freed (cma_daemon.c).
+	 */
+	struct cm_runtime *rt;
 };
 
 static int min_int(int a, int b)
@@ -43,14 +49,14 @@ static int port_listen(struct cma_port *p, uint64_t sid)
 	rc = cma_port_runtime(p, &rt);
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	for (l = p->lsids; l; l = l->next)
-		if (l->service_id == sid) {
+		if (l->service_id == sid && l->rt == rt) {
 			l->refs++;
-			pthread_mutex_unlock(&cma.lock);
+			cma_unlock();
 			return 0;
 		}
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	rc = cm_runtime_listen(rt, sid, ~0ull, 0);
 	if (rc < 0)
 		return rc;
@@ -64,10 +70,11 @@ static int port_listen(struct cma_port *p, uint64_t sid)
 	l->service_id = sid;
 	l->engine_id = rc;
 	l->refs = 1;
-	pthread_mutex_lock(&cma.lock);
+	l->rt = rt;
+	cma_lock();
 	l->next = p->lsids;
 	p->lsids = l;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return 0;
 }
 
@@ -76,19 +83,22 @@ static void port_unlisten(struct cma_port *p, uint64_t sid)
 	struct cma_listen_sid *l, **pl;
 	struct cm_rt_cmd c = {.op = CM_RT_UNLISTEN};
 
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	for (pl = &p->lsids; (l = *pl); pl = &l->next)
 		if (l->service_id == sid)
 			break;
 	if (!l || --l->refs) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return;
 	}
 	*pl = l->next;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
+	/*
+	 * On the runtime it was made on, not p->rt read again here: that
+	 * one may be a new runtime by now, whose engine id this is not.
+	 */
 	c.id = (uint32_t)l->engine_id;
-	if (p->rt)
-		cm_runtime_exec(p->rt, &c);
+	cm_runtime_exec(l->rt, &c);
 	free(l);
 }
 
@@ -101,14 +111,15 @@ void cma_unlisten(struct cma_id *id)
 {
 	uint64_t sid;
 
-	pthread_mutex_lock(&cma.lock);
+	cma_assert_unlocked();
+	cma_lock();
 	if (!id->listening) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return;
 	}
 	id->listening = false;
 	sid = id_sid(id);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	for (int d = 0; d < cma.ndevs; d++)
 		for (int i = 0; i < cma.devs[d].nports; i++) {
 			struct cma_port *p = &cma.devs[d].ports[i];
@@ -134,9 +145,9 @@ CMA_EXPORT int rdma_listen(struct rdma_cm_id *cm_id, int backlog)
 		return cma_err(EBADF);
 	if (backlog <= 0 || backlog > CMA_MAX_BACKLOG)
 		backlog = CMA_MAX_BACKLOG;
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	rc = id->state == CMA_IDLE;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	if (rc) {
 		struct sockaddr_in any = {.sin_family = AF_INET};
 
@@ -144,20 +155,20 @@ CMA_EXPORT int rdma_listen(struct rdma_cm_id *cm_id, int backlog)
 			return -1;
 	}
 	rc = 0;
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (id->state == CMA_LISTEN) {
 		id->backlog = backlog;
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return 0;
 	}
 	if (id->state != CMA_ADDR_BOUND) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return cma_err(EINVAL);
 	}
 	if (id->reuseaddr) {
 		rc = cma_ports_listen_check(id);
 		if (rc) {
-			pthread_mutex_unlock(&cma.lock);
+			cma_unlock();
 			return cma_err(-rc);
 		}
 		id->reuseaddr = false;
@@ -171,7 +182,7 @@ CMA_EXPORT int rdma_listen(struct rdma_cm_id *cm_id, int backlog)
 	 * server's previous listener went.
 	 */
 	id->listening = true;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	/* A specific address listens on its port; a wildcard on every port. */
 	for (int d = 0; d < cma.ndevs; d++)
 		for (int i = 0; i < cma.devs[d].nports; i++) {
@@ -189,10 +200,10 @@ CMA_EXPORT int rdma_listen(struct rdma_cm_id *cm_id, int backlog)
 			ok++;
 		}
 	if (!ok) {
-		pthread_mutex_lock(&cma.lock);
+		cma_lock();
 		id->listening = false;
 		id->state = CMA_ADDR_BOUND;
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return cma_err(-first_err);
 	}
 	/* Ports whose CM could not open (said on stderr) take no REQs. */
@@ -238,19 +249,19 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 		return cma_err(EINVAL);
 	if (cma_id_inherited(cm_id))
 		return cma_err(EBADF);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (id->state != CMA_ROUTE_RESOLVED || !id->port) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return cma_err(EINVAL);
 	}
 	if (id->id.qp_type == IBV_QPT_UD) {
 		cma_set_state(id, CMA_CONNECT);
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		rc = cma_ud_connect(id, param);
 		if (rc) {
-			pthread_mutex_lock(&cma.lock);
+			cma_lock();
 			id->state = CMA_ROUTE_RESOLVED;
-			pthread_mutex_unlock(&cma.lock);
+			cma_unlock();
 			return cma_err(-rc);
 		}
 		return cma_complete(id);
@@ -261,7 +272,7 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 	    (!param->private_data || param->private_data_len > CM_REQ_PRIVATE_DATA_SIZE - off))
 		rc = -EINVAL;
 	if (rc) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return cma_err(-rc);
 	}
 	memset(&c, 0, sizeof(c));
@@ -298,7 +309,7 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 		c.alternate = id->cm_paths[1];
 	if (off && cm_ip_hdr_encode(c.private_data, sizeof(c.private_data),
 				    &id->id.route.addr.src_addr, &id->id.route.addr.dst_addr)) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return cma_err(EINVAL);
 	}
 	c.private_data_len = (uint8_t)off;
@@ -307,14 +318,14 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 		c.private_data_len = (uint8_t)(off + param->private_data_len);
 	}
 	cma_set_state(id, CMA_CONNECT);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	rc = cma_port_runtime(id->port, &rt);
 	if (!rc)
 		rc = cm_runtime_connect(rt, &c, &conn);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (rc) {
 		id->state = CMA_ROUTE_RESOLVED;
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return cma_err(-rc);
 	}
 	if (!id->has_conn) {
@@ -325,14 +336,14 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 			 * exit's release: undo it (REJ) and fail.
 			 */
 			id->state = CMA_ROUTE_RESOLVED;
-			pthread_mutex_unlock(&cma.lock);
+			cma_unlock();
 			cm_runtime_release(rt, conn);
 			return cma_err(ENOMEM);
 		}
 		id->has_conn = true;
 		id->conn = conn;
 	}
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return cma_complete(id);
 }
 
@@ -351,14 +362,14 @@ CMA_EXPORT int rdma_accept(struct rdma_cm_id *cm_id, struct rdma_conn_param *par
 		return cma_err(EINVAL);
 	if (cma_id_inherited(cm_id))
 		return cma_err(EBADF);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (id->state != CMA_CONNECT || !id->passive || !id->has_conn || id->established) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return cma_err(EINVAL);
 	}
 	if (id->id.qp_type == IBV_QPT_UD) {
 		/* SIDR_REP; the passive side of a datagram id gets no ESTABLISHED. */
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		rc = cma_ud_accept(id, param);
 		return rc ? cma_err(-rc) : 0;
 	}
@@ -367,7 +378,7 @@ CMA_EXPORT int rdma_accept(struct rdma_cm_id *cm_id, struct rdma_conn_param *par
 	    (!param->private_data || param->private_data_len > CM_REP_PRIVATE_DATA_SIZE))
 		rc = -EINVAL;
 	if (rc) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return cma_err(-rc);
 	}
 	da = &id->port->dev->attr;
@@ -401,7 +412,7 @@ CMA_EXPORT int rdma_accept(struct rdma_cm_id *cm_id, struct rdma_conn_param *par
 	flags = CM_RT_QP_INIT | CM_RT_QP_AT_INIT;
 	if (id->ack_timeout_set)
 		flags |= CM_RT_QP_TIMEOUT(id->ack_timeout); /* as cma_conn_qp_attr */
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	if (id->id.qp)
 		rc = cm_runtime_accept_qp(rt, conn, id->cookie, &a, id->id.qp, flags);
 	else
@@ -428,10 +439,10 @@ static int reject(struct rdma_cm_id *cm_id, const void *pdata, uint8_t len, uint
 	}
 	if (len > CM_REJ_PRIVATE_DATA_SIZE)
 		return cma_err(EINVAL);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	/* Passive: a REQ not accepted; active: a REP not answered (CONNECT_RESPONSE). */
 	if (!id->has_conn || id->established || (!id->passive && id->state != CMA_CONNECT)) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return cma_err(EINVAL);
 	}
 	c.id = id->conn;
@@ -440,17 +451,17 @@ static int reject(struct rdma_cm_id *cm_id, const void *pdata, uint8_t len, uint
 		memcpy(c.reject.private_data, pdata, len);
 	c.reject.private_data_len = len;
 	rt = id->port->rt;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	rc = cm_runtime_exec(rt, &c);
 	if (rc)
 		return cma_err(-rc);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	/* The engine forgets a rejected REQ: so does the id. */
 	if (id->has_conn) {
 		cma_conn_del(id->port, id->conn, id);
 		id->has_conn = false;
 	}
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return 0;
 }
 
@@ -475,14 +486,14 @@ static int conn_op(struct rdma_cm_id *cm_id, enum cm_rt_op op, bool need_conn)
 	struct cm_rt_cmd c = {.op = op};
 	struct cm_runtime *rt;
 
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (!id->has_conn) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return need_conn ? -EINVAL : 0;
 	}
 	c.id = id->conn;
 	rt = id->port->rt;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return cm_runtime_exec(rt, &c);
 }
 
@@ -501,9 +512,9 @@ CMA_EXPORT int rdma_establish(struct rdma_cm_id *cm_id)
 	rc = conn_op(cm_id, CM_RT_RTU, true);
 	if (rc)
 		return cma_err(-rc);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	id->established = true;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return 0;
 }
 
@@ -531,10 +542,10 @@ CMA_EXPORT int rdma_disconnect(struct rdma_cm_id *cm_id)
 		return cma_err(EINVAL);
 	if (cma_id_inherited(cm_id))
 		return cma_err(EBADF);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	/* A connection that ended (TimeWait over, REJ) still disconnects: 0. */
 	rc = id->has_conn || id->state == CMA_CONNECT || id->state == CMA_DISCONNECT ? 0 : -EINVAL;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	if (rc)
 		return cma_err(EINVAL);
 	if (cm_id->qp)
@@ -555,12 +566,12 @@ int cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr, int *mask)
 
 	if (id->id.qp_type == IBV_QPT_UD)
 		return cma_ud_init_qp_attr(id, attr, mask);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	conn = id->has_conn;
 	c = id->conn;
 	if (id->port)
 		rt = id->port->rt;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	if (!conn || !rt) {
 		/* Before the handshake: INIT for a connected QP (cma_ib_init_qp_attr). */
 		if (want != IBV_QPS_INIT || !id->port)
@@ -627,10 +638,10 @@ CMA_EXPORT int rdma_set_local_ece(struct rdma_cm_id *cm_id, struct ibv_ece *ece)
 		return cma_err(EINVAL);
 	if (cma_id_inherited(cm_id))
 		return cma_err(EBADF);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	id->ece_vendor = ece->vendor_id;
 	id->ece_attr = ece->options;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return 0;
 }
 
@@ -642,10 +653,10 @@ CMA_EXPORT int rdma_get_remote_ece(struct rdma_cm_id *cm_id, struct ibv_ece *ece
 		return cma_err(EINVAL);
 	if (cma_id_inherited(cm_id))
 		return cma_err(EBADF);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	ece->vendor_id = id->remote_ece_vendor;
 	ece->options = id->remote_ece_attr;
 	ece->comp_mask = 0;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return 0;
 }

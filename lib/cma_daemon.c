@@ -32,6 +32,20 @@
 
 static struct madcmd_host host = {.fd = -1};
 
+/*
+ * Runtimes whose madcmd went away, taken off their ports: kept, never
+ * closed, until the process exits.  A runtime pointer is read under
+ * cma.lock and used after it is dropped by many paths (an unlisten, a
+ * connect or accept, a multicast leave or rejoin, the SA's notices and
+ * ServiceRecords, the exit's release); none could know when the last of
+ * them is done with a lost one, and closing it under any of them was a
+ * use after free.  A daemon going away is rare, and what a lost runtime
+ * keeps is small (its memory, its socket to a daemon that is gone), so it
+ * stays until exit (each is reachable here).
+ */
+static struct cm_runtime **kept;
+static unsigned nkept, kept_cap;
+
 void cma_daemon_choose(void)
 {
 	const char *path = madcmd_socket_path();
@@ -66,6 +80,10 @@ void cma_daemon_forget(void)
 	host = (struct madcmd_host){.fd = -1};
 	free(cma.daemon); /* the child's copy; init_once chooses again */
 	cma.daemon = NULL;
+	/* The lost runtimes' sockets too: their sessions were the parent's. */
+	for (unsigned i = 0; i < nkept; i++)
+		cm_runtime_forked(kept[i]);
+	nkept = 0;
 }
 
 /* The binding of `id` as the daemon sees it. */
@@ -136,14 +154,15 @@ static void device_removal(struct cma_id *id, void *arg)
 
 void cma_daemon_lost(struct cma_port *p, int status)
 {
+	cma_assert_unlocked();
 	fprintf(stderr, "librdmacm (madcm): %s: %s port %u is gone\n",
 		status == -ENODEV ? "the device's MAD port hung up" : "madcmd went away",
 		ibv_get_device_name(p->dev->verbs->device), p->port_num);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	/* A device hung up (-ENODEV, in-process) took its verbs with it. */
 	p->rt_lost = status != -ENODEV;
 	cma_ids_foreach(device_removal, p);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 }
 
 struct lost_holders {
@@ -158,19 +177,31 @@ static void count_lost(struct cma_id *id, void *arg)
 	h->n += id->port == h->p && id->rt_lost;
 }
 
-struct cm_runtime *cma_port_lost_runtime(struct cma_port *p)
+bool cma_port_lost_runtime(struct cma_port *p)
 {
 	struct lost_holders h = {p, 0};
 	struct cm_runtime *rt = p->rt;
 
+	cma_assert_locked();
 	if (!rt || !p->rt_lost || p->lsids || p->nconns)
-		return NULL;
+		return false;
 	cma_ids_foreach(count_lost, &h);
 	if (h.n)
-		return NULL; /* ids that were on it are still there */
+		return false; /* ids that were on it are still there */
+	if (nkept == kept_cap) {
+		unsigned cap = kept_cap ? kept_cap * 2 : 4;
+		struct cm_runtime **k = realloc(kept, cap * sizeof(*k));
+
+		if (k) {
+			kept = k;
+			kept_cap = cap;
+		}
+	}
+	if (nkept < kept_cap)
+		kept[nkept++] = rt; /* else not freed either: lost track of, as at exit */
 	p->rt = NULL;
 	p->rt_lost = false;
 	p->notices = false; /* subscribed again on the new runtime */
 	p->bcast_valid = false;
-	return rt;
+	return true;
 }

@@ -331,15 +331,15 @@ CMA_EXPORT int rdma_write_cm_event(struct rdma_cm_id *cm_id, enum rdma_cm_event_
 		return cma_err(EINVAL);
 	if (cma_id_inherited(cm_id))
 		return cma_err(EBADF);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	e = cma_event_new(id, event, status);
 	if (!e) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return cma_err(ENOMEM);
 	}
 	e->ev.param.arg = arg;
 	cma_report(id, e);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return 0;
 }
 
@@ -448,14 +448,14 @@ CMA_EXPORT int rdma_resolve_addrinfo(struct rdma_cm_id *cm_id, const char *node,
 		else if (rc)
 			rc = -EHOSTUNREACH; /* an EAI_* code: the name did not resolve */
 	}
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	rdma_freeaddrinfo(id->addrinfo);
 	id->addrinfo = rc ? NULL : res;
 	e = cma_event_new(id, rc ? RDMA_CM_EVENT_ADDRINFO_ERROR : RDMA_CM_EVENT_ADDRINFO_RESOLVED,
 			  rc);
 	if (e)
 		cma_report(id, e);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	if (!e)
 		return cma_err(ENOMEM);
 	return cma_complete(id);
@@ -469,9 +469,9 @@ CMA_EXPORT int rdma_query_addrinfo(struct rdma_cm_id *cm_id, struct rdma_addrinf
 		return cma_err(EINVAL);
 	if (cma_id_inherited(cm_id))
 		return cma_err(EBADF);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	*info = id->addrinfo;
 	id->addrinfo = NULL; /* the caller frees it with rdma_freeaddrinfo */
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return *info ? 0 : cma_err(ENOENT);
 }

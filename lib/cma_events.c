@@ -160,7 +160,7 @@ static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_ev
 	/* rdma_create_qp's INIT, asked here where the loop is held (not under cma.lock). */
 	if (!sidr && cm_runtime_init_qp_attr(rt, ev->id, IBV_QPS_INIT, &init, &init_mask))
 		init_mask = 0;
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	for (l = cma_ports_listeners((enum rdma_port_space)ps, port); l; l = l->bind_next)
 		if ((l->id.qp_type == IBV_QPT_UD) == sidr &&
 		    listener_takes(l, p, have_ip ? (struct sockaddr *)&dst : NULL))
@@ -168,13 +168,13 @@ static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_ev
 	if (l && l->id.route.addr.src_addr.sa_family == AF_IB)
 		have_ip = false;
 	if (!l) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		refuse(rt, ev, false);
 		return;
 	}
 	if (l->pending_reqs >= l->backlog) {
 		/* Past the backlog: no answer, so the peer retries (ucma). */
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		refuse(rt, ev, true);
 		return;
 	}
@@ -196,7 +196,7 @@ static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_ev
 		free(e);
 		if (child)
 			cma_id_free_locked(child);
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		refuse(rt, ev, true); /* out of memory: let the peer retry */
 		return;
 	}
@@ -270,7 +270,7 @@ static void on_req(struct cma_port *p, struct cm_runtime *rt, const struct cm_ev
 	}
 	l->pending_reqs++;
 	cma_report(child, e);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 }
 
 /* ---- REP (active) ---- */
@@ -287,7 +287,7 @@ static void on_rep(struct cma_id *id, struct cm_runtime *rt, const struct cm_eve
 	id->remote_ece_attr = ev->rep.ece_attr_mod;
 	qp = id->id.qp != NULL;
 	id->pins++;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	if (qp) {
 		/* The connection is known here: no cma.lock for each move. */
 		rc = cma_conn_qp_rtr(id, rt, conn);
@@ -300,7 +300,7 @@ static void on_rep(struct cma_id *id, struct cm_runtime *rt, const struct cm_eve
 			rt_cmd(rt, CM_RT_REJECT, conn);
 		}
 	}
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	id->pins--;
 	pthread_cond_broadcast(&id->cond);
 	if (!qp) {
@@ -326,6 +326,8 @@ bool cma_on_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev
 	struct cma_id *id;
 	struct cma_event *e = NULL;
 
+	mad_loop_assert_owned(cma.loop);
+	cma_assert_unlocked();
 	if (ev->type == CM_EV_REQ_RCVD || ev->type == CM_EV_SIDR_REQ_RCVD) {
 		on_req(p, rt, ev);
 		return true;
@@ -334,7 +336,7 @@ bool cma_on_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev
 		cma_daemon_lost(p, ev->status);
 		return true;
 	}
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	id = cma_conn_find(p, ev->id);
 	if (!id && ev->user) {
 		/* An active connect whose rdma_connect has not returned yet. */
@@ -347,7 +349,7 @@ bool cma_on_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev
 		}
 	}
 	if (!id) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return true; /* a connection lib/ let go of: nobody to tell */
 	}
 	switch (ev->type) {
@@ -408,6 +410,6 @@ bool cma_on_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev
 		break;
 	}
 	report(id, e);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return true;
 }

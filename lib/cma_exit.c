@@ -49,7 +49,7 @@ static bool lock_briefly(void)
 	const struct timespec ms = {0, 1000000};
 
 	for (int i = 0; i < 100; i++) {
-		if (!pthread_mutex_trylock(&cma.lock))
+		if (cma_trylock())
 			return true;
 		nanosleep(&ms, NULL);
 	}
@@ -68,7 +68,7 @@ __attribute__((destructor)) static void cma_exit_release(void)
 		return;
 	n = cma_conn_take_all(&h);
 	nl = cma_mc_exit_leaves(&l);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	for (size_t i = 0; i < n; i++)
 		cm_runtime_release(h[i].rt, h[i].conn);
 	free(h);
@@ -83,6 +83,6 @@ __attribute__((destructor)) static void cma_exit_release(void)
 	 */
 	if (lock_briefly()) {
 		cma_addr_unpublish_all(CMA_EXIT_SR_WAIT_MS);
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 	}
 }

@@ -43,12 +43,14 @@
 
 static void fork_prepare(void)
 {
-	pthread_mutex_lock(&cma.lock);
+	cma_open_lock_take(); /* before cma.lock, as cma_port_runtime takes them */
+	cma_lock();
 }
 
 static void fork_parent(void)
 {
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
+	cma_open_lock_give();
 }
 
 static void forget_port(struct cma_port *p)
@@ -88,7 +90,8 @@ static void fork_child(void)
 		cma.forked = true;
 		cma.fork_once = (pthread_once_t)PTHREAD_ONCE_INIT;
 	}
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
+	cma_open_lock_give();
 }
 
 static void arm(void)

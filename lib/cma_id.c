@@ -36,6 +36,7 @@ static uint64_t next_cookie;
 
 struct cma_id *cma_id_by_cookie(uint64_t cookie)
 {
+	cma_assert_locked();
 	for (struct cma_id *i = by_cookie[cookie % COOKIE_BUCKETS]; i; i = i->cookie_next)
 		if (i->cookie == cookie)
 			return i;
@@ -44,6 +45,7 @@ struct cma_id *cma_id_by_cookie(uint64_t cookie)
 
 void cma_ids_foreach(void (*fn)(struct cma_id *id, void *arg), void *arg)
 {
+	cma_assert_locked();
 	for (unsigned b = 0; b < COOKIE_BUCKETS; b++)
 		for (struct cma_id *i = by_cookie[b]; i; i = i->cookie_next)
 			fn(i, arg);
@@ -90,6 +92,7 @@ struct cma_id *cma_id_alloc(struct cma_channel *ch, void *context, enum rdma_por
 
 void cma_id_free_locked(struct cma_id *id)
 {
+	cma_assert_locked();
 	cookie_del(id);
 	rdma_freeaddrinfo(id->addrinfo);
 	cma_channel_unref_locked(cma_channel_of(&id->id));
@@ -106,11 +109,11 @@ static int create_id(struct rdma_event_channel *channel, struct rdma_cm_id **out
 
 	if (cma_channel_inherited(channel))
 		return cma_err(EBADF); /* the parent's (cma_fork.c) */
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (!ch) {
 		ch = cma_channel_create_locked();
 		if (!ch) {
-			pthread_mutex_unlock(&cma.lock);
+			cma_unlock();
 			return cma_err(ENOMEM);
 		}
 		ch->private_sync = true;
@@ -119,10 +122,10 @@ static int create_id(struct rdma_event_channel *channel, struct rdma_cm_id **out
 	if (!id) {
 		if (ch->private_sync && ch->ids == 0)
 			cma_channel_unref_locked(ch);
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return cma_err(ENOMEM);
 	}
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	*out = &id->id;
 	return 0;
 }
@@ -162,16 +165,17 @@ void cma_release_conn(struct cma_id *id)
 	struct cm_runtime *rt;
 	uint32_t conn;
 
-	pthread_mutex_lock(&cma.lock);
+	cma_assert_unlocked();
+	cma_lock();
 	if (!id->has_conn || !id->port) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return;
 	}
 	id->has_conn = false;
 	conn = id->conn;
 	rt = id->port->rt;
 	cma_conn_del(id->port, conn, id);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	/* REJ or DREQ as the kernel's cm_destroy_id sends them. */
 	if (rt)
 		cm_runtime_release(rt, conn);
@@ -191,13 +195,13 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *cm_id)
 		rdma_ack_cm_event(cm_id->event);
 		cm_id->event = NULL;
 	}
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	id->state = CMA_DESTROYING;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	cma_unlisten(id);
 	cma_mc_leave_all(id);
 	cma_release_conn(id);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	/*
 	 * Events still queued for this id (not reported to the app yet) die
 	 * with it; events the app holds must be acked first (librdmacm
@@ -215,9 +219,9 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *cm_id)
 
 				free(e);
 				id->events_acked++;
-				pthread_mutex_unlock(&cma.lock);
+				cma_unlock();
 				cma_release_conn(child);
-				pthread_mutex_lock(&cma.lock);
+				cma_lock();
 				cma_id_free_locked(child);
 				/* The queue may have changed meanwhile: look again. */
 				pe = &ch->head;
@@ -236,7 +240,7 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *cm_id)
 	cma_ports_unbind(id);
 	/* The QP is the caller's (rdma_destroy_qp / rdma_destroy_ep), as in librdmacm. */
 	cma_id_free_locked(id);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return 0;
 }
 
@@ -259,11 +263,11 @@ CMA_EXPORT int rdma_migrate_id(struct rdma_cm_id *cm_id, struct rdma_event_chann
 		rdma_ack_cm_event(cm_id->event);
 		cm_id->event = NULL;
 	}
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (!nch) {
 		nch = cma_channel_create_locked();
 		if (!nch) {
-			pthread_mutex_unlock(&cma.lock);
+			cma_unlock();
 			return cma_err(ENOMEM);
 		}
 		nch->private_sync = true;
@@ -298,7 +302,7 @@ CMA_EXPORT int rdma_migrate_id(struct rdma_cm_id *cm_id, struct rdma_event_chann
 	cm_id->channel = &nch->ch;
 	id->sync = made;
 	cma_channel_unref_locked(old);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return 0;
 }
 
@@ -314,7 +318,7 @@ CMA_EXPORT int rdma_set_option(struct rdma_cm_id *cm_id, int level, int optname,
 		return cma_err(EINVAL);
 	if (cma_id_inherited(cm_id))
 		return cma_err(EBADF);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	switch (level) {
 	case RDMA_OPTION_ID:
 		switch (optname) {
@@ -372,7 +376,7 @@ CMA_EXPORT int rdma_set_option(struct rdma_cm_id *cm_id, int level, int optname,
 				rc = EINVAL;
 				break;
 			}
-			pthread_mutex_unlock(&cma.lock);
+			cma_unlock();
 			return cma_set_ib_paths(id, pd, n);
 		}
 		default:
@@ -384,7 +388,7 @@ CMA_EXPORT int rdma_set_option(struct rdma_cm_id *cm_id, int level, int optname,
 		rc = ENOPROTOOPT; /* the kernel says ENOSYS; madcm has no ENOSYS */
 		break;
 	}
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return rc ? cma_err(rc) : 0;
 }
 

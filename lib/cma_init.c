@@ -26,6 +26,10 @@ struct cma_global cma = {
     .once = PTHREAD_ONCE_INIT,
 };
 
+#ifdef MADCM_DEBUG
+__thread bool cma_lock_owned; /* this thread holds cma.lock (cma_lock) */
+#endif
+
 uint32_t cma_random32(void)
 {
 	/* xorshift64*, seeded from getrandom: PSNs, ports, not secrets. */
@@ -164,19 +168,31 @@ int cma_init(void)
  */
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* fork() waits for an open under way: the child's copy of the lock is free. */
+void cma_open_lock_take(void)
+{
+	pthread_mutex_lock(&open_lock);
+}
+
+void cma_open_lock_give(void)
+{
+	pthread_mutex_unlock(&open_lock);
+}
+
 static int port_runtime_open(struct cma_port *p, struct cm_runtime **out);
 
 int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 {
 	int rc;
 
-	pthread_mutex_lock(&cma.lock);
+	cma_assert_unlocked();
+	cma_lock();
 	if (p->rt && !p->rt_lost) {
 		*out = p->rt;
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return 0;
 	}
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	pthread_mutex_lock(&open_lock);
 	rc = port_runtime_open(p, out);
 	pthread_mutex_unlock(&open_lock);
@@ -186,15 +202,15 @@ int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 static int port_runtime_open(struct cma_port *p, struct cm_runtime **out)
 {
 	struct cm_runtime_params rp = {0};
-	struct cm_runtime *rt, *lost;
+	struct cm_runtime *rt;
 	int rc;
 
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (p->fork_busy && !cma.daemon) {
 		bool say = !p->fork_said;
 
 		p->fork_said = true;
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		if (say)
 			fprintf(stderr,
 				"librdmacm (madcm): cannot open the CM on %s port %u: %s (the "
@@ -204,16 +220,15 @@ static int port_runtime_open(struct cma_port *p, struct cm_runtime **out)
 		*out = NULL;
 		return -EBUSY;
 	}
-	lost = cma_port_lost_runtime(p); /* madcmd went away: a new session */
+	(void)cma_port_lost_runtime(p); /* madcmd went away: a new session */
 	if (p->rt || (p->rt_err &&
 		      mad_clock_monotonic_ns(NULL) - p->rt_err_ns < CMA_RT_RETRY_MS * 1000000ull)) {
 		*out = p->rt;
 		rc = p->rt_err;
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return rc;
 	}
-	pthread_mutex_unlock(&cma.lock);
-	cm_runtime_close(lost);
+	cma_unlock();
 	rp.loop = cma.loop;
 	rp.ops = cma.umad_ops;
 	rp.ops_ctx = cma.umad_ctx;
@@ -227,9 +242,9 @@ static int port_runtime_open(struct cma_port *p, struct cm_runtime **out)
 	rp.daemon = cma.daemon;		 /* madcmd's port, or NULL: this process's */
 	cma_roce_runtime_params(p, &rp); /* RoCE hook: no SA, QP SGID index */
 	rc = cm_runtime_open(&rt, &rp);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (p->rt) { /* another thread won */
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		if (!rc)
 			cm_runtime_close(rt);
 		*out = p->rt;
@@ -258,7 +273,7 @@ static int port_runtime_open(struct cma_port *p, struct cm_runtime **out)
 		p->rt_err = 0;
 	}
 	*out = p->rt;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	if (!rc)
 		cma_notice_port(p, false); /* the SA's GID notices (cma_notice.c) */
 	return rc;
@@ -284,6 +299,7 @@ struct cma_port *cma_first_active_port(void)
 
 void cma_attach(struct cma_id *id, struct cma_port *p)
 {
+	cma_assert_locked();
 	id->port = p;
 	id->id.verbs = p->dev->verbs;
 	id->id.port_num = p->port_num;
@@ -334,6 +350,7 @@ int cma_conn_add(struct cma_port *p, uint32_t conn, struct cma_id *id)
 {
 	struct cma_conn_link *l;
 
+	cma_assert_locked();
 	for (l = p->nbuckets ? p->conns[conn_slot(p, conn)] : NULL; l; l = l->next)
 		if (l->conn == conn) {
 			/* Left by an id whose connection ended: that id's
@@ -356,6 +373,7 @@ int cma_conn_add(struct cma_port *p, uint32_t conn, struct cma_id *id)
 
 struct cma_id *cma_conn_find(struct cma_port *p, uint32_t conn)
 {
+	cma_assert_locked();
 	if (!p->nbuckets)
 		return NULL;
 	for (struct cma_conn_link *l = p->conns[conn_slot(p, conn)]; l; l = l->next)
@@ -366,6 +384,7 @@ struct cma_id *cma_conn_find(struct cma_port *p, uint32_t conn)
 
 void cma_conn_del(struct cma_port *p, uint32_t conn, const struct cma_id *id)
 {
+	cma_assert_locked();
 	if (!p->nbuckets)
 		return;
 	for (struct cma_conn_link **pl = &p->conns[conn_slot(p, conn)]; *pl; pl = &(*pl)->next)
@@ -398,6 +417,7 @@ size_t cma_conn_take_all(struct cma_conn_ref **out)
 	struct cma_conn_ref *r = NULL;
 	size_t n = 0, cap = 0;
 
+	cma_assert_locked();
 	for (int d = 0; d < cma.ndevs; d++)
 		for (int i = 0; i < cma.devs[d].nports; i++) {
 			struct cma_port *p = &cma.devs[d].ports[i];

@@ -140,15 +140,15 @@ static int membership_get(struct cma_id *id, const struct sockaddr *addr, const 
 	uint32_t qkey;
 	int rc, igmp_fd = -1;
 
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	m = find_membership(p, mgid, state);
 	if (m && memcmp(mgid, (uint8_t[16]){0}, 16)) {
 		m->refs++;
 		*out = m;
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return 0;
 	}
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	if (cma_roce_port(p)) { /* RoCE hook: no SA, the membership is made here */
 		rc = cma_ud_qkey(id, &qkey);
 		memset(&got, 0, sizeof(got));
@@ -195,7 +195,7 @@ made:
 	m->join_state = state;
 	m->refs = 1;
 	m->rec = got;
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	{
 		/*
 		 * Another thread joined the same group meanwhile: the SA holds
@@ -206,7 +206,7 @@ made:
 
 		if (o && memcmp(mgid, (uint8_t[16]){0}, 16)) {
 			o->refs++;
-			pthread_mutex_unlock(&cma.lock);
+			cma_unlock();
 			if (m->igmp_fd >= 0)
 				close(m->igmp_fd);
 			free(m);
@@ -216,7 +216,7 @@ made:
 	}
 	m->next = memberships;
 	memberships = m;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	*out = m;
 	return 0;
 }
@@ -235,9 +235,9 @@ static void membership_put(struct cma_membership *m)
 	struct sa_mcmember leave;
 	struct cm_runtime *rt;
 
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (--m->refs) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return;
 	}
 	for (pm = &memberships; *pm; pm = &(*pm)->next)
@@ -246,7 +246,7 @@ static void membership_put(struct cma_membership *m)
 			break;
 		}
 	rt = m->port->rt;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	leave_record(m, &leave);
 	if (rt && cm_runtime_sa(rt)) /* none on RoCE: nothing to leave */
 		sa_mcmember_leave(cm_runtime_sa(rt), &leave, CMA_MC_LEAVE_MASK, NULL);
@@ -260,6 +260,7 @@ size_t cma_mc_exit_leaves(struct cma_mc_leave **out)
 	struct cma_mc_leave *l = NULL;
 	size_t n = 0, cap = 0;
 
+	cma_assert_locked();
 	for (struct cma_membership *m = memberships; m; m = m->next) {
 		if (!m->port->rt || !cm_runtime_sa(m->port->rt))
 			continue; /* RoCE: no SA (the kernel drops the IGMP join with the fd) */
@@ -321,11 +322,11 @@ static int join(struct rdma_cm_id *cm_id, const struct sockaddr *addr, uint32_t 
 
 	if (!len)
 		return -EAFNOSUPPORT;
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	rc = (id->state != CMA_ADDR_BOUND && id->state != CMA_ADDR_RESOLVED) ? -EINVAL
 	     : !id->port						     ? -ENODEV
 									     : 0;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	if (rc)
 		return rc;
 	if (id->id.qp_type != IBV_QPT_UD)
@@ -345,7 +346,7 @@ static int join(struct rdma_cm_id *cm_id, const struct sockaddr *addr, uint32_t 
 	state = flags == RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER ? SA_JOIN_SEND_ONLY_FULL_MEMBER
 							       : SA_JOIN_FULL_MEMBER;
 	rc = membership_get(id, addr, mgid, state, &mc->m);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (rc) {
 		e = cma_event_new(id, RDMA_CM_EVENT_MULTICAST_ERROR, rc);
 		mc->m = NULL;
@@ -358,7 +359,7 @@ static int join(struct rdma_cm_id *cm_id, const struct sockaddr *addr, uint32_t 
 		}
 	}
 	if (!e) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		if (mc->m)
 			membership_put(mc->m);
 		free(mc);
@@ -370,7 +371,7 @@ static int join(struct rdma_cm_id *cm_id, const struct sockaddr *addr, uint32_t 
 	mc->next = id->mcs;
 	id->mcs = mc;
 	cma_report(id, e);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return 0;
 }
 
@@ -412,6 +413,7 @@ void cma_mc_on_get(struct cma_id *id, struct cma_event *e)
 {
 	struct cma_mc *mc = e->mc;
 
+	cma_assert_locked();
 	if (!mc || !mc->m || !id->id.qp || mc->attached ||
 	    mc->join_flags == RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER)
 		return;
@@ -455,17 +457,17 @@ CMA_EXPORT int rdma_leave_multicast(struct rdma_cm_id *cm_id, struct sockaddr *a
 		return cma_err(EINVAL);
 	if (cma_id_inherited(cm_id))
 		return cma_err(EBADF);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	for (pm = &id->mcs; (mc = *pm); pm = &mc->next)
 		if (same_group(&mc->addr, addr))
 			break;
 	if (!mc) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return cma_err(EADDRNOTAVAIL);
 	}
 	*pm = mc->next;
 	drop_queued(id, mc);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	mc_free(mc, true);
 	return 0;
 }
@@ -476,13 +478,13 @@ void cma_mc_leave_all(struct cma_id *id)
 	struct cma_mc *mc;
 
 	for (;;) {
-		pthread_mutex_lock(&cma.lock);
+		cma_lock();
 		mc = id->mcs;
 		if (mc) {
 			id->mcs = mc->next;
 			drop_queued(id, mc);
 		}
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		if (!mc)
 			return;
 		mc_free(mc, false);
@@ -541,14 +543,14 @@ void cma_mc_rejoin(struct cma_port *p)
 
 	if (cma_roce_port(p))
 		return; /* RoCE hook: no SA that could have lost them */
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	for (struct cma_membership *m = memberships; m && n < 64; m = m->next)
 		if (m->port == p) {
 			m->refs++; /* held while we work without the lock */
 			list[n++] = m;
 		}
 	rt = p->rt;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	for (unsigned i = 0; i < n; i++) {
 		struct cma_membership *m = list[i];
 		struct rejoin_arg a = {.m = m, .old_mlid = m->rec.mlid};
@@ -571,11 +573,11 @@ void cma_mc_rejoin(struct cma_port *p)
 						     SA_MCMR_COMP_FLOW_LABEL | SA_MCMR_COMP_TCLASS,
 						 &got);
 		}
-		pthread_mutex_lock(&cma.lock);
+		cma_lock();
 		if (a.ok)
 			m->rec = got;
 		cma_ids_foreach(rejoined, &a);
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		membership_put(m);
 	}
 }

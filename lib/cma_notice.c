@@ -32,12 +32,12 @@ static struct cma_notice_stats nst; /* under cma.lock */
 static void on_subscribed(void *arg, int status)
 {
 	(void)arg;
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (status)
 		nst.sub_errors++;
 	else
 		nst.subscribed++;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 }
 
 /* A Report from the SA, on the loop thread. */
@@ -46,8 +46,10 @@ static void on_notice(void *arg, const struct sa_notice *n)
 	struct cma_port *p;
 	bool up;
 
+	mad_loop_assert_owned(cma.loop);
+	cma_assert_unlocked();
 	(void)arg;
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (!n->has_gid || (n->trap_number != SA_TRAP_GID_IN_SERVICE &&
 			    n->trap_number != SA_TRAP_GID_OUT_OF_SERVICE)) {
 		nst.ignored++;
@@ -63,7 +65,7 @@ static void on_notice(void *arg, const struct sa_notice *n)
 	if (cma_port_service(p, up))
 		nst.own_changes++;
 out:
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 }
 
 void cma_notice_port(struct cma_port *p, bool again)
@@ -71,37 +73,38 @@ void cma_notice_port(struct cma_port *p, bool again)
 	struct cm_runtime *rt;
 	struct sa_client *sa;
 
-	pthread_mutex_lock(&cma.lock);
+	cma_assert_unlocked();
+	cma_lock();
 	rt = p->rt;
 	/* The first time once; again only where the first one was made. */
 	if (!rt || p->notices != again) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return;
 	}
 	p->notices = true;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	sa = cm_runtime_sa(rt);
 	if (!sa)
 		return; /* RoCE: no SA */
 	if (!again && sa_notice_handler(sa, on_notice, p)) {
 		/* The port's Report method is another agent's (another process). */
-		pthread_mutex_lock(&cma.lock);
+		cma_lock();
 		nst.sub_errors++;
 		p->notices = false; /* nothing to renew */
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return;
 	}
 	if (sa_notice_subscribe_async(sa, SA_TRAP_GID_IN_SERVICE, SA_TRAP_GID_OUT_OF_SERVICE, true,
 				      on_subscribed, p)) {
-		pthread_mutex_lock(&cma.lock);
+		cma_lock();
 		nst.sub_errors++;
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 	}
 }
 
 void cma_notice_stats(struct cma_notice_stats *out)
 {
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	*out = nst;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 }

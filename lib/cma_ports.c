@@ -117,6 +117,7 @@ int cma_ports_bind(struct cma_id *id, struct sockaddr *addr)
 	struct cma_bind_list *b;
 	int rc;
 
+	cma_assert_locked();
 	if (cma.daemon) {
 		uint16_t got = 0;
 
@@ -171,6 +172,7 @@ int cma_ports_bind(struct cma_id *id, struct sockaddr *addr)
 
 int cma_ports_listen_check(struct cma_id *id)
 {
+	cma_assert_locked();
 	if (!id->bind)
 		return 0;
 	if (cma.daemon)
@@ -182,6 +184,7 @@ void cma_ports_unbind(struct cma_id *id)
 {
 	struct cma_bind_list *b = id->bind, **pb;
 
+	cma_assert_locked();
 	if (!b)
 		return;
 	if (cma.daemon)
@@ -206,6 +209,7 @@ struct cma_id *cma_ports_listeners(enum rdma_port_space ps, uint16_t port)
 {
 	struct cma_bind_list *b = find(ps, port);
 
+	cma_assert_locked();
 	return b ? b->owners : NULL;
 }
 

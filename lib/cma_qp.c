@@ -92,11 +92,11 @@ static struct ibv_pd *default_pd(struct cma_id *id)
 	if (!id->port)
 		return NULL;
 	d = id->port->dev;
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (!d->pd)
 		d->pd = ibv_alloc_pd(d->verbs);
 	pd = d->pd;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return pd;
 }
 

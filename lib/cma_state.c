@@ -55,6 +55,7 @@ unsigned long cma_state_bad;
 
 void cma_set_state(struct cma_id *id, enum cma_state to)
 {
+	cma_assert_locked();
 	/* Never the application's fault: do not crash it, count it. */
 	if (!(allowed[id->state] & B(to)) && id->state != to)
 		cma_state_bad++;
@@ -63,6 +64,7 @@ void cma_set_state(struct cma_id *id, enum cma_state to)
 
 bool cma_comp_exch(struct cma_id *id, enum cma_state from, enum cma_state to)
 {
+	cma_assert_locked();
 	if (id->state != from)
 		return false;
 	cma_set_state(id, to);

@@ -43,13 +43,13 @@ int cma_bcast_record(struct cma_port *p, struct sa_mcmember *out)
 	unsigned n = 0;
 	int rc;
 
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (p->bcast_valid) {
 		*out = p->bcast;
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return 0;
 	}
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	rc = cma_port_runtime(p, &rt);
 	if (rc)
 		return rc;
@@ -62,11 +62,11 @@ int cma_bcast_record(struct cma_port *p, struct sa_mcmember *out)
 		free(recs);
 		return -ENOENT;
 	}
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	p->bcast = recs[0];
 	p->bcast_valid = true;
 	*out = p->bcast;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	free(recs);
 	return 0;
 }
@@ -185,18 +185,18 @@ int cma_ud_connect(struct cma_id *id, struct rdma_conn_param *param)
 		rc = cm_runtime_exec(rt, &c);
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (!id->has_conn && !id->sidr_done) {
 		if (cma_conn_add(id->port, c.id, id)) {
 			/* Unmapped, it would escape the release: undo it, fail. */
-			pthread_mutex_unlock(&cma.lock);
+			cma_unlock();
 			cm_runtime_release(rt, c.id);
 			return -ENOMEM;
 		}
 		id->has_conn = true;
 		id->conn = c.id;
 	}
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return 0;
 }
 
@@ -205,6 +205,8 @@ struct cma_event *cma_ud_on_sidr_rep(struct cma_id *id, const struct cm_event *e
 {
 	struct cma_event *e;
 
+	mad_loop_assert_owned(cma.loop);
+	cma_assert_locked();
 	id->sidr_done = true;
 	if (ev->type == CM_EV_SIDR_REQ_ERROR)
 		return cma_event_new(id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
@@ -245,14 +247,14 @@ static int sidr_rep(struct cma_id *id, uint8_t status, uint32_t qpn, uint32_t qk
 
 	if (len > CM_SIDR_REP_PRIVATE_DATA_SIZE || (len && !pdata))
 		return -EINVAL;
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (!id->has_conn || !id->passive) {
-		pthread_mutex_unlock(&cma.lock);
+		cma_unlock();
 		return -EINVAL;
 	}
 	c.id = id->conn;
 	rt = id->port->rt;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	c.sidr_rep.status = status;
 	c.sidr_rep.qpn = qpn & 0xffffff;
 	c.sidr_rep.qkey = qkey;
@@ -263,12 +265,12 @@ static int sidr_rep(struct cma_id *id, uint8_t status, uint32_t qpn, uint32_t qk
 	if (rc)
 		return rc;
 	/* A SIDR exchange ends with its REP: the engine forgets it, so do we. */
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	if (id->has_conn) {
 		cma_conn_del(id->port, id->conn, id);
 		id->has_conn = false;
 	}
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return 0;
 }
 

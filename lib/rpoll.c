@@ -93,8 +93,8 @@ CMA_EXPORT int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 			return poll(fds, nfds, timeout);
 	}
 	tmp = malloc(sizeof(*tmp) * (nfds ? nfds : 1));
-	wait = malloc(sizeof(*wait) * (2 * nfds + 1));
-	owner = malloc(sizeof(*owner) * (2 * nfds + 1));
+	wait = malloc(sizeof(*wait) * (3 * nfds + 1));
+	owner = malloc(sizeof(*owner) * (3 * nfds + 1));
 	if (!tmp || !wait || !owner) {
 		free(tmp);
 		free(wait);

@@ -102,9 +102,8 @@ struct rsock {
 	_Atomic unsigned refs;
 	bool closed;
 	/*
-	 * rclose under way (its shutdown drops lock while it waits): the
-	 * other threads already fail with EBADF, so a reader it wakes does
-	 * not read the shutdown as end of file instead.
+	 * rclose is under way on thread `closer` (its shutdown waits): the
+	 * others, woken meanwhile by what it does, already fail with EBADF.
 	 */
 	bool closing;
 	pthread_t closer;
@@ -122,6 +121,28 @@ struct rsock {
 	struct ibv_cq *cq;
 	bool cq_armed;
 	bool cm_check; /* read the CM channel at the next progress */
+	/*
+	 * Several threads blocked on one socket (one in rsend waiting for
+	 * credits, one in rrecv): a completion wakes every thread asleep on
+	 * the CQ channel, but the first to get the lock reads its event and
+	 * handles every completion, the others' too, and a thread whose
+	 * poll(2) had not yet looked again sleeps on (the fd is no longer
+	 * readable) with its data already in.  So one thread at a time sleeps
+	 * on the channels (poller); the others wait on `progress`, woken
+	 * whenever completions or CM events were handled, by any thread, and
+	 * when the poller gets up (rs_wait).  The poller is woken the same
+	 * way by poller_fd (an eventfd it polls and empties) when another
+	 * thread, an rpoll's or a call's, handled completions meanwhile.  An
+	 * rpoll asleep on the socket (rpoll_armed) is woken by wake_fd, an
+	 * eventfd made by its first rpoll, which rs_poll_arm empties (one
+	 * rpoll thread per socket is woken reliably).
+	 */
+	bool poller;
+	int poller_fd;
+	unsigned waiters;
+	pthread_cond_t progress;
+	bool rpoll_armed;
+	int wake_fd;
 
 	/* Options (fixed once the buffers exist). */
 	uint32_t sbuf_size, rbuf_size;
@@ -249,7 +270,18 @@ static struct rsock *rs_alloc(const struct rsock *parent)
 		return NULL;
 	pthread_mutex_init(&rs->lock, NULL);
 	pthread_cond_init(&rs->idle, NULL);
+	{
+		pthread_condattr_t ca;
+
+		/* Waits are bounded on now_ns()'s clock. */
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&rs->progress, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	rs->fd = -1;
+	rs->wake_fd = -1;
+	rs->poller_fd = -1;
 	if (parent) {
 		rs->domain = parent->domain;
 		rs->sbuf_size = parent->sbuf_size;
@@ -337,6 +369,11 @@ static void rs_free(struct rsock *rs)
 	if (rs->ch)
 		rdma_destroy_event_channel(rs->ch);
 	free(rs->route);
+	if (rs->wake_fd >= 0)
+		close(rs->wake_fd);
+	if (rs->poller_fd >= 0)
+		close(rs->poller_fd);
+	pthread_cond_destroy(&rs->progress);
 	pthread_cond_destroy(&rs->idle);
 	pthread_mutex_destroy(&rs->lock);
 	free(rs);
@@ -542,14 +579,16 @@ static void rs_on_send(struct rsock *rs, const struct ibv_wc *wc)
 		rs_fail(rs, ECONNRESET);
 }
 
-static void rs_poll_cq(struct rsock *rs)
+/* Handle the completions there are; how many. */
+static int rs_poll_cq(struct rsock *rs)
 {
 	struct ibv_wc wc[16];
-	int n, i, reposts = 0;
+	int n, i, reposts = 0, total = 0;
 
 	if (!rs->cq)
-		return;
+		return 0;
 	while ((n = ibv_poll_cq(rs->cq, 16, wc)) > 0) {
+		total += n;
 		for (i = 0; i < n; i++) {
 			if (wc[i].wr_id & RS_WR_RECV) {
 				if (wc[i].status != IBV_WC_SUCCESS) {
@@ -571,6 +610,7 @@ static void rs_poll_cq(struct rsock *rs)
 				break;
 			}
 	}
+	return total;
 }
 
 static void rs_drain_cq_events(struct rsock *rs)
@@ -808,17 +848,21 @@ static void rs_on_cm_event(struct rsock *rs, struct rdma_cm_event *ev)
 	}
 }
 
-static void rs_cm_events(struct rsock *rs)
+/* Handle the CM events there are; how many. */
+static int rs_cm_events(struct rsock *rs)
 {
 	struct rdma_cm_event *ev;
+	int n = 0;
 
 	if (rs->state == RS_LISTEN || !rs->ch)
-		return;
+		return 0;
 	rs->cm_check = false;
 	while (!rdma_get_cm_event(rs->ch, &ev)) {
 		rs_on_cm_event(rs, ev);
 		rdma_ack_cm_event(ev);
+		n++;
 	}
+	return n;
 }
 
 static void rs_send_iomaps(struct rsock *rs);
@@ -835,20 +879,38 @@ static bool rs_unref_locked(struct rsock *rs)
 }
 
 /*
+ * Something happened that the socket's other blocked threads may wait
+ * for: they look again (rs->poller's comment).
+ */
+static void rs_wake_others(struct rsock *rs)
+{
+	if (rs->waiters)
+		pthread_cond_broadcast(&rs->progress);
+	if (rs->poller && rs->poller_fd >= 0) /* not this thread: it holds the lock */
+		(void)eventfd_write(rs->poller_fd, 1);
+	if (rs->rpoll_armed && rs->wake_fd >= 0)
+		(void)eventfd_write(rs->wake_fd, 1);
+}
+
+/*
  * Everything that can happen without waiting.  A connected socket reads
  * its CM channel only when told it has something (cm_check: its fd woke a
  * wait, or rpoll asks): the data path then costs no extra system call.
  */
 static void rs_progress(struct rsock *rs)
 {
+	int n = 0;
+
 	if (rs->state != RS_CONNECTED || rs->cm_check)
-		rs_cm_events(rs);
+		n += rs_cm_events(rs);
 	if (rs->cq) {
-		rs_poll_cq(rs);
+		n += rs_poll_cq(rs);
 		rs_update_credits(rs);
 		if (rs->iomap_pending && rs->state == RS_CONNECTED)
 			rs_send_iomaps(rs);
 	}
+	if (n)
+		rs_wake_others(rs);
 }
 
 /*
@@ -861,14 +923,35 @@ static int rs_wait(struct rsock *rs, bool nonblock, bool (*test)(const struct rs
 	uint64_t spin_end = 0, deadline = timeout_ms >= 0 ? now_ns() + timeout_ms * 1000000ull : 0;
 
 	for (;;) {
-		struct pollfd p[2];
-		int n = 0, to = -1;
+		struct pollfd p[3];
+		int n = 0, to = -1, chi = -1;
 
 		rs_progress(rs);
 		if (test(rs))
 			return 0;
 		if (nonblock)
 			return cma_err(EAGAIN);
+		if (rs->poller) {
+			/* Another thread sleeps on the channels: it wakes this one. */
+			struct timespec ts;
+			int rc;
+
+			if (deadline && now_ns() >= deadline)
+				return cma_err(ETIMEDOUT);
+			ts.tv_sec = (time_t)(deadline / 1000000000u);
+			ts.tv_nsec = (long)(deadline % 1000000000u);
+			rs->waiters++;
+			atomic_fetch_add(&rs->refs, 1); /* rclose waits for it */
+			if (deadline)
+				rc = pthread_cond_timedwait(&rs->progress, &rs->lock, &ts);
+			else
+				rc = pthread_cond_wait(&rs->progress, &rs->lock);
+			(void)rc;
+			rs->waiters--;
+			if (!rs_unref_locked(rs))
+				return -1; /* rclosed meanwhile: EBADF */
+			continue;
+		}
 		if (rs->cq && rs->state >= RS_CONNECTING) {
 			if (!spin_end) {
 				long long us = rs_conf()->polling_time_us;
@@ -884,8 +967,14 @@ static int rs_wait(struct rsock *rs, bool nonblock, bool (*test)(const struct rs
 			}
 			p[n++] = (struct pollfd){.fd = rs->cc->fd, .events = POLLIN};
 		}
-		if (rs->ch)
+		if (rs->ch) {
+			chi = n;
 			p[n++] = (struct pollfd){.fd = rs->ch->fd, .events = POLLIN};
+		}
+		if (rs->poller_fd < 0)
+			rs->poller_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (rs->poller_fd >= 0)
+			p[n++] = (struct pollfd){.fd = rs->poller_fd, .events = POLLIN};
 		if (deadline) {
 			uint64_t t = now_ns();
 
@@ -894,20 +983,27 @@ static int rs_wait(struct rsock *rs, bool nonblock, bool (*test)(const struct rs
 			to = (int)((deadline - t) / 1000000) + 1;
 		}
 		atomic_fetch_add(&rs->refs, 1); /* rclose waits for it */
+		rs->poller = true;
 		pthread_mutex_unlock(&rs->lock);
 		if (poll(p, n, to) < 0 && errno != EINTR) {
 			int e = errno;
 
 			pthread_mutex_lock(&rs->lock);
+			rs->poller = false;
+			rs_wake_others(rs); /* one of them sleeps on the channels now */
 			if (!rs_unref_locked(rs))
 				return -1;
 			return cma_err(e);
 		}
 		pthread_mutex_lock(&rs->lock);
+		rs->poller = false;
+		rs_wake_others(rs); /* one of them sleeps on the channels now */
 		if (!rs_unref_locked(rs))
 			return -1; /* rclosed meanwhile: EBADF */
-		if (rs->ch && (p[n - 1].revents & (POLLIN | POLLERR | POLLHUP)))
+		if (chi >= 0 && (p[chi].revents & (POLLIN | POLLERR | POLLHUP)))
 			rs->cm_check = true;
+		if (rs->poller_fd >= 0)
+			(void)eventfd_read(rs->poller_fd, &(eventfd_t){0}); /* looked at next */
 		rs_drain_cq_events(rs);
 		spin_end = 0;
 	}
@@ -1721,7 +1817,7 @@ CMA_EXPORT int rclose(int socket)
 	rs = rs_lock(socket);
 	if (!rs)
 		return -1;
-	rs->closing = true; /* another thread's rclose now fails in rs_lock */
+	rs->closing = true;
 	rs->closer = pthread_self();
 	if (rs->state == RS_CONNECTED || rs->state == RS_ACCEPTING)
 		rs_shutdown_locked(rs, SHUT_RDWR, RS_CLOSE_WAIT_MS);
@@ -1736,6 +1832,7 @@ CMA_EXPORT int rclose(int socket)
 	rs->closed = true;
 	if (rs->ch) /* rpoll's sleepers too: they find it gone (POLLNVAL) */
 		(void)eventfd_write(rs->ch->fd, 1);
+	pthread_cond_broadcast(&rs->progress); /* rs_wait's other sleepers */
 	while (atomic_load(&rs->refs))
 		pthread_cond_wait(&rs->idle, &rs->lock);
 	pthread_mutex_unlock(&rs->lock);
@@ -2365,6 +2462,7 @@ short rs_poll_check(int fd, short events)
 	if (!rs)
 		return POLLNVAL;
 	rs->cm_check = true;
+	rs->rpoll_armed = false; /* awake */
 	rs_progress(rs);
 	rev = rs_revents(rs, events);
 	pthread_mutex_unlock(&rs->lock);
@@ -2386,12 +2484,21 @@ short rs_poll_arm(int fd, short events, struct pollfd *out, int *n)
 		ibv_req_notify_cq(rs->cq, 0);
 		rs->cq_armed = true;
 	}
+	if (rs->wake_fd < 0)
+		rs->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	else
+		(void)eventfd_read(rs->wake_fd, &(eventfd_t){0}); /* looked at just below */
 	rs_progress(rs);
 	rev = rs_revents(rs, events);
 	if (!rev) {
 		if (rs->cq)
 			out[(*n)++] = (struct pollfd){.fd = rs->cc->fd, .events = POLLIN};
 		out[(*n)++] = (struct pollfd){.fd = rs->ch->fd, .events = POLLIN};
+		/* Another thread handling the completions wakes this one. */
+		if (rs->wake_fd >= 0) {
+			out[(*n)++] = (struct pollfd){.fd = rs->wake_fd, .events = POLLIN};
+			rs->rpoll_armed = true;
+		}
 	}
 	pthread_mutex_unlock(&rs->lock);
 	return rev;
@@ -2410,5 +2517,6 @@ void rs_poll_drain(int fd)
 	if (!rs)
 		return;
 	rs_drain_cq_events(rs);
+	rs->rpoll_armed = false;
 	pthread_mutex_unlock(&rs->lock);
 }

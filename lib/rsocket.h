@@ -24,7 +24,7 @@ short rs_poll_check(int fd, short events);
 /*
  * Prepare to sleep on fd: request completion events, check once more.
  * Returns the events that hold (then do not sleep), else 0 and fills
- * out[0..*n) (*n <= 2) with the fds to wait on for POLLIN.
+ * out[0..*n) (*n <= 3) with the fds to wait on for POLLIN.
  */
 short rs_poll_arm(int fd, short events, struct pollfd *out, int *n);
 /* After a sleep: consume the completion events of fd's CQ. */

@@ -399,6 +399,8 @@ int mad_loop_call_here(struct mad_loop *l, void (*fn)(void *arg), void *arg)
 		fn(arg);
 		return 0;
 	}
+	/* Taking the loop: the library's lock (cma.lock) comes after it. */
+	mad_assert_no_lib_lock();
 	/* Without l->lock: a call is on the CM's hot paths; the flag only goes up. */
 	stopping = __atomic_load_n(&l->stopping, __ATOMIC_ACQUIRE);
 	if (stopping)
@@ -458,6 +460,7 @@ int mad_loop_call(struct mad_loop *l, void (*fn)(void *arg), void *arg)
 		fn(arg);
 		return 0;
 	}
+	mad_assert_no_lib_lock(); /* waits for the loop: cma.lock comes after it */
 	memset(&c, 0, sizeof(c));
 	c.cmd.run = call_run;
 	c.fn = fn;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 
+#include "mad/lockdep.h"
 #include "mad/timer.h"
 
 struct mad_loop;
@@ -74,6 +75,13 @@ bool mad_loop_started(const struct mad_loop *l);
 
 /* True on the loop's own thread, in mad_loop_call_here(), or always when it has no thread. */
 bool mad_loop_owns(const struct mad_loop *l);
+
+/*
+ * Where a function relies on holding the loop ("on the loop"): in debug
+ * builds (MADCM_DEBUG), abort naming the function when the caller does
+ * not (mad/lockdep.h).  Nothing otherwise.
+ */
+#define mad_loop_assert_owned(l) mad_lockdep_assert(mad_loop_owns(l), "the progress loop held")
 
 /*
  * Loop-side only: call fn when fd is readable (level-triggered: until fn

@@ -4,6 +4,8 @@
  * acks), rdma_write_cm_event, rdma_event_str, and that the verbs lib/
  * calls are the fakes of tests/unit/fake_verbs.c.
  */
+#include "config.h" /* MADCM_DEBUG: cma_lock() as lib/ has it */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -418,9 +420,9 @@ static unsigned waiters_of(struct rdma_event_channel *ch)
 {
 	unsigned n;
 
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	n = ((struct cma_channel *)ch)->waiters;
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	return n;
 }
 
@@ -443,10 +445,10 @@ static void test_destroy_channel_with_waiter(void **state)
 		nanosleep(&tick, NULL);
 	rdma_destroy_event_channel(ch);
 	/* The channel is kept for its waiter, marked dead, and nothing else. */
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	assert_true(((struct cma_channel *)ch)->dead);
 	assert_int_equal(((struct cma_channel *)ch)->count, 0);
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	/* A new channel does not take the old one's fd. */
 	struct rdma_event_channel *ch2 = rdma_create_event_channel();
 

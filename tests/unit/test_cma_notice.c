@@ -8,6 +8,8 @@
  * gets no second event from the notice, and the other way round; every
  * Report is answered with a ReportResp.
  */
+#include "config.h" /* MADCM_DEBUG: cma_lock() as lib/ has it */
+
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
@@ -291,21 +293,21 @@ static void test_verbs_then_notice(void **state)
 
 	(void)state;
 	wait_until(subscribed);
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	p = cma_port_by_gid(gid5);
 	assert_non_null(p);
 	/* What cma_async.c does on IBV_EVENT_PORT_ERR. */
 	assert_true(cma_port_service(p, false));
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	expect_addr_change();
 	report_and_wait(SA_TRAP_GID_OUT_OF_SERVICE, gid5, 0x200, false);
 	expect_no_event();
 	/* The notice first this time, then IBV_EVENT_PORT_ACTIVE. */
 	report_and_wait(SA_TRAP_GID_IN_SERVICE, gid5, 0x201, false);
 	expect_addr_change();
-	pthread_mutex_lock(&cma.lock);
+	cma_lock();
 	assert_false(cma_port_service(p, true));
-	pthread_mutex_unlock(&cma.lock);
+	cma_unlock();
 	expect_no_event();
 }
 
