@@ -136,8 +136,10 @@ until=$((t0 + T))
 killed=0
 start_client() { # HOST N
 	eval "a=\$ip_$1"
-	on "$1" "$CLIENT" "$a" $((BASE + $2)) "$until" "$2" "$BASE" "$NCLIENT" $ips \
-		>>"$dir/clients/$1-$2.log" 2>&1 &
+	# A simple command, not a function: $! is then the client itself
+	# (fabsim run execs it), which a kill must reach.
+	"$FABSIM" --dir "$fab" run "$1" -- "$CLIENT" "$a" $((BASE + $2)) "$until" "$2" "$BASE" \
+		"$NCLIENT" $ips >>"$dir/clients/$1-$2.log" 2>&1 &
 	eval "pid_$1_$2=$!"
 }
 for h in $HOSTS; do
@@ -377,6 +379,8 @@ gp=$dir/samples.gp
 		echo
 	done
 	echo "set title 'at the SA'"
+	echo "set yrange [0:*]"
+	echo "set offsets 0, 0, 2, 0"
 	echo "plot '$csv' using 1:19 with lines title 'ServiceRecords', '' using 1:20 with lines title 'multicast groups'"
 	echo "unset multiplot"
 } >"$gp"
