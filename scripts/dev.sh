@@ -26,7 +26,7 @@ tshark clang clang-format libclang-rt-14-dev valgrind ibsim-utils iproute2 procp
 netcat-openbsd socat python3
 redis-server redis-tools
 qperf iputils-ping
-python3-pyverbs"
+python3-pyverbs gnuplot-nox"
 
 install_missing() {
 	missing=""
