@@ -82,7 +82,7 @@ test)
 	echo "== unit tests and some integration tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 	# No link-time optimisation here: the unit tests link the code statically, and it would only slow the build.
 	# madcm's code instrumented, sim/ not (configure.ac); the tests: tests/sanitize.inc.
-	build build-asan --enable-werror --disable-lto --enable-sanitize=address,undefined CFLAGS="-O1 -g"
+	build build-asan --enable-werror --disable-lto --enable-debug --enable-sanitize=address,undefined CFLAGS="-O1 -g"
 	(cd build-asan && make -j"$jobs" check-asan-ci) ||
 		{ cat build-asan/test-suite.log 2>/dev/null | tail -100; exit 1; }
 	tally build-asan
