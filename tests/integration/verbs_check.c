@@ -663,10 +663,31 @@ static int cmd_pair(const char *file, bool server, long limit, bool mixed)
 				break;
 		}
 		printf("server: %ld received\n", done);
+		/*
+		 * The client's last WRITE and READ follow its last SEND: the
+		 * QP answers them only while it exists, so stay until the
+		 * client says it is done (FILE.cli.done), at most 60 s.
+		 */
+		if (limit) {
+			char fin[4200];
+
+			snprintf(fin, sizeof(fin), "%s.done", theirs);
+			for (double end = now_ms() + 60000; now_ms() < end && access(fin, F_OK);)
+				(void)wait_wc(e.cq, &wc, 100);
+		}
 		return 0;
 	}
-	if (limit)
-		return mixed ? stream(&e, limit) : read_send(&e, limit);
+	if (limit) {
+		char fin[4200];
+		int rc = mixed ? stream(&e, limit) : read_send(&e, limit);
+		FILE *f;
+
+		snprintf(fin, sizeof(fin), "%s.done", mine);
+		f = fopen(fin, "w");
+		if (f)
+			fclose(f);
+		return rc;
+	}
 	/* Client: keep up to 8 SENDs in flight until one fails. */
 	for (double end = now_ms() + 60000; now_ms() < end;) {
 		while (sent - done < 8 && !post(&e, IBV_WR_SEND, 2048, 0, 0, 0))
