@@ -117,11 +117,12 @@ struct ep {
 	uint32_t psn;
 };
 
-static void ep_create(struct ep *e, enum ibv_qp_type type, int qp_access, int mr_access)
+static void ep_create_wrs(struct ep *e, enum ibv_qp_type type, int qp_access, int mr_access,
+			  uint32_t send_wr, uint32_t recv_wr)
 {
 	struct ibv_qp_init_attr ia = {
-	    .cap = {.max_send_wr = 64,
-		    .max_recv_wr = 64,
+	    .cap = {.max_send_wr = send_wr,
+		    .max_recv_wr = recv_wr,
 		    .max_send_sge = 2,
 		    .max_recv_sge = 2,
 		    .max_inline_data = 64},
@@ -147,6 +148,11 @@ static void ep_create(struct ep *e, enum ibv_qp_type type, int qp_access, int mr
 		fprintf(stderr, "to INIT failed\n");
 		exit(1);
 	}
+}
+
+static void ep_create(struct ep *e, enum ibv_qp_type type, int qp_access, int mr_access)
+{
+	ep_create_wrs(e, type, qp_access, mr_access, 64, 64);
 }
 
 static void ep_destroy(struct ep *e)
@@ -351,6 +357,37 @@ static void check_data_ops(void)
 	CHECK(post(&a, IBV_WR_SEND, 10, 0, 0, 0x100) == 0, "post bad lkey");
 	CHECK(wait_wc(a.cq, &wc, 2000) && wc.status == IBV_WC_LOC_PROT_ERR, "bad lkey gave %s",
 	      ibv_wc_status_str(wc.status));
+	ep_destroy(&a);
+	ep_destroy(&b);
+}
+
+/*
+ * A QP may have no send queue or no receive queue (0 WRs), as on rxe and
+ * mlx5 (qperf's rc_bw makes such QPs): it works in the other direction,
+ * and a post to the empty one fails with ENOMEM.
+ */
+static void check_zero_queues(void)
+{
+	struct ep a, b;
+	struct ibv_wc wc;
+
+	ep_create_wrs(&a, IBV_QPT_RC, ALL_REMOTE, ALL_REMOTE, 16, 0); /* sends only */
+	ep_create_wrs(&b, IBV_QPT_RC, ALL_REMOTE, ALL_REMOTE, 0, 16); /* receives only */
+	connect_pair(&a, &b, 14, 7, 7);
+	CHECK(post_recv(&a, 1, 64) == ENOMEM, "post_recv on 0 receive WRs accepted");
+	CHECK(post(&b, IBV_WR_SEND, 10, 0, 0, 0) == ENOMEM, "post_send on 0 send WRs accepted");
+	CHECK(post_recv(&b, 2, 4096) == 0, "post_recv");
+	memset(a.buf, 0x3c, 2000);
+	CHECK(post(&a, IBV_WR_SEND, 2000, 0, 0, 0) == 0, "post send");
+	CHECK(wait_wc(a.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND,
+	      "send completion (0-WR queues)");
+	CHECK(wait_wc(b.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+		  wc.byte_len == 2000,
+	      "recv completion (0-WR queues)");
+	CHECK(post(&a, IBV_WR_RDMA_WRITE, 3000, (uintptr_t)b.buf + 100, b.mr->rkey, 0) == 0,
+	      "post write");
+	CHECK(wait_wc(a.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS,
+	      "write completion (0-WR queues)");
 	ep_destroy(&a);
 	ep_destroy(&b);
 }
@@ -572,6 +609,7 @@ static int cmd_loopback(void)
 	open_dev();
 	check_modify_masks();
 	check_data_ops();
+	check_zero_queues();
 	check_failures();
 	check_sqd();
 	check_ud();
