@@ -87,8 +87,12 @@ echo "ok: ibv_rc_pingpong on 127.0.0.1"
 
 pair send_lat ib_send_lat -p $((port + 1)) -n 200 -- ib_send_lat -p $((port + 1)) -n 200 $H1
 grep -q "^ *2 *200 " "$out/send_lat.c" || { cat "$out/send_lat.c"; fail "send_lat: no result row"; }
+export FABSIM_VERBS_STATS=1
 pair write_bw ib_write_bw -p $((port + 2)) -n 200 -- ib_write_bw -p $((port + 2)) -n 200 $H1
+unset FABSIM_VERBS_STATS
 grep -q "^ *65536 *200 " "$out/write_bw.c" || { cat "$out/write_bw.c"; fail "write_bw: no result row"; }
+# cut-through between namespaces: its listeners are paths (DIR/direct)
+grep -q "direct tx [1-9]" "$out/write_bw.c" || { cat "$out/write_bw.c"; fail "write_bw: no cut-through"; }
 pair qperf qperf -lp $((port + 3)) -- qperf -lp $((port + 3)) -t 1 $H1 rc_lat
 grep -q "latency  *=" "$out/qperf.c" || { cat "$out/qperf.c"; fail "qperf: no latency"; }
 
