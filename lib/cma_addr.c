@@ -202,8 +202,30 @@ static int bind_locked(struct cma_id *id, const struct sockaddr *addr)
 	return 0;
 }
 
+/*
+ * The CM of the ports a bound id may listen or connect on (its own, or
+ * every port for a wildcard) opens at bind, so that rdma_listen takes
+ * REQs at once, as the kernel's CM, there from boot, does.  Opened at the
+ * listen, it cost the listen milliseconds in which a client, told the
+ * port between bind and listen (qperf 0.4.11 does so), had its REQ
+ * rejected.  A failure is the listen's or the connect's to report.
+ */
+static void open_bound_ports(struct cma_port *port)
+{
+	struct cm_runtime *rt;
+
+	for (int d = 0; d < cma.ndevs; d++)
+		for (int i = 0; i < cma.devs[d].nports; i++) {
+			struct cma_port *p = &cma.devs[d].ports[i];
+
+			if (port ? p == port : p->active)
+				(void)cma_port_runtime(p, &rt);
+		}
+}
+
 CMA_EXPORT int rdma_bind_addr(struct rdma_cm_id *cm_id, struct sockaddr *addr)
 {
+	struct cma_port *port;
 	int rc;
 
 	if (!cm_id || !addr)
@@ -212,8 +234,12 @@ CMA_EXPORT int rdma_bind_addr(struct rdma_cm_id *cm_id, struct sockaddr *addr)
 		return cma_err(EBADF);
 	cma_lock();
 	rc = bind_locked(cma_id_of(cm_id), addr);
+	port = cma_id_of(cm_id)->port;
 	cma_unlock();
-	return rc ? cma_err(-rc) : 0;
+	if (rc)
+		return cma_err(-rc);
+	open_bound_ports(port);
+	return 0;
 }
 
 /* ---- resolve_addr ---- */

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sim/fabsimd.h"
@@ -573,11 +574,38 @@ static int v_pkts(struct fsd_conn *c, const uint8_t *body, size_t len)
 	return 0;
 }
 
+/* The fabric directory, where the processes' cut-through sockets are. */
+static int dir_fd = -1;
+
+/* A name a process gave (FSP_VERBS_DIRECT): FSP_VERBS_DIRECT_DIR/NAME,
+ * NAME one path component, so the daemon only ever removes files there. */
+static bool direct_name_ok(const struct fsp_verbs_direct *d)
+{
+	size_t pre = strlen(FSP_VERBS_DIRECT_DIR);
+	const uint8_t *n = d->addr + pre + 1;
+	size_t nl = d->addr_len - pre - 1;
+
+	if (d->addr_len <= pre + 1 || d->addr_len > sizeof(d->addr) ||
+	    memcmp(d->addr, FSP_VERBS_DIRECT_DIR "/", pre + 1))
+		return false;
+	if (nl == 1 && n[0] == '.')
+		return false;
+	if (nl == 2 && n[0] == '.' && n[1] == '.')
+		return false;
+	return !memchr(n, '/', nl) && !memchr(n, 0, nl);
+}
+
 int fsd_verbs_init(const char *dir)
 {
 	char path[4200];
 	void *m;
 	int fd;
+
+	/* The processes' cut-through sockets: without it, none (bind fails). */
+	dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd >= 0 && mkdirat(dir_fd, FSP_VERBS_DIRECT_DIR, 0777) && errno != EEXIST)
+		fprintf(stderr, "fabsimd: %s/%s: %s (cut-through off)\n", dir, FSP_VERBS_DIRECT_DIR,
+			strerror(errno));
 
 	/* A new file, not a truncated one: processes of an earlier daemon
 	 * in the same directory keep the old generation word. */
@@ -746,7 +774,7 @@ static int v_direct(struct fsd_conn *c, const void *body, size_t len)
 	if (!vc || len < sizeof(d))
 		return -EINVAL;
 	memcpy(&d, body, sizeof(d));
-	if (d.addr_len < 2 || d.addr_len > sizeof(d.addr))
+	if (!direct_name_ok(&d))
 		return -EINVAL;
 	vc->direct = d;
 	return 0;
@@ -834,6 +862,14 @@ void fsd_verbs_conn_closed(struct fsd_conn *c)
 	}
 	if (vc->oqueued)
 		out_unqueue(vc);
+	/* Its socket's file, left by a process that died without exiting. */
+	if (vc->direct.addr_len && dir_fd >= 0) {
+		char name[FSP_VERBS_ADDR_MAX + 1];
+
+		memcpy(name, vc->direct.addr, vc->direct.addr_len);
+		name[vc->direct.addr_len] = 0;
+		(void)unlinkat(dir_fd, name, 0);
+	}
 	/* Answered after the blocks went: the owner's grants are refused. */
 	fences_conn_closed(c);
 	/* Grants naming its socket are void (senders also see it closed). */

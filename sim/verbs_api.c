@@ -960,6 +960,34 @@ static struct ibv_cq *local_event(struct vchannel *vch)
 	return p;
 }
 
+/*
+ * Would the kernel have restarted a read() that a signal handler
+ * interrupted?  Only with SA_RESTART; ppoll never restarts, and which
+ * signal it was is not told, so: yes unless a handler of a signal this
+ * thread does not block lacks SA_RESTART (qperf's SIGALRM, which ends its
+ * test by failing the wait; perftest's signal() handlers restart).
+ */
+static bool eintr_restarts(void)
+{
+	sigset_t blocked;
+
+	if (pthread_sigmask(SIG_BLOCK, NULL, &blocked))
+		return true;
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+
+		if (sig == SIGKILL || sig == SIGSTOP || sigismember(&blocked, sig) == 1 ||
+		    sigaction(sig, NULL, &sa))
+			continue;
+		if (!(sa.sa_flags & SA_SIGINFO) &&
+		    (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN))
+			continue;
+		if (!(sa.sa_flags & SA_RESTART))
+			return false;
+	}
+	return true;
+}
+
 int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context)
 {
 	struct vchannel *vch = to_vchannel(ch);
@@ -997,8 +1025,13 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 			}
 			r = ppoll(pfd, 2, tsp, NULL);
 			if (r < 0) {
-				if (errno == EINTR)
+				if (errno == EINTR && eintr_restarts())
 					continue;
+				if (errno == EINTR) {
+					/* as the kernel's read() of the channel */
+					verbs_wire_unwatch();
+					return -1;
+				}
 				break;
 			}
 			if (!r)

@@ -15,8 +15,11 @@
  *
  * Sockets, all in one epoll set so that a waiting thread polls one fd:
  *  - the daemon stream (the caller reads it: VD_DAEMON);
- *  - our listener, a SOCK_SEQPACKET socket with an abstract name the
- *    kernel picks (autobind), told to the daemon with FSP_VERBS_DIRECT;
+ *  - our listener, a SOCK_SEQPACKET socket bound to a file of the
+ *    fabric directory (FSP_VERBS_DIRECT_DIR/PID.TIME), its name relative
+ *    to the directory told to the daemon with FSP_VERBS_DIRECT: a path,
+ *    not an abstract name, so that processes in the hosts' network
+ *    namespaces (`fabsim up --ip`) reach each other;
  *  - connections accepted on it: one per process sending to us;
  *  - our connections to the processes we send to, one per process,
  *    watched for hang-up, and for room while messages wait in `q`: a
@@ -115,6 +118,9 @@ struct route {
 
 static struct {
 	int ep, lfd, dfd;
+	int dirfd;	     /* the fabric directory, for names sun_path cannot hold */
+	pid_t owner;	     /* the process that bound the listener (not a fork child) */
+	char name[64];	     /* the listener's name in the fabric directory */
 	const uint64_t *gen; /* the daemon's generation word, mapped */
 	struct src daemon, listen;
 	struct peer *peers;
@@ -125,7 +131,7 @@ static struct {
 	bool draining_ins;
 	struct epoll_event ready[READY_MAX];
 	int nready, iready;
-} vd = {.ep = -1, .lfd = -1, .dfd = -1};
+} vd = {.ep = -1, .lfd = -1, .dfd = -1, .dirfd = -1};
 
 struct vdirect_stats vdirect_stats;
 
@@ -154,28 +160,75 @@ static const uint64_t *gen_map(void)
 	return m == MAP_FAILED ? NULL : m;
 }
 
+static int sock_path(struct sockaddr_un *sa, const char *name);
+
+/* The listener's file goes with it (fabsimd removes those of processes
+ * that die without exiting); a fork child's exit leaves its parent's. */
+static void listener_unlink(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+	if (vd.owner != getpid() || !vd.name[0] || sock_path(&sa, vd.name))
+		return;
+	unlink(sa.sun_path);
+	vd.name[0] = 0;
+}
+
+/*
+ * sun_path for `name` (relative to the fabric directory): DIR/name when
+ * it fits in sun_path's 108 bytes, else through the directory's fd
+ * (/proc/self/fd/N/name), which any directory path fits.  0 or -errno.
+ */
+static int sock_path(struct sockaddr_un *sa, const char *name)
+{
+	const char *dir = getenv("FABSIM_DIR");
+	int n;
+
+	if (!dir)
+		return -ENOENT;
+	n = snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/%s", dir, name);
+	if (n > 0 && n < (int)sizeof(sa->sun_path))
+		return 0;
+	if (vd.dirfd < 0)
+		vd.dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (vd.dirfd < 0)
+		return -errno;
+	n = snprintf(sa->sun_path, sizeof(sa->sun_path), "/proc/self/fd/%d/%s", vd.dirfd, name);
+	return n > 0 && n < (int)sizeof(sa->sun_path) ? 0 : -ENAMETOOLONG;
+}
+
 static int listener_open(struct fsp_verbs_direct *d)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	socklen_t sl = sizeof(sa_family_t);
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	struct timespec t;
+	int fd, ret;
 
+	/* Unique among the fabric's processes, past and present. */
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	snprintf(vd.name, sizeof(vd.name), "%s/%d.%llx", FSP_VERBS_DIRECT_DIR, (int)getpid(),
+		 (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec);
+	ret = sock_path(&sa, vd.name);
+	if (ret)
+		return ret;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	/* Autobind: the kernel picks an unused abstract name. */
-	if (bind(fd, (struct sockaddr *)&sa, sl) || listen(fd, 128))
-		goto fail;
-	sl = sizeof(sa);
-	if (getsockname(fd, (struct sockaddr *)&sa, &sl) || sl <= sizeof(sa_family_t))
-		goto fail;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	vd.owner = getpid();
+	if (listen(fd, 128)) {
+		ret = -errno;
+		listener_unlink();
+		close(fd);
+		return ret;
+	}
 	memset(d, 0, sizeof(*d));
-	d->addr_len = (uint32_t)(sl - sizeof(sa_family_t));
-	memcpy(d->addr, sa.sun_path, d->addr_len);
+	d->addr_len = (uint32_t)strlen(vd.name);
+	memcpy(d->addr, vd.name, d->addr_len);
 	return fd;
-fail:
-	sl = (socklen_t)errno;
-	close(fd);
-	return -(int)sl;
 }
 
 int vdirect_open(int daemon_fd)
@@ -204,6 +257,7 @@ int vdirect_open(int daemon_fd)
 	vd.listen = (struct src){SRC_LISTEN, vd.lfd};
 	if (ep_add(&vd.listen, EPOLLIN) ||
 	    verbs_client_send(daemon_fd, FSP_VERBS_DIRECT, 0, &d, sizeof(d))) {
+		listener_unlink();
 		close(vd.lfd);
 		vd.lfd = -1;
 	}
@@ -501,23 +555,27 @@ void *vdirect_route(const uint8_t *pkt, size_t len)
 static struct peer *peer_get(const struct fsp_verbs_route *g)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char name[FSP_VERBS_ADDR_MAX + 1];
 	int sndbuf = PEER_SNDBUF;
 	struct peer *p;
 	int fd;
 
-	if (g->addr_len < 2 || g->addr_len > sizeof(sa.sun_path))
+	if (g->addr_len < 2 || g->addr_len > FSP_VERBS_ADDR_MAX)
 		return NULL;
 	for (p = vd.peers; p; p = p->next)
 		if (p->addr_len == g->addr_len && !memcmp(p->addr, g->addr, g->addr_len))
 			break;
 	if (p && !p->dead)
 		return p;
-	memcpy(sa.sun_path, g->addr, g->addr_len);
+	memcpy(name, g->addr, g->addr_len);
+	name[g->addr_len] = 0;
+	if (strlen(name) != g->addr_len || sock_path(&sa, name))
+		return NULL;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return NULL;
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-	if (connect(fd, (struct sockaddr *)&sa, (socklen_t)(sizeof(sa_family_t) + g->addr_len))) {
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		close(fd);
 		return NULL;
 	}
@@ -776,6 +834,7 @@ void vdirect_exit(void)
 				r->state = R_REFUSED;
 				pend_flush(r);
 			}
+	listener_unlink();
 }
 
 void vdirect_daemon_gone(void)

@@ -33,8 +33,11 @@
  * Active links exists, no `fabsim fault` rule exists, neither port is
  * captured), the daemon lets the sender hand it to the receiving process
  * directly, as a switch's cut-through forwarding does not change what
- * arrives.  Each process listens on a SOCK_SEQPACKET socket (abstract
- * name, FSP_VERBS_DIRECT tells it); a sender asks FSP_VERBS_ROUTE for a
+ * arrives.  Each process listens on a SOCK_SEQPACKET socket, a file in
+ * the directory FSP_VERBS_DIRECT_DIR of the fabric directory (a path, so
+ * that it is reached from every network namespace; FSP_VERBS_DIRECT
+ * tells its name relative to the fabric directory, and the daemon
+ * removes it when the process's stream closes); a sender asks FSP_VERBS_ROUTE for a
  * (DLID, DestQP block) and gets the owner's name, or a refusal, tagged
  * with the fabric generation: a counter in the file FSP_VERBS_GEN_FILE of
  * the fabric directory, mapped by every process, that the daemon bumps
@@ -115,10 +118,13 @@ struct fsp_verbs_qpn_release {
 };
 
 #define FSP_VERBS_GEN_FILE "verbs.gen"
-#define FSP_VERBS_ADDR_MAX 108u /* sun_path */
+#define FSP_VERBS_DIRECT_DIR "direct" /* the listeners' directory */
+#define FSP_VERBS_ADDR_MAX 108u
 
 struct fsp_verbs_direct {
-	uint32_t addr_len; /* bytes of addr used (abstract: leading NUL) */
+	/* bytes of addr used: "direct/NAME", relative to the fabric
+	 * directory, no NUL, no other '/' */
+	uint32_t addr_len;
 	uint8_t addr[FSP_VERBS_ADDR_MAX];
 };
 

@@ -239,10 +239,13 @@ static struct ibv_qp *qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a
 	uint32_t qpn, h;
 	int ret;
 
+	/*
+	 * Only upper bounds, as rxe_qp_chk_cap: a queue of 0 WRs (a QP that
+	 * only sends, or only receives) is valid; posting to it fails.
+	 */
 	if (!pd || !a || !a->send_cq || !a->recv_cq ||
 	    (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD) ||
-	    !a->cap.max_send_wr || a->cap.max_send_wr > VERBS_MAX_WR ||
-	    a->cap.max_recv_wr > VERBS_MAX_WR || (!a->srq && !a->cap.max_recv_wr) ||
+	    a->cap.max_send_wr > VERBS_MAX_WR || a->cap.max_recv_wr > VERBS_MAX_WR ||
 	    a->cap.max_send_sge > VERBS_MAX_SGE || a->cap.max_recv_sge > VERBS_MAX_SGE ||
 	    a->cap.max_inline_data > VERBS_MAX_INLINE) {
 		errno = EINVAL;

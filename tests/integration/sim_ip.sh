@@ -4,8 +4,10 @@
 # the fabric's own one.  Programs that bootstrap over TCP then run
 # unmodified between hosts: ping (IPv4, IPv6), ibv_rc_pingpong over a
 # host's loopback, perftest (TCP exchange to the server's IP), qperf (its
-# TCP control channel, rc_lat).  `fabsim down` stops the namespaces'
-# holders.  Needs root (network namespaces): skipped without.
+# TCP control channel, rc_lat; and its RDMA CM mode on madcm, rc_lat
+# and rc_bw, in-process and through madcmd).  Verbs cut-through works
+# between the namespaces.  `fabsim down` stops the namespaces' holders.
+# Needs root (network namespaces): skipped without.
 . "$(dirname "$0")/sim_common.sh"
 skip_missing ping iputils-ping
 skip_missing ib_send_lat perftest
@@ -88,10 +90,51 @@ echo "ok: ibv_rc_pingpong on 127.0.0.1"
 
 pair send_lat ib_send_lat -p $((port + 1)) -n 200 -- ib_send_lat -p $((port + 1)) -n 200 $H1
 grep -q "^ *2 *200 " "$out/send_lat.c" || { cat "$out/send_lat.c"; fail "send_lat: no result row"; }
+export FABSIM_VERBS_STATS=1
 pair write_bw ib_write_bw -p $((port + 2)) -n 200 -- ib_write_bw -p $((port + 2)) -n 200 $H1
+unset FABSIM_VERBS_STATS
 grep -q "^ *65536 *200 " "$out/write_bw.c" || { cat "$out/write_bw.c"; fail "write_bw: no result row"; }
+# cut-through between namespaces: its listeners are paths (DIR/direct)
+grep -q "direct tx [1-9]" "$out/write_bw.c" || { cat "$out/write_bw.c"; fail "write_bw: no cut-through"; }
 pair qperf qperf -lp $((port + 3)) -- qperf -lp $((port + 3)) -t 1 $H1 rc_lat
 grep -q "latency  *=" "$out/qperf.c" || { cat "$out/qperf.c"; fail "qperf: no latency"; }
+
+# qperf in its RDMA CM mode (-cm1) on madcm's librdmacm: the server's
+# child for each test binds, tells the client the port over TCP and only
+# then listens (Debian's qperf 0.4.11), so a listen that was not at once
+# REJected the client's REQ (2-3 connects in 10).  10 rc_lat and 3 rc_bw
+# (QPs of 0 receive / 0 send WRs) in a row, in-process, then through
+# madcmd.
+MADCM=$top_builddir/tools/madcm
+[ -f "$top_builddir/lib/.libs/librdmacm.so.1" ] || fail "librdmacm.so.1 not built"
+qperf_cm() {
+	mode=$1 qp=$((port + $2)) n=0
+	"$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$MADCM" run qperf -lp $qp >"$out/qperf_cm.$mode.s" 2>&1 &
+	sp=$!
+	bg_pids="$bg_pids $sp"
+	sleep 0.5
+	for t in rc_lat rc_lat rc_lat rc_lat rc_lat rc_lat rc_lat rc_lat rc_lat rc_lat rc_bw rc_bw rc_bw; do
+		n=$((n + 1))
+		if ! timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$MADCM" run \
+			qperf -lp $qp -cm1 -t 1 $H1 $t >"$out/qperf_cm.$mode.c" 2>&1 ||
+			! grep -Eq "(latency|bw)  *=" "$out/qperf_cm.$mode.c"; then
+			cat "$out/qperf_cm.$mode.c"
+			echo "--- server"
+			tail -20 "$out/qperf_cm.$mode.s"
+			kill $sp
+			fail "qperf -cm1 $t ($mode), test $n"
+		fi
+	done
+	kill $sp
+	wait $sp 2>/dev/null
+	echo "ok: qperf -cm1 rc_lat x10, rc_bw x3 ($mode)"
+}
+qperf_cm in-process 4
+fs madcmd h1 start >/dev/null || fail "madcmd h1"
+fs madcmd h2 start >/dev/null || fail "madcmd h2"
+qperf_cm madcmd 5
+fs madcmd h1 stop >/dev/null
+fs madcmd h2 stop >/dev/null
 
 # down stops the namespaces' holders
 holders=$(cat "$FABSIM_DIR"/net/*.pid)

@@ -46,6 +46,8 @@
 #include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +57,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 
 #include <infiniband/mad.h>
@@ -117,11 +120,14 @@ struct ep {
 	uint32_t psn;
 };
 
-static void ep_create(struct ep *e, enum ibv_qp_type type, int qp_access, int mr_access)
+static struct ibv_comp_channel *ep_channel; /* for the next ep's CQ, if set */
+
+static void ep_create_wrs(struct ep *e, enum ibv_qp_type type, int qp_access, int mr_access,
+			  uint32_t send_wr, uint32_t recv_wr)
 {
 	struct ibv_qp_init_attr ia = {
-	    .cap = {.max_send_wr = 64,
-		    .max_recv_wr = 64,
+	    .cap = {.max_send_wr = send_wr,
+		    .max_recv_wr = recv_wr,
 		    .max_send_sge = 2,
 		    .max_recv_sge = 2,
 		    .max_inline_data = 64},
@@ -133,7 +139,7 @@ static void ep_create(struct ep *e, enum ibv_qp_type type, int qp_access, int mr
 
 	memset(e, 0, sizeof(*e));
 	e->buf = calloc(1, BUFSZ);
-	e->cq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
+	e->cq = ibv_create_cq(ctx, 256, NULL, ep_channel, 0);
 	ia.send_cq = ia.recv_cq = e->cq;
 	e->qp = ibv_create_qp(pd, &ia);
 	e->mr = ibv_reg_mr(pd, e->buf, BUFSZ, mr_access);
@@ -147,6 +153,11 @@ static void ep_create(struct ep *e, enum ibv_qp_type type, int qp_access, int mr
 		fprintf(stderr, "to INIT failed\n");
 		exit(1);
 	}
+}
+
+static void ep_create(struct ep *e, enum ibv_qp_type type, int qp_access, int mr_access)
+{
+	ep_create_wrs(e, type, qp_access, mr_access, 64, 64);
 }
 
 static void ep_destroy(struct ep *e)
@@ -353,6 +364,154 @@ static void check_data_ops(void)
 	      ibv_wc_status_str(wc.status));
 	ep_destroy(&a);
 	ep_destroy(&b);
+}
+
+/*
+ * A QP may have no send queue or no receive queue (0 WRs), as on rxe and
+ * mlx5 (qperf's rc_bw makes such QPs): it works in the other direction,
+ * and a post to the empty one fails with ENOMEM.
+ */
+static void check_zero_queues(void)
+{
+	struct ep a, b;
+	struct ibv_wc wc;
+
+	ep_create_wrs(&a, IBV_QPT_RC, ALL_REMOTE, ALL_REMOTE, 16, 0); /* sends only */
+	ep_create_wrs(&b, IBV_QPT_RC, ALL_REMOTE, ALL_REMOTE, 0, 16); /* receives only */
+	connect_pair(&a, &b, 14, 7, 7);
+	CHECK(post_recv(&a, 1, 64) == ENOMEM, "post_recv on 0 receive WRs accepted");
+	CHECK(post(&b, IBV_WR_SEND, 10, 0, 0, 0) == ENOMEM, "post_send on 0 send WRs accepted");
+	CHECK(post_recv(&b, 2, 4096) == 0, "post_recv");
+	memset(a.buf, 0x3c, 2000);
+	CHECK(post(&a, IBV_WR_SEND, 2000, 0, 0, 0) == 0, "post send");
+	CHECK(wait_wc(a.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND,
+	      "send completion (0-WR queues)");
+	CHECK(wait_wc(b.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+		  wc.byte_len == 2000,
+	      "recv completion (0-WR queues)");
+	CHECK(post(&a, IBV_WR_RDMA_WRITE, 3000, (uintptr_t)b.buf + 100, b.mr->rkey, 0) == 0,
+	      "post write");
+	CHECK(wait_wc(a.cq, &wc, 2000) && wc.status == IBV_WC_SUCCESS,
+	      "write completion (0-WR queues)");
+	ep_destroy(&a);
+	ep_destroy(&b);
+}
+
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+/* A SEND from ep `to_send` after `ms`, unless called off first. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool off;
+	int ms;
+	struct ep *to_send;
+} later = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0, NULL};
+
+static void *send_later(void *arg)
+{
+	struct timespec end;
+	bool off;
+
+	(void)arg;
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_nsec += (long)later.ms * 1000000L;
+	end.tv_sec += end.tv_nsec / 1000000000L;
+	end.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&later.lock);
+	while (!later.off && pthread_cond_timedwait(&later.cond, &later.lock, &end) == 0)
+		;
+	off = later.off;
+	pthread_mutex_unlock(&later.lock);
+	if (!off && post(later.to_send, IBV_WR_SEND, 10, 0, 0, 0))
+		fprintf(stderr, "send_later: post failed\n");
+	return NULL;
+}
+
+static bool send_later_start(pthread_t *t, struct ep *e, int ms)
+{
+	later.off = false;
+	later.ms = ms;
+	later.to_send = e;
+	return !pthread_create(t, NULL, send_later, NULL);
+}
+
+static void send_later_stop(pthread_t t, bool call_off)
+{
+	pthread_mutex_lock(&later.lock);
+	later.off = call_off;
+	pthread_cond_signal(&later.cond);
+	pthread_mutex_unlock(&later.lock);
+	pthread_join(t, NULL);
+}
+
+/*
+ * A signal caught while ibv_get_cq_event waits acts as on the kernel's
+ * read() of the channel: with SA_RESTART the wait goes on, without it
+ * the call fails with EINTR (qperf ends its tests so: a SIGALRM handler
+ * without SA_RESTART; it hung when the wait went on).
+ */
+static void check_cq_event_signal(void)
+{
+	struct ibv_comp_channel *chan = ibv_create_comp_channel(ctx);
+	struct sigaction sa = {.sa_handler = on_alarm}, old;
+	struct itimerval it = {.it_value = {.tv_usec = 50 * 1000}};
+	struct ibv_cq *cq = NULL;
+	struct ep a, b;
+	pthread_t t;
+	void *cctx;
+	int rc;
+
+	if (!chan) {
+		CHECK(0, "ibv_create_comp_channel");
+		return;
+	}
+	ep_channel = chan;
+	ep_create(&b, IBV_QPT_RC, ALL_REMOTE, ALL_REMOTE);
+	ep_channel = NULL;
+	ep_create(&a, IBV_QPT_RC, ALL_REMOTE, ALL_REMOTE);
+	connect_pair(&a, &b, 14, 7, 7);
+	sigaction(SIGALRM, &sa, &old);
+	CHECK(ibv_req_notify_cq(b.cq, 0) == 0, "req_notify");
+	CHECK(post_recv(&b, 1, 64) == 0, "post_recv");
+	/* A completion after 10 s ends the wait if the signal does not. */
+	if (!send_later_start(&t, &a, 10000)) {
+		CHECK(0, "pthread_create");
+		goto out;
+	}
+	setitimer(ITIMER_REAL, &it, NULL);
+	errno = 0;
+	rc = ibv_get_cq_event(chan, &cq, &cctx);
+	CHECK(rc == -1 && errno == EINTR,
+	      "get_cq_event through a signal without SA_RESTART: %d (%s)", rc, strerror(errno));
+	send_later_stop(t, true);
+	if (!rc)
+		ibv_ack_cq_events(b.cq, 1);
+	/* With SA_RESTART: the completion 300 ms later ends it. */
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	if (rc && ibv_req_notify_cq(b.cq, 0) == 0 && send_later_start(&t, &a, 300)) {
+		alarms = 0;
+		setitimer(ITIMER_REAL, &it, NULL);
+		rc = ibv_get_cq_event(chan, &cq, &cctx);
+		CHECK(rc == 0 && cq == b.cq && alarms == 1,
+		      "get_cq_event through a SA_RESTART signal: %d (%s), %d alarm(s)", rc,
+		      strerror(errno), (int)alarms);
+		send_later_stop(t, false);
+		if (!rc)
+			ibv_ack_cq_events(b.cq, 1);
+	}
+out:
+	sigaction(SIGALRM, &old, NULL);
+	ep_destroy(&a);
+	ep_destroy(&b);
+	ibv_destroy_comp_channel(chan);
 }
 
 /* An RC send that cannot be delivered fails with `want` after about
@@ -572,6 +731,8 @@ static int cmd_loopback(void)
 	open_dev();
 	check_modify_masks();
 	check_data_ops();
+	check_zero_queues();
+	check_cq_event_signal();
 	check_failures();
 	check_sqd();
 	check_ud();

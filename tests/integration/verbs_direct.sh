@@ -25,6 +25,11 @@
 #     not die with the process (they did in about 2 runs of 3, and
 #     udaddy's client hung waiting for them).  20 runs, new processes
 #     each time.
+#  9. The listeners are socket files in DIR/direct: none is left once
+#     their processes are gone, killed ones too (fabsimd removes them).
+# 10. A fabric directory whose socket paths do not fit in sun_path (108
+#     bytes) still cuts through (the names are reached through
+#     /proc/self/fd/N/).
 . "$(dirname "$0")/verbs_lib.sh"
 fab_up --gen b2b
 stat() { on h1 "$VERBS_CHECK" daemon-stats | sed -n "s/.* $1 \([0-9]*\).*/\1/p"; }
@@ -114,4 +119,51 @@ for i in $(seq 1 20); do
 		{ cat "$vt_dir/ud.srv" "$vt_dir/ud.cli"; fail "UD replies on an AH from the WC lost (run $i)"; }
 done
 echo "20 UD request/reply runs passed"
+
+bg_on h1 "$VERBS_CHECK" hold 1 60 >"$vt_dir/hold.out" 2>&1
+hpid=$!
+i=0
+until grep -q holding "$vt_dir/hold.out"; do
+	i=$((i + 1))
+	[ $i -lt 300 ] || fail "verbs_check hold did not start"
+	sleep 0.1
+done
+ls "$vt_dir/fab/direct" | grep -q "^$hpid\." || fail "no listener of $hpid in DIR/direct"
+kill -9 $hpid
+i=0
+while ls "$vt_dir/fab/direct" | grep -q "^$hpid\."; do
+	i=$((i + 1))
+	[ $i -lt 300 ] || { ls -l "$vt_dir/fab/direct"; fail "the listener of a killed process stays"; }
+	sleep 0.1
+done
+# of the processes that exited, none is left (the stream's server runs)
+for f in "$vt_dir"/fab/direct/*; do
+	[ -e "$f" ] || continue
+	p=${f##*/}
+	kill -0 "${p%%.*}" 2>/dev/null || { ls -l "$vt_dir/fab/direct"; fail "$f left by a process gone"; }
+done
+echo "DIR/direct: no listener of a process gone"
+
+# 90 bytes: fabsimd.sock fits, DIR/direct/PID.TIME does not
+long=$vt_dir/long
+while [ ${#long} -lt 90 ]; do long=${long}x; done
+if [ ${#long} -gt 90 ]; then
+	echo "(TMPDIR too long for the long-directory case)"
+else
+	trap '"$FABSIM" --dir "$long" down >/dev/null 2>&1; vt_cleanup' EXIT
+	"$FABSIM" --dir "$long" up --gen b2b >"$vt_dir/long.up" 2>&1 ||
+		{ cat "$vt_dir/long.up"; fail "fabric in $long"; }
+	port=$(vt_port 49)
+	FABSIM_VERBS_STATS=1 "$FABSIM" --dir "$long" run h1 -- ibv_rc_pingpong -p "$port" -n 200 \
+		>"$vt_dir/long.srv" 2>&1 &
+	spid=$!
+	vt_pids="$vt_pids $spid"
+	sleep 0.5
+	FABSIM_VERBS_STATS=1 "$FABSIM" --dir "$long" run h2 -- ibv_rc_pingpong -p "$port" -n 200 \
+		127.0.0.1 >"$vt_dir/long.cli" 2>&1 || { cat "$vt_dir/long.cli"; fail "ping-pong in $long"; }
+	wait $spid || { cat "$vt_dir/long.srv"; fail "ping-pong server in $long"; }
+	grep -q "direct tx [1-9]" "$vt_dir/long.cli" ||
+		{ cat "$vt_dir/long.cli"; fail "no cut-through with a ${#long}-byte directory"; }
+	echo "a ${#long}-byte fabric directory cuts through"
+fi
 echo PASS

@@ -1,9 +1,10 @@
 #!/bin/sh
 # Failures as hardware has them: missing RTR attributes (EINVAL), wrong
 # destination QPN, wrong PSN, peer QP in RESET, RNR, remote write without
-# access rights, bad lkey, flush on ERR (verbs_check loopback); and a link
-# taken down in the middle of a transfer: IBV_WC_RETRY_EXC_ERR, and
-# IBV_EVENT_PORT_ERR on the async fd.
+# access rights, bad lkey, flush on ERR, posts to a queue of 0 WRs, a
+# signal in ibv_get_cq_event (EINTR unless SA_RESTART)
+# (verbs_check loopback); and a link taken down in the middle of a
+# transfer: IBV_WC_RETRY_EXC_ERR, and IBV_EVENT_PORT_ERR on the async fd.
 . "$(dirname "$0")/verbs_lib.sh"
 fab_up --gen b2b
 on h1 "$VERBS_CHECK" loopback || fail "loopback checks"
