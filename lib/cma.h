@@ -272,8 +272,7 @@ struct cma_event {
 /* Process state. */
 struct cma_global {
 	pthread_mutex_t lock;
-	pthread_once_t once;
-	int init_err; /* errno of a failed init */
+	int init_err; /* errno of a failed remake in a fork()ed child */
 	struct ibv_device **dev_list;
 	struct cma_device *devs;
 	int ndevs;

@@ -23,8 +23,16 @@
 
 struct cma_global cma = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
-    .once = PTHREAD_ONCE_INIT,
 };
+
+/*
+ * The first use's set-up, made under init_lock until it succeeds: a
+ * failure (ENOMEM, no device yet) undoes what it made and the next call
+ * tries again, as rdma-core's ucma_init does; init_done is read without
+ * the lock once set.
+ */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool init_done;
 
 uint32_t cma_random32(void)
 {
@@ -74,7 +82,29 @@ static int open_device(struct cma_device *d, struct ibv_device *dev)
 	return 0;
 }
 
-static void init_once(void)
+/* What a failed init_try() made, undone: the next call starts afresh. */
+static void init_undo(void)
+{
+	if (cma.loop)
+		mad_loop_destroy(cma.loop);
+	cma.loop = NULL;
+	madcm_addrs_close(cma.addrs);
+	cma.addrs = NULL;
+	cma_roce_ports_forget();
+	for (int i = 0; i < cma.ndevs; i++) {
+		free(cma.devs[i].ports);
+		ibv_close_device(cma.devs[i].verbs);
+	}
+	free(cma.devs);
+	cma.devs = NULL;
+	cma.ndevs = 0;
+	if (cma.dev_list)
+		ibv_free_device_list(cma.dev_list);
+	cma.dev_list = NULL;
+}
+
+/* 0, or the errno of the failure (then init_undo()). */
+static int init_try(void)
 {
 	char err[256] = "";
 	int n = 0, rc;
@@ -83,30 +113,20 @@ static void init_once(void)
 		cma.rand_state = (uint64_t)(uintptr_t)&cma ^ 0x9E3779B97F4A7C15ull;
 	cma.rand_state |= 1;
 	cma.dev_list = ibv_get_device_list(&n);
-	if (!cma.dev_list || n <= 0) {
-		cma.init_err = ENODEV;
-		return;
-	}
+	if (!cma.dev_list || n <= 0)
+		return ENODEV;
 	cma.devs = calloc((size_t)n, sizeof(*cma.devs));
-	if (!cma.devs) {
-		cma.init_err = ENOMEM;
-		return;
-	}
+	if (!cma.devs)
+		return ENOMEM;
 	for (int i = 0; i < n; i++)
 		if (!open_device(&cma.devs[cma.ndevs], cma.dev_list[i]))
 			cma.ndevs++;
-	for (int i = 0; i < cma.ndevs; i++)
-		cma_async_start(&cma.devs[i]);
-	if (!cma.ndevs) {
-		cma.init_err = ENODEV;
-		return;
-	}
+	if (!cma.ndevs)
+		return ENODEV;
 	/* RoCE hook: beside the kernel's ib_cm madcm can only fail (or hang). */
 	rc = cma_roce_kernel_cm_check();
-	if (rc) {
-		cma.init_err = -rc;
-		return;
-	}
+	if (rc)
+		return -rc;
 	rc = madcm_addrs_open(&cma.addrs, err, sizeof(err));
 	if (rc) {
 		/* A broken address file is the user's to fix: say where. */
@@ -116,13 +136,15 @@ static void init_once(void)
 	rc = mad_loop_create(&cma.loop, NULL, NULL);
 	if (!rc)
 		rc = mad_loop_start(cma.loop);
-	if (rc) {
-		cma.init_err = -rc;
-		return;
-	}
+	if (rc)
+		return -rc;
+	/* Last: their threads (detached, for the life of the process) are not undone. */
+	for (int i = 0; i < cma.ndevs; i++)
+		cma_async_start(&cma.devs[i]);
 	cma_fork_arm();
 	cma_daemon_choose();
 	cma_exit_arm();
+	return 0;
 }
 
 void cma_fork_reinit(void)
@@ -147,7 +169,21 @@ void cma_test_env(const struct mad_umad_ops *ops, void *ctx)
 
 int cma_init(void)
 {
-	pthread_once(&cma.once, init_once);
+	if (!__atomic_load_n(&init_done, __ATOMIC_ACQUIRE)) {
+		int err = 0;
+
+		pthread_mutex_lock(&init_lock);
+		if (!init_done) {
+			err = init_try();
+			if (err)
+				init_undo();
+			else
+				__atomic_store_n(&init_done, true, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&init_lock);
+		if (err)
+			return cma_err(err);
+	}
 	if (!cma.init_err && cma.forked)
 		pthread_once(&cma.fork_once, cma_fork_reinit);
 	if (cma.init_err)
