@@ -208,8 +208,12 @@ int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 
 	pthread_mutex_lock(&cma.lock);
 	if (p->rt && !p->rt_lost) {
+		bool renotice = p->notice_failed;
+
 		*out = p->rt;
 		pthread_mutex_unlock(&cma.lock);
+		if (renotice)
+			cma_notice_retry(p); /* a failed subscription (cma_notice.c) */
 		return 0;
 	}
 	pthread_mutex_unlock(&cma.lock);

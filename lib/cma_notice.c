@@ -16,25 +16,39 @@
  * opening a port's CM takes its CM class from other processes, which a
  * bind must not.  Again when the port comes back or the SM asks clients
  * to register again (cma_async.c), since the SA forgets the
- * subscriptions of a port it drops, and a new SM knows none.
+ * subscriptions of a port it drops, and a new SM knows none.  And again
+ * after a failure (ENOMEM, no answer, a refusal), at a later use of the
+ * port (cma_notice_retry): the port stays usable, as the kernel's does,
+ * and should not stay deaf to the notices for the life of the process.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
 #include "cm/runtime.h"
 #include "lib/cma.h"
+#include "mad/timer.h"
 #include "sa/client.h"
 
 static struct cma_notice_stats nst; /* under cma.lock */
 
+/* A subscription failed: counted, and made again later; under cma.lock. */
+static void sub_failed(struct cma_port *p)
+{
+	nst.sub_errors++;
+	p->notice_failed = true;
+	p->notice_failed_ns = mad_clock_monotonic_ns(NULL);
+}
+
 static void on_subscribed(void *arg, int status)
 {
-	(void)arg;
+	struct cma_port *p = arg;
+
 	pthread_mutex_lock(&cma.lock);
 	if (status)
-		nst.sub_errors++;
+		sub_failed(p);
 	else
 		nst.subscribed++;
 	pthread_mutex_unlock(&cma.lock);
@@ -66,10 +80,44 @@ out:
 	pthread_mutex_unlock(&cma.lock);
 }
 
+/* The Report handler (once) and the Sets of InformInfo. */
+static void subscribe(struct cma_port *p, struct cm_runtime *rt)
+{
+	struct sa_client *sa = cm_runtime_sa(rt);
+	bool handler;
+	int rc;
+
+	if (!sa)
+		return; /* RoCE: no SA */
+	pthread_mutex_lock(&cma.lock);
+	handler = p->notice_handler;
+	pthread_mutex_unlock(&cma.lock);
+	if (!handler) {
+		rc = sa_notice_handler(sa, on_notice, p);
+		pthread_mutex_lock(&cma.lock);
+		if (rc == -ENOMEM) {
+			sub_failed(p);
+		} else if (rc) {
+			/* The port's Report method is another agent's (another process). */
+			nst.sub_errors++;
+			p->notices = false; /* nothing to renew */
+		}
+		p->notice_handler = !rc;
+		pthread_mutex_unlock(&cma.lock);
+		if (rc)
+			return;
+	}
+	if (sa_notice_subscribe_async(sa, SA_TRAP_GID_IN_SERVICE, SA_TRAP_GID_OUT_OF_SERVICE, true,
+				      on_subscribed, p)) {
+		pthread_mutex_lock(&cma.lock);
+		sub_failed(p);
+		pthread_mutex_unlock(&cma.lock);
+	}
+}
+
 void cma_notice_port(struct cma_port *p, bool again)
 {
 	struct cm_runtime *rt;
-	struct sa_client *sa;
 
 	pthread_mutex_lock(&cma.lock);
 	rt = p->rt;
@@ -79,24 +127,28 @@ void cma_notice_port(struct cma_port *p, bool again)
 		return;
 	}
 	p->notices = true;
+	p->notice_failed = false;
+	if (!again)
+		p->notice_handler = false; /* a new runtime's SA client */
 	pthread_mutex_unlock(&cma.lock);
-	sa = cm_runtime_sa(rt);
-	if (!sa)
-		return; /* RoCE: no SA */
-	if (!again && sa_notice_handler(sa, on_notice, p)) {
-		/* The port's Report method is another agent's (another process). */
-		pthread_mutex_lock(&cma.lock);
-		nst.sub_errors++;
-		p->notices = false; /* nothing to renew */
+	subscribe(p, rt);
+}
+
+void cma_notice_retry(struct cma_port *p)
+{
+	uint64_t now = mad_clock_monotonic_ns(NULL);
+	struct cm_runtime *rt;
+
+	pthread_mutex_lock(&cma.lock);
+	rt = p->rt;
+	if (!rt || !p->notices || !p->notice_failed ||
+	    now - p->notice_failed_ns < CMA_RT_RETRY_MS * 1000000ull) {
 		pthread_mutex_unlock(&cma.lock);
 		return;
 	}
-	if (sa_notice_subscribe_async(sa, SA_TRAP_GID_IN_SERVICE, SA_TRAP_GID_OUT_OF_SERVICE, true,
-				      on_subscribed, p)) {
-		pthread_mutex_lock(&cma.lock);
-		nst.sub_errors++;
-		pthread_mutex_unlock(&cma.lock);
-	}
+	p->notice_failed = false;
+	pthread_mutex_unlock(&cma.lock);
+	subscribe(p, rt);
 }
 
 void cma_notice_stats(struct cma_notice_stats *out)
