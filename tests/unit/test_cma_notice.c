@@ -304,15 +304,18 @@ static void test_notices(void **state)
 static void test_verbs_then_notice(void **state)
 {
 	struct cma_port *p;
+	bool moved;
 
 	(void)state;
 	wait_until(subscribed);
+	/* Asserted after the unlock: a failure must not leave cma.lock held. */
 	pthread_mutex_lock(&cma.lock);
 	p = cma_port_by_gid(gid5);
-	assert_non_null(p);
 	/* What cma_async.c does on IBV_EVENT_PORT_ERR. */
-	assert_true(cma_port_service(p, false));
+	moved = p && cma_port_service(p, false);
 	pthread_mutex_unlock(&cma.lock);
+	assert_non_null(p);
+	assert_true(moved);
 	expect_addr_change();
 	report_and_wait(SA_TRAP_GID_OUT_OF_SERVICE, gid5, 0x200, false);
 	expect_no_event();
@@ -320,8 +323,9 @@ static void test_verbs_then_notice(void **state)
 	report_and_wait(SA_TRAP_GID_IN_SERVICE, gid5, 0x201, false);
 	expect_addr_change();
 	pthread_mutex_lock(&cma.lock);
-	assert_false(cma_port_service(p, true));
+	moved = cma_port_service(p, true);
 	pthread_mutex_unlock(&cma.lock);
+	assert_false(moved);
 	expect_no_event();
 }
 
