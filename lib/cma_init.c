@@ -62,7 +62,7 @@ static int open_device(struct cma_device *d, struct ibv_device *dev)
 		/* The slot is reused for the next device: leave nothing open in it. */
 		ibv_close_device(d->verbs);
 		d->verbs = NULL;
-		return -1;
+		return -ENOMEM;
 	}
 	for (int i = 0; i < d->nports; i++) {
 		struct cma_port *p = &d->ports[i];
@@ -118,9 +118,13 @@ static int init_try(void)
 	cma.devs = calloc((size_t)n, sizeof(*cma.devs));
 	if (!cma.devs)
 		return ENOMEM;
-	for (int i = 0; i < n; i++)
-		if (!open_device(&cma.devs[cma.ndevs], cma.dev_list[i]))
+	for (int i = 0; i < n; i++) {
+		rc = open_device(&cma.devs[cma.ndevs], cma.dev_list[i]);
+		if (rc == -ENOMEM)
+			return ENOMEM; /* not a device left out for good: all again later */
+		if (!rc)
 			cma.ndevs++;
+	}
 	if (!cma.ndevs)
 		return ENODEV;
 	/* RoCE hook: beside the kernel's ib_cm madcm can only fail (or hang). */
