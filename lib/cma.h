@@ -119,7 +119,10 @@ struct cma_port {
 	 * both move it, and only a move makes events (cma_async.c).
 	 */
 	int8_t service;
-	bool notices; /* its SA client takes the SA's GID notices (cma_notice.c) */
+	bool notices;		   /* its SA client takes the SA's GID notices (cma_notice.c) */
+	bool notice_handler;	   /* its Report handler is set */
+	bool notice_failed;	   /* the last subscription failed: made again later */
+	uint64_t notice_failed_ns; /* when: tried again CMA_RT_RETRY_MS later */
 	/*
 	 * A fork()ed child whose parent owned this port's CM in-process (no
 	 * madcmd): the CM class is the parent's agent's, so every call that
@@ -273,8 +276,7 @@ struct cma_event {
 /* Process state. */
 struct cma_global {
 	pthread_mutex_t lock;
-	pthread_once_t once;
-	int init_err; /* errno of a failed init */
+	int init_err; /* errno of a failed remake in a fork()ed child */
 	struct ibv_device **dev_list;
 	struct cma_device *devs;
 	int ndevs;
@@ -392,7 +394,7 @@ void cma_attach(struct cma_id *id, struct cma_port *p);
  * id's, so an id whose link was taken over cannot remove its successor's.
  */
 int cma_conn_add(struct cma_port *p, uint32_t conn, struct cma_id *id);
-/* The lock that makes opens of ports' CM runtimes one at a time (fork). */
+/* The locks of the first-use init and of CM runtime opens (fork). */
 void cma_open_lock_take(void);
 void cma_open_lock_give(void);
 struct cma_id *cma_conn_find(struct cma_port *p, uint32_t conn);
@@ -469,6 +471,12 @@ void cma_port_addr_change(struct cma_port *p);
  * cause (again true).  Never under cma.lock; does not wait.
  */
 void cma_notice_port(struct cma_port *p, bool again);
+/*
+ * At a use of the port's CM (cma_port_runtime): a subscription that failed
+ * (ENOMEM, no answer, the SA's refusal) is made again, at most once each
+ * CMA_RT_RETRY_MS.  Without cma.lock.
+ */
+void cma_notice_retry(struct cma_port *p);
 /* Counters of the notices the process got (tests, madcm stat). */
 struct cma_notice_stats {
 	unsigned long subscribed;  /* ports whose subscription the SA took */

@@ -23,12 +23,19 @@
 
 struct cma_global cma = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
-    .once = PTHREAD_ONCE_INIT,
 };
 
 #ifdef MADCM_DEBUG
 __thread bool cma_lock_owned; /* this thread holds cma.lock (cma_lock) */
 #endif
+/*
+ * The first use's set-up, made under init_lock until it succeeds: a
+ * failure (ENOMEM, no device yet) undoes what it made and the next call
+ * tries again, as rdma-core's ucma_init does; init_done is read without
+ * the lock once set.
+ */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool init_done;
 
 uint32_t cma_random32(void)
 {
@@ -58,7 +65,7 @@ static int open_device(struct cma_device *d, struct ibv_device *dev)
 		/* The slot is reused for the next device: leave nothing open in it. */
 		ibv_close_device(d->verbs);
 		d->verbs = NULL;
-		return -1;
+		return -ENOMEM;
 	}
 	for (int i = 0; i < d->nports; i++) {
 		struct cma_port *p = &d->ports[i];
@@ -78,7 +85,29 @@ static int open_device(struct cma_device *d, struct ibv_device *dev)
 	return 0;
 }
 
-static void init_once(void)
+/* What a failed init_try() made, undone: the next call starts afresh. */
+static void init_undo(void)
+{
+	if (cma.loop)
+		mad_loop_destroy(cma.loop);
+	cma.loop = NULL;
+	madcm_addrs_close(cma.addrs);
+	cma.addrs = NULL;
+	cma_roce_ports_forget();
+	for (int i = 0; i < cma.ndevs; i++) {
+		free(cma.devs[i].ports);
+		ibv_close_device(cma.devs[i].verbs);
+	}
+	free(cma.devs);
+	cma.devs = NULL;
+	cma.ndevs = 0;
+	if (cma.dev_list)
+		ibv_free_device_list(cma.dev_list);
+	cma.dev_list = NULL;
+}
+
+/* 0, or the errno of the failure (then init_undo()). */
+static int init_try(void)
 {
 	char err[256] = "";
 	int n = 0, rc;
@@ -87,30 +116,24 @@ static void init_once(void)
 		cma.rand_state = (uint64_t)(uintptr_t)&cma ^ 0x9E3779B97F4A7C15ull;
 	cma.rand_state |= 1;
 	cma.dev_list = ibv_get_device_list(&n);
-	if (!cma.dev_list || n <= 0) {
-		cma.init_err = ENODEV;
-		return;
-	}
+	if (!cma.dev_list || n <= 0)
+		return ENODEV;
 	cma.devs = calloc((size_t)n, sizeof(*cma.devs));
-	if (!cma.devs) {
-		cma.init_err = ENOMEM;
-		return;
-	}
-	for (int i = 0; i < n; i++)
-		if (!open_device(&cma.devs[cma.ndevs], cma.dev_list[i]))
+	if (!cma.devs)
+		return ENOMEM;
+	for (int i = 0; i < n; i++) {
+		rc = open_device(&cma.devs[cma.ndevs], cma.dev_list[i]);
+		if (rc == -ENOMEM)
+			return ENOMEM; /* not a device left out for good: all again later */
+		if (!rc)
 			cma.ndevs++;
-	for (int i = 0; i < cma.ndevs; i++)
-		cma_async_start(&cma.devs[i]);
-	if (!cma.ndevs) {
-		cma.init_err = ENODEV;
-		return;
 	}
+	if (!cma.ndevs)
+		return ENODEV;
 	/* RoCE hook: beside the kernel's ib_cm madcm can only fail (or hang). */
 	rc = cma_roce_kernel_cm_check();
-	if (rc) {
-		cma.init_err = -rc;
-		return;
-	}
+	if (rc)
+		return -rc;
 	rc = madcm_addrs_open(&cma.addrs, err, sizeof(err));
 	if (rc) {
 		/* A broken address file is the user's to fix: say where. */
@@ -120,13 +143,15 @@ static void init_once(void)
 	rc = mad_loop_create(&cma.loop, NULL, NULL);
 	if (!rc)
 		rc = mad_loop_start(cma.loop);
-	if (rc) {
-		cma.init_err = -rc;
-		return;
-	}
+	if (rc)
+		return -rc;
+	/* Last: their threads (detached, for the life of the process) are not undone. */
+	for (int i = 0; i < cma.ndevs; i++)
+		cma_async_start(&cma.devs[i]);
 	cma_fork_arm();
 	cma_daemon_choose();
 	cma_exit_arm();
+	return 0;
 }
 
 void cma_fork_reinit(void)
@@ -151,7 +176,21 @@ void cma_test_env(const struct mad_umad_ops *ops, void *ctx)
 
 int cma_init(void)
 {
-	pthread_once(&cma.once, init_once);
+	if (!__atomic_load_n(&init_done, __ATOMIC_ACQUIRE)) {
+		int err = 0;
+
+		pthread_mutex_lock(&init_lock);
+		if (!init_done) {
+			err = init_try();
+			if (err)
+				init_undo();
+			else
+				__atomic_store_n(&init_done, true, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&init_lock);
+		if (err)
+			return cma_err(err);
+	}
 	if (!cma.init_err && cma.forked)
 		pthread_once(&cma.fork_once, cma_fork_reinit);
 	if (cma.init_err)
@@ -168,15 +207,21 @@ int cma_init(void)
  */
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* fork() waits for an open under way: the child's copy of the lock is free. */
+/*
+ * fork() waits for a first-use init and an open under way, so that the
+ * child's copies of both locks are free (init_lock, then open_lock: an
+ * open comes after a finished init, which no longer takes init_lock).
+ */
 void cma_open_lock_take(void)
 {
+	pthread_mutex_lock(&init_lock);
 	pthread_mutex_lock(&open_lock);
 }
 
 void cma_open_lock_give(void)
 {
 	pthread_mutex_unlock(&open_lock);
+	pthread_mutex_unlock(&init_lock);
 }
 
 static int port_runtime_open(struct cma_port *p, struct cm_runtime **out);
@@ -188,8 +233,12 @@ int cma_port_runtime(struct cma_port *p, struct cm_runtime **out)
 	cma_assert_unlocked();
 	cma_lock();
 	if (p->rt && !p->rt_lost) {
+		bool renotice = p->notice_failed;
+
 		*out = p->rt;
 		cma_unlock();
+		if (renotice)
+			cma_notice_retry(p); /* a failed subscription (cma_notice.c) */
 		return 0;
 	}
 	cma_unlock();

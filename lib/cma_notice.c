@@ -16,25 +16,39 @@
  * opening a port's CM takes its CM class from other processes, which a
  * bind must not.  Again when the port comes back or the SM asks clients
  * to register again (cma_async.c), since the SA forgets the
- * subscriptions of a port it drops, and a new SM knows none.
+ * subscriptions of a port it drops, and a new SM knows none.  And again
+ * after a failure (ENOMEM, no answer, a refusal), at a later use of the
+ * port (cma_notice_retry): the port stays usable, as the kernel's does,
+ * and should not stay deaf to the notices for the life of the process.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
 #include "cm/runtime.h"
 #include "lib/cma.h"
+#include "mad/timer.h"
 #include "sa/client.h"
 
 static struct cma_notice_stats nst; /* under cma.lock */
 
+/* A subscription failed: counted, and made again later; under cma.lock. */
+static void sub_failed(struct cma_port *p)
+{
+	nst.sub_errors++;
+	p->notice_failed = true;
+	p->notice_failed_ns = mad_clock_monotonic_ns(NULL);
+}
+
 static void on_subscribed(void *arg, int status)
 {
-	(void)arg;
+	struct cma_port *p = arg;
+
 	cma_lock();
 	if (status)
-		nst.sub_errors++;
+		sub_failed(p);
 	else
 		nst.subscribed++;
 	cma_unlock();
@@ -68,10 +82,44 @@ out:
 	cma_unlock();
 }
 
+/* The Report handler (once) and the Sets of InformInfo. */
+static void subscribe(struct cma_port *p, struct cm_runtime *rt)
+{
+	struct sa_client *sa = cm_runtime_sa(rt);
+	bool handler;
+	int rc;
+
+	if (!sa)
+		return; /* RoCE: no SA */
+	cma_lock();
+	handler = p->notice_handler;
+	cma_unlock();
+	if (!handler) {
+		rc = sa_notice_handler(sa, on_notice, p);
+		cma_lock();
+		if (rc == -ENOMEM) {
+			sub_failed(p);
+		} else if (rc) {
+			/* The port's Report method is another agent's (another process). */
+			nst.sub_errors++;
+			p->notices = false; /* nothing to renew */
+		}
+		p->notice_handler = !rc;
+		cma_unlock();
+		if (rc)
+			return;
+	}
+	if (sa_notice_subscribe_async(sa, SA_TRAP_GID_IN_SERVICE, SA_TRAP_GID_OUT_OF_SERVICE, true,
+				      on_subscribed, p)) {
+		cma_lock();
+		sub_failed(p);
+		cma_unlock();
+	}
+}
+
 void cma_notice_port(struct cma_port *p, bool again)
 {
 	struct cm_runtime *rt;
-	struct sa_client *sa;
 
 	cma_assert_unlocked();
 	cma_lock();
@@ -82,24 +130,28 @@ void cma_notice_port(struct cma_port *p, bool again)
 		return;
 	}
 	p->notices = true;
+	p->notice_failed = false;
+	if (!again)
+		p->notice_handler = false; /* a new runtime's SA client */
 	cma_unlock();
-	sa = cm_runtime_sa(rt);
-	if (!sa)
-		return; /* RoCE: no SA */
-	if (!again && sa_notice_handler(sa, on_notice, p)) {
-		/* The port's Report method is another agent's (another process). */
-		cma_lock();
-		nst.sub_errors++;
-		p->notices = false; /* nothing to renew */
+	subscribe(p, rt);
+}
+
+void cma_notice_retry(struct cma_port *p)
+{
+	uint64_t now = mad_clock_monotonic_ns(NULL);
+	struct cm_runtime *rt;
+
+	cma_lock();
+	rt = p->rt;
+	if (!rt || !p->notices || !p->notice_failed ||
+	    now - p->notice_failed_ns < CMA_RT_RETRY_MS * 1000000ull) {
 		cma_unlock();
 		return;
 	}
-	if (sa_notice_subscribe_async(sa, SA_TRAP_GID_IN_SERVICE, SA_TRAP_GID_OUT_OF_SERVICE, true,
-				      on_subscribed, p)) {
-		cma_lock();
-		nst.sub_errors++;
-		cma_unlock();
-	}
+	p->notice_failed = false;
+	cma_unlock();
+	subscribe(p, rt);
 }
 
 void cma_notice_stats(struct cma_notice_stats *out)

@@ -294,6 +294,13 @@ void cma_roce_port_init(struct cma_port *p, const struct ibv_port_attr *pa)
 	nrports++;
 }
 
+void cma_roce_ports_forget(void)
+{
+	free(rports);
+	rports = NULL;
+	nrports = 0;
+}
+
 /* The port's GID table, (re)read when `again` (an address may be new). */
 static const struct cma_gid_table *gids_of(struct roce_port *r, bool again)
 {

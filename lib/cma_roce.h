@@ -105,6 +105,8 @@ void cma_roce_path(struct cm_path *out, const uint8_t sgid[16], const uint8_t dg
 /* cma_init.c: a port was queried; Ethernet ports become RoCE ports. */
 void cma_roce_port_init(struct cma_port *p, const struct ibv_port_attr *pa);
 bool cma_roce_port(const struct cma_port *p);
+/* cma_init.c: a failed init forgets the ports it noted (their devices are closed). */
+void cma_roce_ports_forget(void);
 /* cma_init.c: runtime parameters of a RoCE port (no SA; QP moves fix the SGID index). */
 void cma_roce_runtime_params(struct cma_port *p, struct cm_runtime_params *rp);
 /*

@@ -24,9 +24,11 @@
 #include "sa/client.h"
 #include "sa/sa_wire.h"
 #include "tests/unit/fake_umad.h"
+#include "tests/unit/thread_asleep.h"
 
 #define SVC 0x0000000001060000ull
-#define WAIT_MS 3000
+/* A bound on waits for events, generous: a loaded machine is slow. */
+#define WAIT_MS 60000
 
 /* One ibv_modify_qp the runtime made (auto QP), through the fake hook. */
 struct qp_mod {
@@ -207,9 +209,43 @@ static int fake_modify_qp(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr
 	return 0;
 }
 
+/*
+ * What a test has running when a failed assertion ends it: its teardown,
+ * cleanup(), joins the thread, then closes the pair (which stops the loop
+ * thread before the fake ports go), so nothing runs on freed memory.
+ */
+static struct pair *open_pair;
+static pthread_t waiter_th;
+static bool waiter_live;
+
+static void waiter_start(void *(*fn)(void *), void *arg)
+{
+	assert_int_equal(pthread_create(&waiter_th, NULL, fn, arg), 0);
+	waiter_live = true;
+}
+
+static void waiter_join(void)
+{
+	waiter_live = false;
+	assert_int_equal(pthread_join(waiter_th, NULL), 0);
+}
+
+static void pair_close(struct pair *p);
+
+static int cleanup(void **state)
+{
+	(void)state;
+	if (waiter_live)
+		waiter_join();
+	if (open_pair)
+		pair_close(open_pair);
+	return 0;
+}
+
 static void pair_open_sa(struct pair *p, bool thread, bool sa)
 {
 	memset(p, 0, sizeof(*p));
+	open_pair = p;
 	assert_int_equal(mad_loop_create(&p->loop, NULL, NULL), 0);
 	if (thread)
 		assert_int_equal(mad_loop_start(p->loop), 0);
@@ -262,6 +298,7 @@ static void side_reopen_hooked(struct pair *p, int i,
 
 static void pair_close(struct pair *p)
 {
+	open_pair = NULL;
 	for (int i = 0; i < 2; i++)
 		cm_runtime_close(p->s[i].rt);
 	mad_loop_destroy(p->loop);
@@ -310,14 +347,6 @@ static void expect_event(struct side *s, enum cm_event_type t, struct cm_event *
 		fail_msg("expected %s, got %s", cm_event_name(t), cm_event_name(ev->type));
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static bool fd_readable(int fd)
 {
 	struct pollfd pfd = {.fd = fd, .events = POLLIN};
@@ -330,7 +359,7 @@ static void test_bad_args(void **state)
 	struct cm_runtime *rt;
 	struct cm_event ev;
 	struct cm_rt_cmd c = {.op = CM_RT__COUNT};
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 
 	(void)state;
 	assert_int_equal(cm_runtime_open(NULL, NULL), -EINVAL);
@@ -429,7 +458,7 @@ static void handshake(struct pair *p)
 
 static void test_handshake_inline(void **state)
 {
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 
 	(void)state;
 	pair_open(&p, false);
@@ -440,7 +469,7 @@ static void test_handshake_inline(void **state)
 /* Same, with the loop on its own thread: the real threading model. */
 static void test_handshake_thread(void **state)
 {
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 
 	(void)state;
 	pair_open(&p, true);
@@ -450,7 +479,7 @@ static void test_handshake_thread(void **state)
 
 static void test_event_fd_signals(void **state)
 {
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	struct cm_connect_cmd cc;
 	struct cm_event ev;
 	uint32_t id;
@@ -476,33 +505,38 @@ static void test_event_fd_signals(void **state)
 	pair_close(&p);
 }
 
-/* A silent peer: the active side reports a timeout, bounded in time. */
+static void note_loop_tid(void *arg)
+{
+	*(volatile pid_t *)arg = (pid_t)syscall(SYS_gettid);
+}
+
+/* A silent peer: the active side reports a timeout. */
 static void test_req_timeout(void **state)
 {
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	struct cm_connect_cmd cc;
 	struct cm_event ev;
 	struct cm_rt_stats st;
+	volatile pid_t loop_tid = 0;
 	uint32_t id;
-	int64_t t0;
 
 	(void)state;
 	pair_open(&p, true);
 	/* Let the loop thread fall asleep first (idle: a second per poll). */
-	usleep(20000);
+	assert_int_equal(mad_loop_call(p.loop, note_loop_tid, (void *)&loop_tid), 0);
+	assert_true(thread_asleep_wait(&loop_tid));
 	p.s[0].dead = true;
 	connect_cmd(&p, &cc, 0x1004);
 	cc.remote_cm_response_timeout = 10; /* 4 ms per try */
 	cc.max_cm_retries = 2;
-	t0 = now_ms();
 	/*
 	 * The connect runs on this thread (mad_loop_call_here) while the loop
-	 * thread sleeps: the retry timer it arms must still wake that thread
-	 * in time (three tries of ~4 ms, not its idle second per try).
+	 * thread sleeps: the retry timer it arms must still fire (its being
+	 * on time, not after the idle second, is test_loop's to check: a
+	 * bound in time here would fail on a loaded machine).
 	 */
 	assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
 	expect_event(&p.s[0], CM_EV_REQ_ERROR, &ev);
-	assert_true(now_ms() - t0 < 500);
 	assert_int_equal(ev.status, -ETIMEDOUT);
 	assert_int_equal(cm_runtime_stats(p.s[0].rt, &st), 0);
 	assert_int_equal(st.cm.sent[CM_STAT_REQ] + st.cm.retried[CM_STAT_REQ] >= 3, 1);
@@ -513,7 +547,7 @@ static void test_req_timeout(void **state)
 /* Garbage on the CM agent is dropped without an event or a crash. */
 static void test_garbage(void **state)
 {
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	uint8_t mad[256];
 	struct cm_event ev;
 	struct mad_addr src = {.lid = 9, .qpn = 1, .qkey = MAD_QP1_QKEY};
@@ -536,7 +570,7 @@ static void test_garbage(void **state)
 /* A batch runs in order in one round trip, each with its own result. */
 static void test_batch(void **state)
 {
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	struct cm_rt_cmd c[3];
 	struct cm_event ev;
 
@@ -563,7 +597,7 @@ static void test_batch(void **state)
 /* A path from the SA, turned into what a connect command needs. */
 static void test_resolve_path(void **state)
 {
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	struct cm_path cp;
 	struct cm_connect_cmd cc;
 	struct cm_event ev;
@@ -634,7 +668,7 @@ static bool accept_on_loop(void *arg, struct cm_runtime *rt, const struct cm_eve
 
 static void test_loop_hook(void **state)
 {
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	struct cm_connect_cmd cc;
 	struct cm_event ev;
 	uint32_t id;
@@ -682,7 +716,7 @@ static bool attrs_on_rep(void *arg, struct cm_runtime *rt, const struct cm_event
  */
 static void test_qp_attrs_on_and_off_loop(void **state)
 {
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	struct cm_connect_cmd cc;
 	struct cm_accept_cmd ac = {.qpn = 0x2002, .starting_psn = 0x99, .rnr_retry_count = 7};
 	struct rep_attrs r;
@@ -745,14 +779,18 @@ static bool note_req_thread(void *arg, struct cm_runtime *rt, const struct cm_ev
 	return false;
 }
 
+static volatile pid_t loop_tid; /* of the last note_loop_thread() */
+
 static void note_loop_thread(void *arg)
 {
 	*(pthread_t *)arg = pthread_self();
+	loop_tid = (pid_t)syscall(SYS_gettid);
 }
 
 struct waiter {
 	struct cm_runtime *rt;
 	pthread_t self;
+	volatile pid_t tid; /* set by the thread itself */
 	struct cm_event ev;
 	int rc;
 };
@@ -762,6 +800,7 @@ static void *wait_one(void *arg)
 	struct waiter *w = arg;
 
 	w->self = pthread_self();
+	w->tid = (pid_t)syscall(SYS_gettid);
 	w->rc = cm_runtime_wait_event(w->rt, &w->ev, WAIT_MS);
 	return NULL;
 }
@@ -777,9 +816,9 @@ static void test_wait_runs_mads_here(void **state)
 	struct cm_connect_cmd cc;
 	struct pollfd pfd;
 	struct cm_event ev;
-	struct waiter w = {0};
-	pthread_t th, loop_th;
-	struct pair p;
+	static struct waiter w;
+	pthread_t loop_th;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	uint32_t id;
 
 	(void)state;
@@ -788,12 +827,13 @@ static void test_wait_runs_mads_here(void **state)
 	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
 	assert_int_equal(mad_loop_call(p.loop, note_loop_thread, &loop_th), 0);
 
+	memset(&w, 0, sizeof(w));
 	w.rt = p.s[1].rt;
-	assert_int_equal(pthread_create(&th, NULL, wait_one, &w), 0);
-	usleep(50000); /* let it fall asleep in wait_event */
+	waiter_start(wait_one, &w);
+	assert_true(thread_asleep_wait(&w.tid)); /* asleep in wait_event */
 	connect_cmd(&p, &cc, 0x1010);
 	assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
-	assert_int_equal(pthread_join(th, NULL), 0);
+	waiter_join();
 	assert_int_equal(w.rc, 0);
 	assert_int_equal(w.ev.type, CM_EV_REQ_RCVD);
 	assert_true(pthread_equal(req_ran_on, w.self));
@@ -821,6 +861,7 @@ struct set_waiter {
 	struct cm_runtime *rt;
 	struct cm_rt_waitset *ws;
 	pthread_t self;
+	volatile pid_t tid; /* set by the thread itself */
 	int fd, rc;
 };
 
@@ -829,30 +870,40 @@ static void *wait_in_set(void *arg)
 	struct set_waiter *w = arg;
 
 	w->self = pthread_self();
+	w->tid = (pid_t)syscall(SYS_gettid);
 	w->rc = cm_runtime_wait_ready(w->rt, w->ws, w->fd, queue_readable, &w->fd, WAIT_MS);
 	return NULL;
 }
 
 /*
  * A REQ sent while w waits in its waitset: the waiter ran it and its
- * event is queued.
+ * event is queued.  The loop thread, awake when the MAD comes (its idle
+ * tick, a slow return to epoll_wait on a loaded machine), may take it
+ * first, as designed: the event is queued all the same, and the REQ is
+ * tried again (with another QPN) until the waiter runs one, which it
+ * must, both threads asleep when it comes, in a few tries at most.
  */
 static void req_to_waiter(struct pair *p, struct set_waiter *w, uint32_t qpn)
 {
 	struct cm_connect_cmd cc;
 	struct cm_event ev;
-	pthread_t th;
 	uint32_t id;
+	bool here = false;
 
-	assert_int_equal(pthread_create(&th, NULL, wait_in_set, w), 0);
-	usleep(50000); /* let it fall asleep in epoll_wait */
-	connect_cmd(p, &cc, qpn);
-	assert_int_equal(cm_runtime_connect(p->s[0].rt, &cc, &id), 0);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	assert_int_equal(w->rc, 0);
-	assert_true(pthread_equal(req_ran_on, w->self));
-	assert_int_equal(cm_runtime_get_event(p->s[1].rt, &ev), 0);
-	assert_int_equal(ev.type, CM_EV_REQ_RCVD);
+	for (unsigned t = 0; t < 20 && !here; t++) {
+		w->tid = 0;
+		waiter_start(wait_in_set, w);
+		assert_true(thread_asleep_wait(&w->tid)); /* asleep in epoll_wait */
+		assert_true(thread_asleep_wait(&loop_tid));
+		connect_cmd(p, &cc, qpn + 0x10000 * t);
+		assert_int_equal(cm_runtime_connect(p->s[0].rt, &cc, &id), 0);
+		waiter_join();
+		assert_int_equal(w->rc, 0);
+		here = pthread_equal(req_ran_on, w->self);
+		assert_int_equal(cm_runtime_get_event(p->s[1].rt, &ev), 0);
+		assert_int_equal(ev.type, CM_EV_REQ_RCVD);
+	}
+	assert_true(here);
 }
 
 /*
@@ -864,12 +915,13 @@ static void req_to_waiter(struct pair *p, struct set_waiter *w, uint32_t qpn)
  */
 static void test_wait_in_waitset(void **state)
 {
-	struct cm_rt_waitset ws, more[5];
+	/* Static, as the waiter's: they outlive a failed assertion. */
+	static struct cm_rt_waitset ws, more[5];
+	static struct set_waiter w;
 	struct cm_connect_cmd cc;
 	struct cm_event ev;
-	struct set_waiter w = {0};
 	pthread_t loop_th;
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	uint32_t id;
 
 	(void)state;
@@ -878,6 +930,7 @@ static void test_wait_in_waitset(void **state)
 	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
 	assert_int_equal(mad_loop_call(p.loop, note_loop_thread, &loop_th), 0);
 	cm_runtime_waitset_init(&ws);
+	memset(&w, 0, sizeof(w));
 	w.rt = p.s[1].rt;
 	w.ws = &ws;
 	w.fd = cm_runtime_event_fd(p.s[1].rt);
@@ -923,13 +976,12 @@ static void test_wait_in_waitset(void **state)
 static void test_waitset_burst(void **state)
 {
 	enum { N = 40 };
-	struct cm_rt_waitset ws;
+	static struct cm_rt_waitset ws;
+	static struct set_waiter w;
 	struct cm_connect_cmd cc;
 	struct cm_event ev;
-	struct set_waiter w = {0};
 	struct pollfd pfd;
-	pthread_t th;
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	uint32_t id;
 	unsigned got = 0;
 
@@ -937,16 +989,17 @@ static void test_waitset_burst(void **state)
 	pair_open(&p, true);
 	assert_true(cm_runtime_listen(p.s[1].rt, SVC, ~0xffffull, 1) >= 0);
 	cm_runtime_waitset_init(&ws);
+	memset(&w, 0, sizeof(w));
 	w.rt = p.s[1].rt;
 	w.ws = &ws;
 	w.fd = cm_runtime_event_fd(p.s[1].rt);
-	assert_int_equal(pthread_create(&th, NULL, wait_in_set, &w), 0);
-	usleep(50000);
+	waiter_start(wait_in_set, &w);
+	assert_true(thread_asleep_wait(&w.tid));
 	for (unsigned k = 0; k < N; k++) {
 		connect_cmd(&p, &cc, 0x2000 + k);
 		assert_int_equal(cm_runtime_connect(p.s[0].rt, &cc, &id), 0);
 	}
-	assert_int_equal(pthread_join(th, NULL), 0);
+	waiter_join();
 	assert_int_equal(w.rc, 0);
 	pfd.fd = w.fd;
 	pfd.events = POLLIN;
@@ -963,7 +1016,7 @@ static void test_waitset_burst(void **state)
 static void test_class_port_info(void **state)
 {
 	struct side *b;
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	struct mad_addr src = {.lid = 5, .qpn = 1, .qkey = MAD_QP1_QKEY};
 	uint8_t mad[256] = {0};
 	const uint8_t *resp = NULL;
@@ -1027,7 +1080,7 @@ static void assert_mod(const struct qp_mod *m, struct ibv_qp *qp, enum ibv_qp_st
 static void auto_qp_handshake(bool thread)
 {
 	struct ibv_qp qa = {.qp_num = 0x1001}, qb = {.qp_num = 0x2002};
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	struct side *a, *b;
 	struct cm_connect_cmd cc;
 	struct cm_accept_cmd ac;
@@ -1105,7 +1158,7 @@ static void test_auto_qp_thread(void **state)
 static void test_auto_qp_no_init(void **state)
 {
 	struct ibv_qp qa = {.qp_num = 0x1011}, qb = {.qp_num = 0x2012};
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	struct cm_connect_cmd cc;
 	struct cm_accept_cmd ac;
 	struct cm_event ev;
@@ -1138,7 +1191,7 @@ static void test_auto_qp_no_init(void **state)
 static void auto_qp_at_init(bool fold_fails)
 {
 	struct ibv_qp qa = {.qp_num = 0x1031}, qb = {.qp_num = 0x2032};
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	struct side *b;
 	struct cm_connect_cmd cc;
 	struct cm_accept_cmd ac;
@@ -1200,7 +1253,7 @@ static void test_auto_qp_at_init_fold_fails(void **state)
 static void auto_qp_ack_timeout(bool thread)
 {
 	struct ibv_qp qa = {.qp_num = 0x1051}, qb = {.qp_num = 0x2052};
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	struct side *b;
 	struct cm_connect_cmd cc;
 	struct cm_accept_cmd ac;
@@ -1244,7 +1297,7 @@ static void test_auto_qp_ack_timeout_thread(void **state)
 static void test_auto_qp_active_fails(void **state)
 {
 	struct ibv_qp qa = {.qp_num = 0x1021}, qb = {.qp_num = 0x2022};
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	struct side *a;
 	struct cm_connect_cmd cc;
 	struct cm_accept_cmd ac;
@@ -1280,7 +1333,7 @@ static void test_auto_qp_active_fails(void **state)
 static void test_auto_qp_passive_fails(void **state)
 {
 	struct ibv_qp qa = {.qp_num = 0x1031}, qb = {.qp_num = 0x2032};
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	struct side *b;
 	struct cm_connect_cmd cc;
 	struct cm_accept_cmd ac;
@@ -1315,7 +1368,7 @@ static void test_auto_qp_passive_fails(void **state)
 static void test_auto_qp_bad_args(void **state)
 {
 	struct ibv_qp qa = {.qp_num = 0x1041}, qb = {.qp_num = 0x2042};
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	struct cm_connect_cmd cc;
 	struct cm_accept_cmd ac;
 	struct cm_rt_cmd c;
@@ -1356,7 +1409,7 @@ static void test_auto_qp_bad_args(void **state)
 static void test_auto_qp_rejected_or_released(void **state)
 {
 	struct ibv_qp qa = {.qp_num = 0x1051}, qc = {.qp_num = 0x1052};
-	struct pair p;
+	static struct pair p; /* outlives a failed assertion: see cleanup() */
 	struct cm_connect_cmd cc;
 	struct cm_accept_cmd ac;
 	struct cm_event ev;
@@ -1396,32 +1449,32 @@ static void test_auto_qp_rejected_or_released(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_bad_args),
-	    cmocka_unit_test(test_handshake_inline),
-	    cmocka_unit_test(test_handshake_thread),
-	    cmocka_unit_test(test_event_fd_signals),
-	    cmocka_unit_test(test_req_timeout),
-	    cmocka_unit_test(test_garbage),
-	    cmocka_unit_test(test_batch),
-	    cmocka_unit_test(test_loop_hook),
-	    cmocka_unit_test(test_qp_attrs_on_and_off_loop),
-	    cmocka_unit_test(test_resolve_path),
-	    cmocka_unit_test(test_path_from_sa),
-	    cmocka_unit_test(test_class_port_info),
-	    cmocka_unit_test(test_wait_runs_mads_here),
-	    cmocka_unit_test(test_wait_in_waitset),
-	    cmocka_unit_test(test_waitset_burst),
-	    cmocka_unit_test(test_auto_qp_inline),
-	    cmocka_unit_test(test_auto_qp_thread),
-	    cmocka_unit_test(test_auto_qp_no_init),
-	    cmocka_unit_test(test_auto_qp_at_init),
-	    cmocka_unit_test(test_auto_qp_at_init_fold_fails),
-	    cmocka_unit_test(test_auto_qp_ack_timeout_inline),
-	    cmocka_unit_test(test_auto_qp_ack_timeout_thread),
-	    cmocka_unit_test(test_auto_qp_active_fails),
-	    cmocka_unit_test(test_auto_qp_passive_fails),
-	    cmocka_unit_test(test_auto_qp_bad_args),
-	    cmocka_unit_test(test_auto_qp_rejected_or_released),
+	    cmocka_unit_test_teardown(test_bad_args, cleanup),
+	    cmocka_unit_test_teardown(test_handshake_inline, cleanup),
+	    cmocka_unit_test_teardown(test_handshake_thread, cleanup),
+	    cmocka_unit_test_teardown(test_event_fd_signals, cleanup),
+	    cmocka_unit_test_teardown(test_req_timeout, cleanup),
+	    cmocka_unit_test_teardown(test_garbage, cleanup),
+	    cmocka_unit_test_teardown(test_batch, cleanup),
+	    cmocka_unit_test_teardown(test_loop_hook, cleanup),
+	    cmocka_unit_test_teardown(test_qp_attrs_on_and_off_loop, cleanup),
+	    cmocka_unit_test_teardown(test_resolve_path, cleanup),
+	    cmocka_unit_test_teardown(test_path_from_sa, cleanup),
+	    cmocka_unit_test_teardown(test_class_port_info, cleanup),
+	    cmocka_unit_test_teardown(test_wait_runs_mads_here, cleanup),
+	    cmocka_unit_test_teardown(test_wait_in_waitset, cleanup),
+	    cmocka_unit_test_teardown(test_waitset_burst, cleanup),
+	    cmocka_unit_test_teardown(test_auto_qp_inline, cleanup),
+	    cmocka_unit_test_teardown(test_auto_qp_thread, cleanup),
+	    cmocka_unit_test_teardown(test_auto_qp_no_init, cleanup),
+	    cmocka_unit_test_teardown(test_auto_qp_at_init, cleanup),
+	    cmocka_unit_test_teardown(test_auto_qp_at_init_fold_fails, cleanup),
+	    cmocka_unit_test_teardown(test_auto_qp_ack_timeout_inline, cleanup),
+	    cmocka_unit_test_teardown(test_auto_qp_ack_timeout_thread, cleanup),
+	    cmocka_unit_test_teardown(test_auto_qp_active_fails, cleanup),
+	    cmocka_unit_test_teardown(test_auto_qp_passive_fails, cleanup),
+	    cmocka_unit_test_teardown(test_auto_qp_bad_args, cleanup),
+	    cmocka_unit_test_teardown(test_auto_qp_rejected_or_released, cleanup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

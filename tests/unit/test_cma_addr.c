@@ -53,9 +53,14 @@ static struct rdma_cm_event *expect_event(enum rdma_cm_event_type type)
 
 	if (!ev)
 		fail_msg("no event, expected %s", rdma_event_str(type));
-	if (ev->event != type)
-		fail_msg("got %s (status %d), expected %s", rdma_event_str(ev->event), ev->status,
+	if (ev->event != type) {
+		enum rdma_cm_event_type got = ev->event;
+		int status = ev->status;
+
+		rdma_ack_cm_event(ev); /* not left unacked (a leak to check-oom) */
+		fail_msg("got %s (status %d), expected %s", rdma_event_str(got), status,
 			 rdma_event_str(type));
+	}
 	return ev;
 }
 

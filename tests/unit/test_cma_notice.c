@@ -6,7 +6,8 @@
  * state, a repeated Report (same TID), or one naming a GID that is not
  * ours gives none; a port the verbs events already said was down (or up)
  * gets no second event from the notice, and the other way round; every
- * Report is answered with a ReportResp.
+ * Report is answered with a ReportResp; a subscription the SA refused is
+ * made again at a later use of the port.
  */
 #include "config.h" /* MADCM_DEBUG: cma_lock() as lib/ has it */
 
@@ -18,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -40,6 +42,7 @@ static struct {
 	pthread_mutex_t lock;
 	unsigned ii_sets[FAKE_FABRIC_MAX_CAS];
 	unsigned resps[FAKE_FABRIC_MAX_CAS];
+	unsigned refuse[FAKE_FABRIC_MAX_CAS]; /* InformInfo Sets still to refuse */
 	int report_open, report_agent;
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .report_open = -1, .report_agent = -1};
 
@@ -75,6 +78,7 @@ static int w_send(void *ctx, int portid, int agent, const void *mad, size_t len,
 	int rc = fake_fabric_ops.send(ctx, portid, agent, mad, len, dst, timeout_ms);
 	int ca = fake_cma_fabric.opens[portid].ca;
 	uint8_t resp[MAD_SIZE];
+	bool refused;
 
 	if (rc || len != MAD_SIZE || m[1] != MAD_CLASS_SUBN_ADM)
 		return rc;
@@ -89,10 +93,15 @@ static int w_send(void *ctx, int portid, int agent, const void *mad, size_t len,
 		return 0;
 	pthread_mutex_lock(&S.lock);
 	S.ii_sets[ca]++;
+	refused = S.refuse[ca] > 0;
+	if (refused)
+		S.refuse[ca]--;
 	pthread_mutex_unlock(&S.lock);
 	memcpy(resp, mad, MAD_SIZE);
 	mad_set(resp, mad_hdr_fields, MAD_HDR_R, 1);
 	mad_set(resp, mad_hdr_fields, MAD_HDR_METHOD, MAD_METHOD_GET);
+	if (refused) /* ERR_NO_RESOURCES */
+		mad_set(resp, mad_hdr_fields, MAD_HDR_STATUS, 0x0100);
 	mad_set(resp + SA_HDR_OFFSET, sa_hdr_fields, SA_HDR_ATTRIBUTE_OFFSET, SA_II_SIZE / 8);
 	inject(portid, agent, resp, MAD_SIZE);
 	return 0;
@@ -200,6 +209,13 @@ static unsigned resps0(void)
 static unsigned want_resps;
 static unsigned long want_seen;
 
+static unsigned long subscribed_before;
+
+static bool subscribed_again(void)
+{
+	return ns().subscribed > subscribed_before;
+}
+
 static bool answered(void)
 {
 	return resps0() >= want_resps;
@@ -290,15 +306,18 @@ static void test_notices(void **state)
 static void test_verbs_then_notice(void **state)
 {
 	struct cma_port *p;
+	bool moved;
 
 	(void)state;
 	wait_until(subscribed);
+	/* Asserted after the unlock: a failure must not leave cma.lock held. */
 	cma_lock();
 	p = cma_port_by_gid(gid5);
-	assert_non_null(p);
 	/* What cma_async.c does on IBV_EVENT_PORT_ERR. */
-	assert_true(cma_port_service(p, false));
+	moved = p && cma_port_service(p, false);
 	cma_unlock();
+	assert_non_null(p);
+	assert_true(moved);
 	expect_addr_change();
 	report_and_wait(SA_TRAP_GID_OUT_OF_SERVICE, gid5, 0x200, false);
 	expect_no_event();
@@ -306,9 +325,66 @@ static void test_verbs_then_notice(void **state)
 	report_and_wait(SA_TRAP_GID_IN_SERVICE, gid5, 0x201, false);
 	expect_addr_change();
 	cma_lock();
-	assert_false(cma_port_service(p, true));
+	moved = cma_port_service(p, true);
 	cma_unlock();
+	assert_false(moved);
 	expect_no_event();
+}
+
+static unsigned long sub_errors_seen;
+
+static bool sub_failed(void)
+{
+	return ns().sub_errors > sub_errors_seen;
+}
+
+/* A listener on h2 (fake1, whose CM this process opens here first). */
+static struct rdma_cm_id *listen_h2(uint16_t port)
+{
+	struct sockaddr_in a = v4("198.18.0.2", port);
+	struct rdma_cm_id *l;
+
+	assert_int_equal(rdma_create_id(ch, &l, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(l, (struct sockaddr *)&a), 0);
+	assert_int_equal(rdma_listen(l, 1), 0);
+	return l;
+}
+
+/*
+ * The SA refuses the first subscription of h2's port: the port works, and
+ * a later use of it (another listen) makes the subscription again, once
+ * CMA_RT_RETRY_MS has passed, until the SA takes it.
+ */
+static void test_refused_then_retried(void **state)
+{
+	struct cma_notice_stats s0 = ns();
+	struct rdma_cm_id *l;
+	struct timespec t0, t;
+	unsigned sets;
+
+	(void)state;
+	pthread_mutex_lock(&S.lock);
+	S.refuse[1] = 2;
+	pthread_mutex_unlock(&S.lock);
+	sub_errors_seen = s0.sub_errors;
+	subscribed_before = s0.subscribed;
+	l = listen_h2(7610);
+	wait_until(sub_failed);
+	rdma_destroy_id(l);
+	assert_int_equal(ns().subscribed, s0.subscribed);
+	/* Uses of the port, until one made it again (a minute at most). */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		usleep(50 * 1000);
+		l = listen_h2(7611);
+		rdma_destroy_id(l);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (!(ns().subscribed > s0.subscribed) && t.tv_sec - t0.tv_sec < 60);
+	wait_until(subscribed_again);
+	pthread_mutex_lock(&S.lock);
+	sets = S.ii_sets[1];
+	pthread_mutex_unlock(&S.lock);
+	assert_true(sets >= 3); /* the refused, then both granted */
 }
 
 int main(void)
@@ -317,6 +393,7 @@ int main(void)
 	    cmocka_unit_test(test_subscribed_on_listen),
 	    cmocka_unit_test(test_notices),
 	    cmocka_unit_test(test_verbs_then_notice),
+	    cmocka_unit_test(test_refused_then_retried),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -22,6 +22,7 @@
 #include <rdma/rsocket.h>
 
 #include "tests/unit/fake_verbs.h"
+#include "tests/unit/thread_asleep.h"
 
 static int setup(void **state)
 {
@@ -181,6 +182,7 @@ static void test_mixed(void **state)
 struct waker {
 	int ep, fd;
 	bool close_set;
+	volatile pid_t main_tid; /* the thread that waits */
 };
 
 /* Waits until the main thread sleeps in repoll_wait, then acts on the set. */
@@ -189,7 +191,9 @@ static void *waker_fn(void *arg)
 	struct waker *w = arg;
 	struct epoll_event ev = ev_of(EPOLLIN, 77);
 
-	usleep(100000);
+	/* Asleep in it, seen, not guessed: a loaded machine may be slow to get there. */
+	if (!thread_asleep_wait(&w->main_tid))
+		fprintf(stderr, "the main thread never slept in repoll_wait\n");
 	if (w->close_set)
 		rclose(w->ep);
 	else
@@ -211,6 +215,7 @@ static void test_wake_by_ctl(void **state)
 	w.ep = repoll_create(0);
 	w.fd = p[0];
 	w.close_set = false;
+	w.main_tid = (pid_t)syscall(SYS_gettid);
 	assert_true(w.ep >= 0);
 	assert_int_equal(pthread_create(&t, NULL, waker_fn, &w), 0);
 	assert_int_equal(repoll_wait(w.ep, out, 2, -1), 1);
@@ -225,7 +230,7 @@ static void test_wake_by_ctl(void **state)
 static void test_wake_by_close(void **state)
 {
 	struct epoll_event out[2];
-	struct waker w = {.close_set = true};
+	struct waker w = {.close_set = true, .main_tid = (pid_t)syscall(SYS_gettid)};
 	pthread_t t;
 
 	(void)state;

@@ -1,6 +1,8 @@
 /*
  * SA client on a fake umad port, driven by a loop without a thread (real
- * clock, short timeouts): PathRecord Get with its component mask on the
+ * clock; short timeouts only where a timeout is what is tested, generous
+ * ones elsewhere so that a loaded machine cannot time a query out that
+ * the fake SA answers): PathRecord Get with its component mask on the
  * wire, cache hits that send nothing, SA status -> errno, timeout after
  * exactly N retries, SM LID change picked up (and cache flushed) after a
  * timeout, redirection through ClassPortInfo, a GetTable answered with
@@ -14,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mad/loop.h"
 #include "mad/mad_wire.h"
@@ -145,7 +148,12 @@ static void sa_responder(struct fake_umad *f, unsigned i, void *arg)
 	e->answered++;
 }
 
-static int setup(void **state)
+/* Per try: long enough that no answered query is ever resent. */
+#define PATIENT_MS 60000
+/* For the tests of timeouts, where no answer comes. */
+#define SHORT_MS 20
+
+static int setup_with(void **state, unsigned timeout_ms)
 {
 	struct env *e = calloc(1, sizeof(*e));
 	struct sa_client_params p = {0};
@@ -157,13 +165,41 @@ static int setup(void **state)
 	p.loop = e->loop;
 	p.ops = &fake_umad_ops;
 	p.ops_ctx = &e->f;
-	p.timeout_ms = 20;
+	p.timeout_ms = timeout_ms;
 	p.retries = 2;
 	p.cache_lifetime_ms = 60000;
 	assert_int_equal(sa_client_open(&e->c, &p), 0);
 	e->mode = ANSWER;
 	*state = e;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, PATIENT_MS);
+}
+
+static int setup_short(void **state)
+{
+	return setup_with(state, SHORT_MS);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Run the loop until *count reaches want, for at most a generous bound. */
+static void run_until(struct env *e, const unsigned *count, unsigned want)
+{
+	uint64_t end = now_ms() + 120000;
+
+	while (*count < want && now_ms() < end)
+		mad_loop_run_once(e->loop, 100);
+	assert_int_equal(*count, want);
 }
 
 static int teardown(void **state)
@@ -352,15 +388,14 @@ static void test_thousand_in_flight(void **state)
 		dlid_query(&q, (uint16_t)(1000 + i));
 		assert_int_equal(sa_path_query_async(e->c, &q, on_path, &m), 0);
 	}
-	while (e->f.nsent < 1000)
-		mad_loop_run_once(e->loop, 10);
+	run_until(e, &e->f.nsent, 1000);
 	assert_int_equal(m.done, 0);
 	e->mode = ANSWER;
 	for (unsigned i = 0; i < 1000; i++)
 		sa_responder(&e->f, i, e);
-	while (m.done < 1000)
-		mad_loop_run_once(e->loop, 10);
+	run_until(e, &m.done, 1000);
 	assert_int_equal(m.ok, 1000);
+	assert_int_equal(e->f.nsent, 1000); /* none resent */
 }
 
 static void test_mcmember_and_service(void **state)
@@ -431,8 +466,9 @@ static void test_periodic_port_check(void **state)
 	dlid_query(&q, 30);
 	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, NULL), 0);
 	e->f.port.sm_lid = 7;
-	for (int i = 0; i < 40; i++) {
-		mad_loop_run_once(e->loop, 50);
+	/* The check comes within a second or so: wait for it, generously. */
+	for (uint64_t end = now_ms() + 120000; now_ms() < end;) {
+		mad_loop_run_once(e->loop, 100);
 		assert_int_equal(sa_client_stats(e->c, &s), 0);
 		if (s.port_changes)
 			break;
@@ -474,7 +510,7 @@ static void test_shared_transport(void **state)
 	assert_int_equal(mad_loop_watch_fd(e->loop, mad_transport_fd(t), poll_transport, t), 0);
 	p.loop = e->loop;
 	p.transport = t;
-	p.timeout_ms = 20;
+	p.timeout_ms = PATIENT_MS;
 	assert_int_equal(sa_client_open(&c2, &p), 0);
 	dlid_query(&q, 44);
 	assert_int_equal(sa_path_query(c2, &q, &path, 1, &n, NULL), 0);
@@ -588,8 +624,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_path_get_and_cache, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_status_and_timeout, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_sm_change_flushes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_status_and_timeout, setup_short, teardown),
+	    cmocka_unit_test_setup_teardown(test_sm_change_flushes, setup_short, teardown),
 	    cmocka_unit_test_setup_teardown(test_redirect, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rmpp_table, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_thousand_in_flight, setup, teardown),
