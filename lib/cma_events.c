@@ -339,9 +339,15 @@ bool cma_on_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev
 	cma_lock();
 	id = cma_conn_find(p, ev->id);
 	if (!id && ev->user) {
-		/* An active connect whose rdma_connect has not returned yet. */
+		/*
+		 * An active connect whose rdma_connect has not returned yet:
+		 * only then (CMA_CONNECT).  A late event of a connection the id
+		 * released (rdma_destroy_id, before the id is freed) must not
+		 * map it again, or the link would outlive the id.
+		 */
 		id = cma_id_by_cookie(ev->user);
-		if (id && (id->port != p || id->passive || (id->has_conn && id->conn != ev->id)))
+		if (id && (id->state != CMA_CONNECT || id->port != p || id->passive ||
+			   (id->has_conn && id->conn != ev->id)))
 			id = NULL;
 		if (id && !id->has_conn && cma_conn_add(p, ev->id, id) == 0) {
 			id->has_conn = true;

@@ -93,6 +93,8 @@ struct cma_id *cma_id_alloc(struct cma_channel *ch, void *context, enum rdma_por
 void cma_id_free_locked(struct cma_id *id)
 {
 	cma_assert_locked();
+	if (id->has_conn && id->port) /* no link may outlive its id */
+		cma_conn_del(id->port, id->conn, id);
 	cookie_del(id);
 	rdma_freeaddrinfo(id->addrinfo);
 	cma_channel_unref_locked(cma_channel_of(&id->id));

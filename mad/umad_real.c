@@ -570,36 +570,80 @@ static int real_send(void *ctx, int portid, int agent, const void *mad, size_t l
  * would take 64 KiB from every thread of the program, madcm's or not, and
  * a block that big cannot come from glibc's static TLS, which an
  * initial-exec variable beside it would ask for (docs/architecture.md).
- * The key's destructor is libc's free, so a thread ending after a
- * dlclose() of the library calls no code that is gone.
+ * Every buffer is also on one list, so that a fork()ed child, which has
+ * its parent's buffers but not the threads whose keys pointed to them,
+ * still reaches them (LeakSanitizer); the library is never unloaded (-z
+ * nodelete), so the key's destructor may be its own.
  */
 #define UBUF_SIZE (sizeof(struct ib_user_mad) + 65536)
+struct ubuf {
+	struct ubuf *prev, *next;
+	_Alignas(8) char data[UBUF_SIZE];
+};
 static pthread_key_t ubuf_key;
 static pthread_once_t ubuf_once = PTHREAD_ONCE_INIT;
 static bool ubuf_key_ok;
+static pthread_mutex_t ubuf_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ubuf *ubufs;
+
+static void ubuf_release(void *p)
+{
+	struct ubuf *u = p;
+
+	pthread_mutex_lock(&ubuf_lock);
+	if (u->prev)
+		u->prev->next = u->next;
+	else
+		ubufs = u->next;
+	if (u->next)
+		u->next->prev = u->prev;
+	pthread_mutex_unlock(&ubuf_lock);
+	free(u);
+}
+
+/* fork() takes the list's lock, so that a child's copy of it is free. */
+static void ubuf_fork_prepare(void)
+{
+	pthread_mutex_lock(&ubuf_lock);
+}
+
+static void ubuf_fork_done(void)
+{
+	pthread_mutex_unlock(&ubuf_lock);
+}
 
 static void ubuf_key_create(void)
 {
-	ubuf_key_ok = pthread_key_create(&ubuf_key, free) == 0;
+	ubuf_key_ok = pthread_key_create(&ubuf_key, ubuf_release) == 0 &&
+		      pthread_atfork(ubuf_fork_prepare, ubuf_fork_done, ubuf_fork_done) == 0;
 }
 
 /* This thread's receive buffer, or NULL (out of memory). */
-static void *thread_ubuf(void)
+static char *thread_ubuf(void)
 {
-	void *b;
+	struct ubuf *u;
 
 	pthread_once(&ubuf_once, ubuf_key_create);
 	if (!ubuf_key_ok)
 		return NULL;
-	b = pthread_getspecific(ubuf_key);
-	if (b)
-		return b;
-	b = malloc(UBUF_SIZE);
-	if (b && pthread_setspecific(ubuf_key, b)) {
-		free(b);
-		b = NULL;
+	u = pthread_getspecific(ubuf_key);
+	if (u)
+		return u->data;
+	u = malloc(sizeof(*u));
+	if (!u)
+		return NULL;
+	pthread_mutex_lock(&ubuf_lock);
+	u->prev = NULL;
+	u->next = ubufs;
+	if (ubufs)
+		ubufs->prev = u;
+	ubufs = u;
+	pthread_mutex_unlock(&ubuf_lock);
+	if (pthread_setspecific(ubuf_key, u)) {
+		ubuf_release(u);
+		return NULL;
 	}
-	return b;
+	return u->data;
 }
 
 /*
@@ -608,11 +652,11 @@ static void *thread_ubuf(void)
  */
 __attribute__((destructor)) static void ubuf_free_at_exit(void)
 {
-	void *b = ubuf_key_ok ? pthread_getspecific(ubuf_key) : NULL;
+	struct ubuf *u = ubuf_key_ok ? pthread_getspecific(ubuf_key) : NULL;
 
-	if (b) {
+	if (u) {
 		pthread_setspecific(ubuf_key, NULL);
-		free(b);
+		ubuf_release(u);
 	}
 }
 
