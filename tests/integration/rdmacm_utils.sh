@@ -130,7 +130,7 @@ wait_for "'$FABSIM' --dir '$FABSIM_DIR' run h1 -- saquery -S 2>/dev/null | grep 
 	fail "no ServiceRecord for $H1"
 MADCM_ADDR_FILE=$FABSIM_DIR/partial timeout 60 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- \
 	"$MADCM" run rping -c -a $H1 -C 3 -v >"$out/sa.c" 2>&1 || { cat "$out/sa.c" >&2; fail "rping by SA"; }
-wait $sp || fail "rping server (SA)"
+wait $sp || { cat "$out/sa.s" "$out/sa.c" >&2; fail "rping server (SA)"; }
 passed=$((passed + 1))
 echo "ok: address resolved through the SA"
 MADCM_ADDR_FILE=$FABSIM_DIR/partial timeout 60 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- \
