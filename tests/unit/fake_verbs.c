@@ -512,6 +512,19 @@ struct rdma_cm_event *fake_cma_next_event(struct rdma_event_channel *ch, int tim
 
 struct rdma_event_channel *fake_cma_channel;
 
+int fake_cma_group_setup(void **state)
+{
+	(void)state;
+	return fake_cma_setup();
+}
+
+int fake_cma_group_teardown(void **state)
+{
+	(void)state;
+	fake_cma_teardown();
+	return 0;
+}
+
 int fake_cma_channel_setup(void **state)
 {
 	(void)state;

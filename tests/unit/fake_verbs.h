@@ -83,6 +83,9 @@ void fake_verbs_fail_modify(struct ibv_qp *qp, enum ibv_qp_state state, int err,
 extern struct fake_fabric fake_cma_fabric;
 int fake_cma_setup(void);
 void fake_cma_teardown(void);
+/* cmocka group setup and teardown: fake_cma_setup() alone. */
+int fake_cma_group_setup(void **state);
+int fake_cma_group_teardown(void **state);
 /* cmocka group setup and teardown: fake_cma_setup() and fake_cma_channel. */
 extern struct rdma_event_channel *fake_cma_channel;
 int fake_cma_channel_setup(void **state);

@@ -24,19 +24,6 @@
 #include "tests/unit/fake_verbs.h"
 #include "tests/unit/thread_asleep.h"
 
-static int setup(void **state)
-{
-	(void)state;
-	return fake_cma_setup();
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	fake_cma_teardown();
-	return 0;
-}
-
 #define assert_errno(call, e)                                                                      \
 	do {                                                                                       \
 		errno = 0;                                                                         \
@@ -251,5 +238,5 @@ int main(void)
 	    cmocka_unit_test(test_wake_by_close),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, fake_cma_group_setup, fake_cma_group_teardown);
 }
