@@ -8,7 +8,7 @@
  * timers (on the loop's timer heap) and its sends.  Nothing else touches
  * them.
  *
- * Application threads talk to it by messages, as DESIGN.md asks:
+ * Application threads talk to it by messages, as docs/design.md asks:
  *   - commands: a struct cm_rt_cmd (a copy of every argument, a place for
  *     the result) run by cm_runtime_exec() on the calling thread while it
  *     holds the loop (mad_loop_call_here: it waits while the loop thread

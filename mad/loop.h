@@ -1,5 +1,5 @@
 /*
- * The progress loop: one per process (DESIGN.md, Threading), owner of the
+ * The progress loop: one per process (docs/design.md, Threads), owner of the
  * umad fds, the timer heap and every protocol object hung from them.
  *
  * Other threads never touch that state: they post commands, self-contained

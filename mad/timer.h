@@ -2,7 +2,7 @@
  * Timers for protocol engines: a binary min-heap of deadlines on a clock
  * the owner supplies, so tests drive time with a fake clock and the
  * progress thread with CLOCK_MONOTONIC.  Not thread safe: one engine loop
- * owns a timer heap (DESIGN.md, one owner per piece of state).
+ * owns a timer heap (docs/design.md, one owner per piece of state).
  */
 #ifndef MADCM_MAD_TIMER_H
 #define MADCM_MAD_TIMER_H
