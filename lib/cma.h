@@ -185,7 +185,9 @@ struct cma_channel {
 	 * while one waits is only marked dead (its memory and fd stay), and
 	 * the waiter then blocks for good, as a read(2) of the kernel's fd
 	 * does: it never touches freed memory, and never returns an error
-	 * the application did not expect (rping exits with it).
+	 * the application did not expect (rping exits with it).  A thread
+	 * that calls it just after the destroy blocks too: the last
+	 * destroyed channels are kept dead a while (bury, cma_channel.c).
 	 */
 	unsigned waiters;
 	bool dead;

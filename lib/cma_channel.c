@@ -46,6 +46,29 @@ struct cma_channel *cma_channel_create_locked(void)
 	return ch;
 }
 
+/*
+ * The application's channels destroyed last, kept dead rather than freed:
+ * a thread that has just acked its last event and comes back to
+ * rdma_get_cm_event while another thread destroys the channel (rping's CM
+ * thread as main returns) finds it dead and blocks, as one already waiting
+ * does, instead of reading freed memory.  Bounded: such a thread comes
+ * back within moments, not after CMA_CHANNEL_GRAVES later destroys.
+ */
+#define CMA_CHANNEL_GRAVES 64
+static struct cma_channel *graves[CMA_CHANNEL_GRAVES];
+static unsigned next_grave;
+
+static void bury(struct cma_channel *ch)
+{
+	struct cma_channel *old = graves[next_grave];
+
+	cma_assert_locked();
+	ch->dead = true;
+	graves[next_grave] = ch;
+	next_grave = (next_grave + 1) % CMA_CHANNEL_GRAVES;
+	free(old);
+}
+
 static void channel_free(struct cma_channel *ch)
 {
 	while (ch->head) {
@@ -63,7 +86,12 @@ static void channel_free(struct cma_channel *ch)
 	}
 	cm_runtime_waitset_fini(&ch->ws);
 	close(ch->ch.fd);
-	free(ch);
+	if (ch->private_sync) {
+		free(ch); /* no application thread knows it */
+		return;
+	}
+	ch->ch.fd = -1;
+	bury(ch);
 }
 
 /* What a thread waiting on a destroyed channel does: wait for exit. */
@@ -279,6 +307,10 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 	if (!has_events(ch))
 		nonblock = fd_nonblock(ch->ch.fd);
 	cma_lock();
+	if (ch->dead) {
+		cma_unlock();
+		wait_forever(); /* destroyed (bury) */
+	}
 	for (;;) {
 		e = dequeue(ch);
 		if (e && discard(e)) {

@@ -458,6 +458,32 @@ static void test_destroy_channel_with_waiter(void **state)
 	pthread_detach(t);
 }
 
+/*
+ * rping's CM thread acks its last event and comes back to
+ * rdma_get_cm_event while main destroys the channel: it must block as a
+ * waiter does (neither an error, which rping exits with, nor a read of
+ * freed memory, which ASan would report).
+ */
+static void test_get_after_destroy(void **state)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct timespec tick = {0, 1000000};
+	pthread_t t;
+
+	(void)state;
+	assert_non_null(ch);
+	rdma_destroy_event_channel(ch);
+	cma_lock();
+	assert_true(((struct cma_channel *)ch)->dead); /* kept, not freed */
+	cma_unlock();
+	assert_int_equal(pthread_create(&t, NULL, blocked_get, ch), 0);
+	for (int i = 0; i < 50; i++) {
+		nanosleep(&tick, NULL);
+		assert_int_equal(pthread_tryjoin_np(t, NULL), EBUSY);
+	}
+	pthread_detach(t);
+}
+
 static void test_state_errors_idle(void **state)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
@@ -501,6 +527,7 @@ int main(void)
 	    cmocka_unit_test(test_destroy_drops_unread_events),
 	    cmocka_unit_test(test_state_errors_idle),
 	    cmocka_unit_test(test_destroy_channel_with_waiter),
+	    cmocka_unit_test(test_get_after_destroy),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
