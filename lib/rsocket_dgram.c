@@ -966,10 +966,25 @@ int ds_connect(int fd, const struct sockaddr *addr, socklen_t len)
 	if (!ds)
 		return -1;
 	if (addr && len >= sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC) {
+		struct sockaddr_storage was, now;
+
 		/* As UDP: dissolve the association. */
-		if (connect(ds->udp, addr, len))
+		if (ds_udp_name(ds, &was) || connect(ds->udp, addr, len))
 			DS_UNLOCK_RET(ds, -1);
 		ds->connected = false;
+		/*
+		 * The kernel lets go of a port that connect chose; the headers
+		 * we send name it, so it is taken back (on the wildcard).
+		 */
+		if (!ds_udp_name(ds, &now) && !port_of((struct sockaddr *)&now) &&
+		    port_of((struct sockaddr *)&was)) {
+			memset(&now, 0, sizeof(now));
+			now.ss_family = was.ss_family;
+			set_port((struct sockaddr *)&now, port_of((struct sockaddr *)&was));
+			if (bind(ds->udp, (struct sockaddr *)&now,
+				 cma_addr_len((struct sockaddr *)&now)))
+				ds->bound = false;
+		}
 		DS_UNLOCK_RET(ds, 0);
 	}
 	if (check_addr(ds, addr, len))

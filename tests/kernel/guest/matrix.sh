@@ -154,6 +154,13 @@ for rowname in ${RXEVM_rows//,/ }; do
             timeout "$(row_tmo "$row")" "${RUNX[@]}" "${ST[@]}" "${CMD[@]}" > "$L" 2> "$L.err" &
             pid=$!
             sleep "${RXEVM_settle:-1.5}"   # let it listen
+            if [ "$row" = udpong ]; then
+                # its UDP port (7174, 0x1C06) bound: a datagram sent sooner is refused
+                for _ in $(seq 1 100); do
+                    grep -q ':1C06 ' /proc/net/udp && break
+                    sleep 0.3
+                done
+            fi
             $NC -l -p $port < /dev/null > /dev/null 2>&1   # the client is ready
             watch=
             if [ "$row" = udpong ]; then
