@@ -32,7 +32,7 @@
 # Environment: MADCM_KVM_DIR (default /tmp/madcm-kernel: kernel, initramfs,
 # logs), MADCM_KVM_KREL (kernel release; default: the newest fetched),
 # MADCM_KVM_ROWS (default "rping ucmatose rdma_server udaddy mckey rstream
-# riostream udpong ucmatose-qp"; ROW-qp: ROW with MADCM_MAD_SEND=qp), MADCM_KVM_PINGS
+# riostream ucmatose-qp"; udpong is opt-in; ROW-qp: ROW with MADCM_MAD_SEND=qp), MADCM_KVM_PINGS
 # (rping -C count, default 1000; ~95 s per 1000 under TCG), MADCM_KVM_LOSS_PINGS
 # (the same in the loss phase, default 50), MADCM_KVM_LOSS_ROWS (default
 # the connected rows: rping ucmatose rdma_server rstream riostream),
@@ -46,7 +46,7 @@ D=${MADCM_KVM_DIR:-/tmp/madcm-kernel}
 export MADCM_KVM_DIR=$D
 B=$(cd "${top_builddir:-.}" && pwd)
 MADCM=$B/tools/madcm
-ROWS=${MADCM_KVM_ROWS:-rping ucmatose rdma_server udaddy mckey rstream riostream udpong ucmatose-qp}
+ROWS=${MADCM_KVM_ROWS:-rping ucmatose rdma_server udaddy mckey rstream riostream ucmatose-qp}
 TMO=${MADCM_KVM_TIMEOUT:-900}
 # Killed or interrupted, take our VMs down too: each runs under a
 # timeout(1) of ours, which sits in a process group of its own (the signal
