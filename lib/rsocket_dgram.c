@@ -2,27 +2,31 @@
  * Datagram rsockets (SOCK_DGRAM over UD) on the public librdmacm API.
  *
  * A datagram rsocket owns an rdma_cm event channel (its fd is the socket's
- * descriptor), an id in RDMA_PS_UDP bound to the socket's address and
- * listening there, and one UD QP with its CQ, made on the device of the
- * first id that has one (the bound id, an incoming request, or the first
+ * descriptor), a kernel UDP socket bound to the rsocket's own address and
+ * port (the side channel), an id in RDMA_PS_UDP bound there too (it finds
+ * the device of a bound address), and one UD QP with its CQ, made on the
+ * device of the first id that has one (the bound id or the first
  * destination resolved).  Every message is a UD SEND whose payload starts
  * with the sender's address (rsocket_wire.h, rdma-core's ds_header), so the
  * receiver can give recvfrom() a socket address.
  *
- * Destinations.  rdma-core bootstraps a destination through a kernel UDP
- * socket beside the rsocket.  madcm needs no IP path between the hosts:
- * the first send to an address resolves it with the CM as any librdmacm
- * datagram program does (rdma_resolve_addr, rdma_resolve_route, then
- * rdma_connect, a SIDR REQ to the UDP port the peer's rsocket listens on;
- * the SIDR REP gives the QPN and Q_Key, the route the address handle).
- * A datagram received from an address not yet known makes it known at
- * once (an address handle from the work completion, the sender's QPN), so
- * a server answers its clients without resolving them.
+ * Destinations, as rdma-core finds them (docs/rsocket-wire.md): until a
+ * destination's QPN is known and its address handle made, a datagram goes
+ * to its IP address and port over the side channel, behind a header
+ * with our QPN (DATA).  The receiver delivers the payload, answers with
+ * its own QPN (CTRL) and resolves a route to the sender for an address
+ * handle; so does the sender once the answer came.  From then on the
+ * datagrams go over UD.  A datagram that arrives over UD from an address
+ * not yet known makes it known at once (an address handle from the work
+ * completion, the sender's QPN).  The side channel needs an IP path
+ * between the hosts, as rdma-core's does; that is what lets a madcm
+ * rsocket and an rdma-core one find each other.
  *
- * Progress is made by the calls themselves (CM events and completions
- * are read whenever a call runs, and while it sleeps), so a program that
- * loops on non-blocking calls, as udpong does, moves everything along.
- * One mutex per socket; dropped while a call sleeps.
+ * Progress is made by the calls themselves (CM events, side-channel
+ * messages and completions are read whenever a call runs, and while it
+ * sleeps), so a program that loops on non-blocking calls, as udpong
+ * does, moves everything along.  One mutex per socket; dropped while a
+ * call sleeps.
  */
 #include "config.h"
 
@@ -33,6 +37,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <rdma/rsocket.h>
@@ -49,32 +54,40 @@
 #define DS_QP_MIN 16
 #define DS_QP_MAX 0xFFFE
 #define DS_RESOLVE_MS 2000
-#define DS_BACKLOG 64
 #define DS_CLOSE_WAIT_MS 1000
+#define DS_UDP_QMAX 64 /* side-channel datagrams waiting for recvmsg, at most */
 
 #define DS_WR_RECV (1ull << 63)
-
-enum ds_dest_state { DS_RESOLVING, DS_READY, DS_FAILED };
 
 struct ds_dest {
 	struct ds_dest *next;
 	struct sockaddr_storage addr;
-	enum ds_dest_state state;
-	int err;
-	struct rdma_cm_id *id; /* the resolution under way */
+	struct rdma_cm_id *id; /* the route's resolution under way */
 	struct ibv_ah *ah;
 	uint32_t qpn, qkey;
+	bool has_qpn;  /* from its side-channel header or a datagram */
+	bool owe_ctrl; /* its DATA came before our QP: answer once it exists */
+	bool no_route; /* resolution failed: the side channel only, until news */
+	int err;       /* reported once, by the next send to it */
 };
 
 struct ds_rmsg {
 	uint32_t slot, len; /* len: header + payload */
 };
 
+/* A datagram that came over the side channel: a ds_header, then the payload. */
+struct ds_umsg {
+	struct ds_umsg *next;
+	uint32_t len;
+	uint8_t data[];
+};
+
 struct dsock {
 	int fd, domain, fd_flags;
 	pthread_mutex_t lock;
 	struct rdma_event_channel *ch;
-	struct rdma_cm_id *id; /* the socket's own address, listening for SIDR */
+	struct rdma_cm_id *id; /* bound to the socket's own address */
+	int udp;	       /* the side channel */
 	bool bound;
 	int err; /* SO_ERROR: a destination that could not be resolved */
 
@@ -94,11 +107,14 @@ struct dsock {
 	uint32_t max_msg; /* header + payload: the path MTU, at most DS_MSG_SIZE */
 	uint8_t hdr[DS_HDR_MAX_LEN];
 	int hdr_len;
+	struct sockaddr_storage hdr_addr; /* what hdr says: our address and port */
 	uint8_t *sbuf, *rbuf;
 	struct ibv_mr *smr, *rmr;
 	uint32_t *sfree, nfree;
 	struct ds_rmsg *rmsg;
 	uint32_t rmsg_size, rmsg_head, rmsg_tail;
+	struct ds_umsg *uq, **uq_tail;
+	uint32_t uq_len;
 
 	struct ds_dest *dests;
 	bool connected;
@@ -286,16 +302,50 @@ static int ds_modify_rts(struct dsock *ds)
 	return ibv_modify_qp(ds->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) ? -1 : 0;
 }
 
+/* The side channel's own address (the port the rsocket is known by). */
+static int ds_udp_name(struct dsock *ds, struct sockaddr_storage *ss)
+{
+	socklen_t len = sizeof(*ss);
+
+	memset(ss, 0, sizeof(*ss));
+	return getsockname(ds->udp, (struct sockaddr *)ss, &len);
+}
+
+/* A v4-mapped IPv6 address (an AF_INET6 socket's IPv4 peer) as AF_INET. */
+static void unmap_v4(struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 s6;
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+	if (ss->ss_family != AF_INET6)
+		return;
+	memcpy(&s6, ss, sizeof(s6));
+	if (!IN6_IS_ADDR_V4MAPPED(&s6.sin6_addr))
+		return;
+	memset(ss, 0, sizeof(*ss));
+	sin->sin_family = AF_INET;
+	sin->sin_port = s6.sin6_port;
+	memcpy(&sin->sin_addr, &s6.sin6_addr.s6_addr[12], 4);
+}
+
 /*
- * The header names the address the QP's device answers to (src, from the
- * id that brought the device) and the socket's own port.
+ * The header names the address peers reach us at: the side channel's
+ * own when it has one (what a peer sees its messages come from), else
+ * the address the QP's device answers to (src); and the side channel's
+ * port.
  */
 static void ds_format_hdr(struct dsock *ds, const struct sockaddr *src)
 {
-	struct sockaddr_storage a;
+	struct sockaddr_storage a, u;
 
 	memcpy(&a, src, cma_addr_len(src));
-	set_port((struct sockaddr *)&a, port_of(&ds->id->route.addr.src_addr));
+	if (!ds_udp_name(ds, &u)) {
+		unmap_v4(&u);
+		if (u.ss_family == a.ss_family && !is_any((struct sockaddr *)&u))
+			memcpy(&a, &u, cma_addr_len((struct sockaddr *)&u));
+		set_port((struct sockaddr *)&a, port_of((struct sockaddr *)&u));
+	}
+	memcpy(&ds->hdr_addr, &a, sizeof(a));
 	ds->hdr_len = ds_hdr_encode((struct sockaddr *)&a, ds->hdr);
 }
 
@@ -384,16 +434,19 @@ static int ds_create_qp(struct dsock *ds, struct rdma_cm_id *with)
 	return 0;
 }
 
-/* An unbound socket takes the address a resolution chose and a free port. */
-static int ds_autobind(struct dsock *ds, const struct sockaddr *local)
+/*
+ * Before any send the side channel needs a port, the one its header
+ * names: an unbound socket takes a free one on the wildcard address.
+ */
+static int ds_autobind(struct dsock *ds)
 {
 	struct sockaddr_storage a;
 
 	if (ds->bound)
 		return 0;
-	memcpy(&a, local, cma_addr_len(local));
-	set_port((struct sockaddr *)&a, 0);
-	if (rdma_bind_addr(ds->id, (struct sockaddr *)&a) || rdma_listen(ds->id, DS_BACKLOG))
+	memset(&a, 0, sizeof(a));
+	a.ss_family = (sa_family_t)ds->domain;
+	if (bind(ds->udp, (struct sockaddr *)&a, cma_addr_len((struct sockaddr *)&a)))
 		return -1;
 	ds->bound = true;
 	return 0;
@@ -401,12 +454,33 @@ static int ds_autobind(struct dsock *ds, const struct sockaddr *local)
 
 /* ---- destinations ---- */
 
+static bool ds_ready(const struct ds_dest *d)
+{
+	return d->ah && d->has_qpn;
+}
+
 static struct ds_dest *ds_find(struct dsock *ds, const struct sockaddr *sa)
 {
 	for (struct ds_dest *d = ds->dests; d; d = d->next)
 		if (same_addr(&d->addr, sa))
 			return d;
 	return NULL;
+}
+
+static struct ds_dest *ds_dest_add(struct dsock *ds, const struct sockaddr *sa)
+{
+	struct ds_dest *d = ds_find(ds, sa);
+
+	if (d)
+		return d;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	memcpy(&d->addr, sa, cma_addr_len(sa));
+	d->qkey = RDMA_UDP_QKEY;
+	d->next = ds->dests;
+	ds->dests = d;
+	return d;
 }
 
 static void ds_dest_free(struct dsock *ds, struct ds_dest *d)
@@ -423,116 +497,122 @@ static void ds_dest_free(struct dsock *ds, struct ds_dest *d)
 	free(d);
 }
 
-static void ds_dest_fail(struct ds_dest *d, int e)
+/*
+ * A resolution that failed.  With no QP yet nothing can be sent to d at
+ * all: its next send reports e.  With one, d stays reachable over the
+ * side channel (as rdma-core's destinations without an address handle).
+ */
+static void ds_dest_fail(struct dsock *ds, struct ds_dest *d, int e)
 {
-	d->state = DS_FAILED;
-	d->err = e ? e : EHOSTUNREACH;
+	d->no_route = true;
+	if (!ds->qp)
+		d->err = e ? e : EHOSTUNREACH;
 }
 
-/* Start resolving sa: a new destination, RESOLVING (or FAILED at once). */
-static struct ds_dest *ds_resolve(struct dsock *ds, const struct sockaddr *sa)
+/* Start resolving d's route (for its address handle) unless under way or done. */
+static void ds_route(struct dsock *ds, struct ds_dest *d)
 {
-	struct ds_dest *d = calloc(1, sizeof(*d));
 	struct sockaddr_storage src;
 	struct sockaddr *srcp = NULL;
 
-	if (!d)
-		return NULL;
-	memcpy(&d->addr, sa, cma_addr_len(sa));
-	d->state = DS_RESOLVING;
-	d->next = ds->dests;
-	ds->dests = d;
+	if (d->id || d->ah || d->no_route || d->err)
+		return;
 	/* A socket bound to one address sends from it. */
-	if (ds->bound && !is_any(&ds->id->route.addr.src_addr)) {
-		memcpy(&src, &ds->id->route.addr.src_addr,
-		       cma_addr_len(&ds->id->route.addr.src_addr));
+	if (!ds_udp_name(ds, &src) && !is_any((struct sockaddr *)&src) &&
+	    src.ss_family == d->addr.ss_family) {
 		set_port((struct sockaddr *)&src, 0);
 		srcp = (struct sockaddr *)&src;
 	}
 	if (rdma_create_id(ds->ch, &d->id, d, RDMA_PS_UDP)) {
-		ds_dest_fail(d, errno);
-		return d;
+		d->id = NULL;
+		ds_dest_fail(ds, d, errno);
+		return;
 	}
-	if (rdma_resolve_addr(d->id, srcp, (struct sockaddr *)&d->addr, DS_RESOLVE_MS))
-		ds_dest_fail(d, errno);
-	return d;
+	if (rdma_resolve_addr(d->id, srcp, (struct sockaddr *)&d->addr, DS_RESOLVE_MS)) {
+		int e = errno;
+
+		rdma_destroy_id(d->id);
+		d->id = NULL;
+		ds_dest_fail(ds, d, e);
+	}
 }
 
-static int ds_event_errno(const struct rdma_cm_event *ev)
+/* One side-channel message to `to` with our QPN and address; 0 or -1. */
+static int ds_udp_send(struct dsock *ds, const struct sockaddr *to, uint8_t op,
+		       const struct iovec *iov, int iovcnt, int flags)
 {
-	switch (ev->event) {
-	case RDMA_CM_EVENT_REJECTED:
-	case RDMA_CM_EVENT_UNREACHABLE:
-		/* SIDR: no rsocket listens on that port (or it did not answer). */
-		return ECONNREFUSED;
-	case RDMA_CM_EVENT_ADDR_ERROR:
-	case RDMA_CM_EVENT_ROUTE_ERROR:
-	default:
-		return EHOSTUNREACH;
+	uint8_t hdr[DS_UDP_MAX_LEN];
+	struct iovec v[1 + 8];
+	struct msghdr m = {0};
+	int hl = ds_udp_encode(op, ds->qp->qp_num, (struct sockaddr *)&ds->hdr_addr, hdr);
+
+	if (hl < 0 || iovcnt > 8)
+		return cma_err(hl < 0 ? -hl : EMSGSIZE);
+	v[0] = (struct iovec){.iov_base = hdr, .iov_len = (size_t)hl};
+	for (int i = 0; i < iovcnt; i++)
+		v[1 + i] = iov[i];
+	m.msg_name = (void *)to;
+	m.msg_namelen = cma_addr_len(to);
+	m.msg_iov = v;
+	m.msg_iovlen = (size_t)(1 + iovcnt);
+	return sendmsg(ds->udp, &m, flags | MSG_NOSIGNAL) < 0 ? -1 : 0;
+}
+
+/* Our QP exists now: answer the DATA that came before it. */
+static void ds_flush_ctrl(struct dsock *ds)
+{
+	for (struct ds_dest *d = ds->dests; d; d = d->next)
+		if (d->owe_ctrl) {
+			d->owe_ctrl = false;
+			ds_udp_send(ds, (struct sockaddr *)&d->addr, DS_UDP_OP_CTRL, NULL, 0,
+				    MSG_DONTWAIT);
+		}
+}
+
+/* The route is known: the address handle along it. */
+static void ds_make_ah(struct dsock *ds, struct ds_dest *d)
+{
+	struct cma_id *cid = cma_id_of(d->id);
+	struct ibv_ah_attr attr;
+
+	if (d->id->verbs != ds->verbs) {
+		ds_dest_fail(ds, d, ENODEV);
+		return;
 	}
+	/* The path the resolution chose, as a SIDR answer would give it. */
+	cma_ah_from_path(cid, &cid->cm_paths[0], &attr);
+	d->ah = ibv_create_ah(ds->pd, &attr);
+	if (!d->ah)
+		ds_dest_fail(ds, d, errno ? errno : ENOMEM);
 }
 
 /* One CM event of a destination's resolution; true: its id is done. */
 static bool ds_on_dest_event(struct dsock *ds, struct ds_dest *d, struct rdma_cm_event *ev)
 {
-	struct rdma_conn_param param = {0};
-
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		if (ds_create_qp(ds, d->id)) {
+			ds_dest_fail(ds, d, errno);
+			return true;
+		}
+		ds_flush_ctrl(ds);
 		/* Known from a datagram of the peer meanwhile: stop here. */
-		if (d->state == DS_READY)
+		if (d->ah)
 			return true;
-		break;
-	default:
-		break;
-	}
-	switch (ev->event) {
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		if (ds_autobind(ds, &d->id->route.addr.src_addr) || ds_create_qp(ds, d->id) ||
-		    rdma_resolve_route(d->id, DS_RESOLVE_MS)) {
-			ds_dest_fail(d, errno);
+		if (rdma_resolve_route(d->id, DS_RESOLVE_MS)) {
+			ds_dest_fail(ds, d, errno);
 			return true;
 		}
 		return false;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		if (rdma_connect(d->id, &param)) {
-			ds_dest_fail(d, errno);
-			return true;
-		}
-		return false;
-	case RDMA_CM_EVENT_ESTABLISHED:
-		/* Already known from a datagram of the peer: keep that handle. */
-		if (d->state == DS_READY)
-			return true;
-		d->ah = ibv_create_ah(ds->pd, &ev->param.ud.ah_attr);
-		if (!d->ah) {
-			ds_dest_fail(d, errno ? errno : ENOMEM);
-			return true;
-		}
-		d->qpn = ev->param.ud.qp_num & 0xFFFFFF;
-		d->qkey = ev->param.ud.qkey ? ev->param.ud.qkey : RDMA_UDP_QKEY;
-		d->state = DS_READY;
+		if (!d->ah)
+			ds_make_ah(ds, d);
 		return true;
 	default:
-		if (d->state != DS_READY)
-			ds_dest_fail(d, ds_event_errno(ev));
+		if (!d->ah)
+			ds_dest_fail(ds, d, EHOSTUNREACH);
 		return true;
 	}
-}
-
-/* A SIDR REQ to our port: answer with the QP (made now if need be). */
-static void ds_on_request(struct dsock *ds, struct rdma_cm_id *id)
-{
-	struct rdma_conn_param param = {0};
-
-	if (ds_create_qp(ds, id)) {
-		rdma_reject(id, NULL, 0);
-		return;
-	}
-	param.qp_num = ds->qp->qp_num;
-	if (rdma_accept(id, &param))
-		rdma_reject(id, NULL, 0);
 }
 
 static void ds_cm_events(struct dsock *ds)
@@ -544,25 +624,100 @@ static void ds_cm_events(struct dsock *ds)
 	if (poll(&p, 1, 0) <= 0)
 		return;
 	while (!rdma_get_cm_event(ds->ch, &ev)) {
-		struct rdma_cm_id *done = NULL;
 		struct ds_dest *d = NULL;
 
-		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-			ds_on_request(ds, ev->id);
-			done = ev->id;
-		} else if (ev->id != ds->id) {
+		if (ev->id != ds->id) {
 			for (d = ds->dests; d && d->id != ev->id; d = d->next)
 				;
 			if (d && !ds_on_dest_event(ds, d, ev))
 				d = NULL;
 		}
 		rdma_ack_cm_event(ev);
-		if (done)
-			rdma_destroy_id(done);
 		if (d) {
 			rdma_destroy_id(d->id);
 			d->id = NULL;
 		}
+	}
+}
+
+/* ---- the side channel ---- */
+
+/* A side-channel datagram for recvmsg, behind the sender's ds_header. */
+static void ds_udp_queue(struct dsock *ds, const struct sockaddr *from, const uint8_t *p, size_t n)
+{
+	uint8_t h[DS_HDR_MAX_LEN];
+	int hl = ds_hdr_encode(from, h);
+	struct ds_umsg *m;
+
+	/* No room: dropped, as UDP would. */
+	if (hl < 0 || ds->uq_len >= DS_UDP_QMAX || n + (size_t)hl > DS_MSG_SIZE)
+		return;
+	m = malloc(sizeof(*m) + (size_t)hl + n);
+	if (!m)
+		return;
+	m->next = NULL;
+	m->len = (uint32_t)((size_t)hl + n);
+	memcpy(m->data, h, (size_t)hl);
+	memcpy(m->data + hl, p, n);
+	*ds->uq_tail = m;
+	ds->uq_tail = &m->next;
+	ds->uq_len++;
+}
+
+/* The connected peer refused (an ICMP port unreachable): its next send says so. */
+static void ds_udp_refused(struct dsock *ds)
+{
+	struct ds_dest *d;
+
+	if (!ds->connected)
+		return;
+	d = ds_find(ds, (struct sockaddr *)&ds->peer);
+	if (d && !ds_ready(d))
+		d->err = ECONNREFUSED;
+}
+
+static void ds_udp_progress(struct dsock *ds)
+{
+	uint8_t buf[DS_UDP_MAX_LEN + DS_MSG_SIZE];
+
+	for (;;) {
+		struct sockaddr_storage from;
+		socklen_t flen = sizeof(from);
+		struct ds_udp_hdr h;
+		struct ds_dest *d;
+		ssize_t n;
+		int hl;
+
+		n = recvfrom(ds->udp, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from,
+			     &flen);
+		if (n < 0) {
+			if (errno == ECONNREFUSED) {
+				ds_udp_refused(ds);
+				continue;
+			}
+			return;
+		}
+		unmap_v4(&from);
+		hl = ds_udp_decode(buf, (size_t)n, from.ss_family, &h);
+		if (hl < 0)
+			continue; /* not an rsocket's */
+		d = ds_dest_add(ds, (struct sockaddr *)&from);
+		if (!d)
+			continue;
+		if (!d->has_qpn || d->qpn != h.qpn)
+			d->no_route = false; /* news: worth another resolution */
+		d->qpn = h.qpn;
+		d->has_qpn = true;
+		d->err = 0;
+		ds_route(ds, d);
+		if (h.op != DS_UDP_OP_DATA)
+			continue;
+		if (ds->qp)
+			ds_udp_send(ds, (struct sockaddr *)&from, DS_UDP_OP_CTRL, NULL, 0,
+				    MSG_DONTWAIT);
+		else
+			d->owe_ctrl = true;
+		ds_udp_queue(ds, (struct sockaddr *)&from, buf + hl, (size_t)(n - hl));
 	}
 }
 
@@ -574,9 +729,10 @@ static void ds_learn(struct dsock *ds, struct ibv_wc *wc, const struct sockaddr 
 	struct ds_dest *d = ds_find(ds, from);
 	struct ibv_ah *ah;
 
-	if (d && d->state == DS_READY) {
+	if (d && d->ah) {
 		/* The same address from a new QP: the peer made a new socket. */
 		d->qpn = wc->src_qp;
+		d->has_qpn = true;
 		return;
 	}
 	ah = ibv_create_ah_from_wc(
@@ -584,20 +740,15 @@ static void ds_learn(struct dsock *ds, struct ibv_wc *wc, const struct sockaddr 
 	    ds->port_num);
 	if (!ah)
 		return;
-	if (!d) {
-		d = calloc(1, sizeof(*d));
-		if (!d) {
-			ibv_destroy_ah(ah);
-			return;
-		}
-		memcpy(&d->addr, from, cma_addr_len(from));
-		d->next = ds->dests;
-		ds->dests = d;
+	if (!d && !(d = ds_dest_add(ds, from))) {
+		ibv_destroy_ah(ah);
+		return;
 	}
 	d->ah = ah;
 	d->qpn = wc->src_qp;
-	d->qkey = RDMA_UDP_QKEY;
-	d->state = DS_READY; /* a resolution under way finishes quietly */
+	d->has_qpn = true;
+	d->err = 0;
+	/* A resolution under way finishes quietly. */
 }
 
 static void ds_on_recv(struct dsock *ds, struct ibv_wc *wc)
@@ -656,17 +807,18 @@ static void ds_drain_cq_events(struct dsock *ds)
 static void ds_progress(struct dsock *ds)
 {
 	ds_cm_events(ds);
+	ds_udp_progress(ds);
 	ds_poll_cq(ds);
 }
 
 /*
- * Sleep until the CQ or the CM channel has news (ds->lock dropped).  The
- * first call only arms the CQ: the caller looks once more before sleeping,
- * for a completion that came before the arming.
+ * Sleep until the CQ, the side channel or the CM channel has news
+ * (ds->lock dropped).  The first call only arms the CQ: the caller looks
+ * once more before sleeping, for a completion that came before the arming.
  */
 static int ds_sleep(struct dsock *ds)
 {
-	struct pollfd p[2];
+	struct pollfd p[3];
 	int n = 0;
 
 	if (ds->cq && !ds->cq_armed) {
@@ -677,6 +829,7 @@ static int ds_sleep(struct dsock *ds)
 	if (ds->cq)
 		p[n++] = (struct pollfd){.fd = ds->cc->fd, .events = POLLIN};
 	p[n++] = (struct pollfd){.fd = ds->ch->fd, .events = POLLIN};
+	p[n++] = (struct pollfd){.fd = ds->udp, .events = POLLIN};
 	pthread_mutex_unlock(&ds->lock);
 	if (poll(p, (nfds_t)n, -1) < 0 && errno != EINTR) {
 		pthread_mutex_lock(&ds->lock);
@@ -698,6 +851,12 @@ static void ds_free(struct dsock *ds)
 {
 	while (ds->dests)
 		ds_dest_free(ds, ds->dests);
+	while (ds->uq) {
+		struct ds_umsg *m = ds->uq;
+
+		ds->uq = m->next;
+		free(m);
+	}
 	if (ds->qp)
 		ibv_destroy_qp(ds->qp);
 	if (ds->cq)
@@ -718,6 +877,8 @@ static void ds_free(struct dsock *ds)
 		rdma_destroy_id(ds->id);
 	if (ds->ch)
 		rdma_destroy_event_channel(ds->ch);
+	if (ds->udp >= 0)
+		close(ds->udp);
 	pthread_mutex_destroy(&ds->lock);
 	free(ds);
 }
@@ -739,7 +900,9 @@ int ds_socket(int domain, int protocol)
 	ds->sbuf_size = ds->rbuf_size = DS_DEF_MEM;
 	ds->sq_size = ds->rq_size = DS_DEF_QSIZE;
 	ds->sq_inline = DS_DEF_INLINE;
-	ds->ch = rdma_create_event_channel();
+	ds->uq_tail = &ds->uq;
+	ds->udp = socket(domain, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+	ds->ch = ds->udp < 0 ? NULL : rdma_create_event_channel();
 	if (!ds->ch || set_nonblock(ds->ch->fd) ||
 	    rdma_create_id(ds->ch, &ds->id, ds, RDMA_PS_UDP) || ds_set(ds->ch->fd, ds)) {
 		int e = errno;
@@ -751,9 +914,16 @@ int ds_socket(int domain, int protocol)
 	return ds->fd;
 }
 
+/*
+ * The side channel takes the address first (the kernel's rules and its
+ * free port), then the id the same address and port, for the device.
+ * If the id cannot have it the socket is left unbound: a fresh side
+ * channel replaces the bound one.
+ */
 int ds_bind(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct dsock *ds = ds_lock(fd);
+	struct sockaddr_storage a, u;
 
 	if (!ds)
 		return -1;
@@ -763,8 +933,24 @@ int ds_bind(int fd, const struct sockaddr *addr, socklen_t len)
 		errno = EINVAL;
 		DS_UNLOCK_RET(ds, -1);
 	}
-	if (rdma_bind_addr(ds->id, (struct sockaddr *)addr) || rdma_listen(ds->id, DS_BACKLOG))
+	if (bind(ds->udp, addr, len) || ds_udp_name(ds, &u))
 		DS_UNLOCK_RET(ds, -1);
+	memcpy(&a, addr, cma_addr_len(addr));
+	set_port((struct sockaddr *)&a, port_of((struct sockaddr *)&u));
+	if (rdma_bind_addr(ds->id, (struct sockaddr *)&a)) {
+		int e = errno, s = socket(ds->domain, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+
+		if (s >= 0) {
+			int one = 1;
+
+			if (ds->so_opts & (1u << SO_REUSEADDR))
+				setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			dup2(s, ds->udp);
+			close(s);
+		}
+		errno = e;
+		DS_UNLOCK_RET(ds, -1);
+	}
 	ds->bound = true;
 	/* Bound to one device's address: the QP can be made now. */
 	if (ds->id->verbs && ds_create_qp(ds, ds->id))
@@ -775,23 +961,48 @@ int ds_bind(int fd, const struct sockaddr *addr, socklen_t len)
 int ds_connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct dsock *ds = ds_lock(fd);
+	struct ds_dest *d;
 
 	if (!ds)
 		return -1;
 	if (addr && len >= sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC) {
-		ds->connected = false; /* as UDP: dissolve the association */
+		struct sockaddr_storage was, now;
+
+		/* As UDP: dissolve the association. */
+		if (ds_udp_name(ds, &was) || connect(ds->udp, addr, len))
+			DS_UNLOCK_RET(ds, -1);
+		ds->connected = false;
+		/*
+		 * The kernel lets go of a port that connect chose; the headers
+		 * we send name it, so it is taken back (on the wildcard).
+		 */
+		if (!ds_udp_name(ds, &now) && !port_of((struct sockaddr *)&now) &&
+		    port_of((struct sockaddr *)&was)) {
+			memset(&now, 0, sizeof(now));
+			now.ss_family = was.ss_family;
+			set_port((struct sockaddr *)&now, port_of((struct sockaddr *)&was));
+			if (bind(ds->udp, (struct sockaddr *)&now,
+				 cma_addr_len((struct sockaddr *)&now)))
+				ds->bound = false;
+		}
 		DS_UNLOCK_RET(ds, 0);
 	}
 	if (check_addr(ds, addr, len))
 		DS_UNLOCK_RET(ds, -1);
+	/* The kernel picks the port (if unbound) and the source address. */
+	if (connect(ds->udp, addr, len))
+		DS_UNLOCK_RET(ds, -1);
+	ds->bound = true;
 	memset(&ds->peer, 0, sizeof(ds->peer));
 	memcpy(&ds->peer, addr, cma_addr_len(addr));
 	ds->connected = true;
 	/* Like a UDP connect it does not wait: the first send does. */
-	if (!ds_find(ds, addr) && !ds_resolve(ds, addr)) {
+	d = ds_dest_add(ds, addr);
+	if (!d) {
 		errno = ENOMEM;
 		DS_UNLOCK_RET(ds, -1);
 	}
+	ds_route(ds, d);
 	ds_progress(ds);
 	DS_UNLOCK_RET(ds, 0);
 }
@@ -859,30 +1070,43 @@ ssize_t ds_sendmsg(int fd, const struct iovec *iov, int iovcnt, int flags,
 		errno = EMSGSIZE;
 		DS_UNLOCK_RET(ds, -1);
 	}
+	if (ds_autobind(ds))
+		DS_UNLOCK_RET(ds, -1);
 	for (;;) {
 		struct ds_dest *d;
 
 		ds_progress(ds);
-		d = ds_find(ds, (struct sockaddr *)&dst);
-		if (!d && !(d = ds_resolve(ds, (struct sockaddr *)&dst))) {
+		d = ds_dest_add(ds, (struct sockaddr *)&dst);
+		if (!d) {
 			errno = ENOMEM;
 			DS_UNLOCK_RET(ds, -1);
 		}
-		if (d->state == DS_FAILED) {
-			/* Reported once; the next send resolves afresh. */
+		if (d->err) {
+			/* Reported once; the next send starts afresh. */
 			errno = d->err;
 			ds_dest_free(ds, d);
 			DS_UNLOCK_RET(ds, -1);
 		}
-		if (d->state == DS_READY && ds->nfree) {
-			if (len + (size_t)ds->hdr_len > ds->max_msg) {
-				errno = EMSGSIZE;
-				DS_UNLOCK_RET(ds, -1);
-			}
+		ds_route(ds, d);
+		if (ds->qp && len + (size_t)ds->hdr_len > ds->max_msg) {
+			errno = EMSGSIZE;
+			DS_UNLOCK_RET(ds, -1);
+		}
+		if (ds_ready(d) && ds->nfree) {
 			if (ds_post(ds, d, iov, iovcnt, len))
 				DS_UNLOCK_RET(ds, -1);
 			DS_UNLOCK_RET(ds, (ssize_t)len);
 		}
+		if (ds->qp && !ds_ready(d)) {
+			/* Not known yet: over the side channel, with our QPN. */
+			if (ds_udp_send(ds, (struct sockaddr *)&dst, DS_UDP_OP_DATA, iov, iovcnt,
+					ds_nonblocking(ds, flags) ? MSG_DONTWAIT : 0)) {
+				d->err = 0; /* (a refusal, reported now) */
+				DS_UNLOCK_RET(ds, -1);
+			}
+			DS_UNLOCK_RET(ds, (ssize_t)len);
+		}
+		/* No QP yet (the resolution brings the device), or no send slot. */
 		if (ds_nonblocking(ds, flags)) {
 			errno = EAGAIN;
 			DS_UNLOCK_RET(ds, -1);
@@ -897,7 +1121,8 @@ ssize_t ds_recvmsg(int fd, const struct iovec *iov, int iovcnt, int flags, struc
 {
 	struct dsock *ds = ds_lock(fd);
 	struct sockaddr_storage src;
-	struct ds_rmsg m;
+	struct ds_rmsg m = {0};
+	struct ds_umsg *um = NULL;
 	const uint8_t *p;
 	size_t done = 0, left;
 	int hl;
@@ -912,7 +1137,7 @@ ssize_t ds_recvmsg(int fd, const struct iovec *iov, int iovcnt, int flags, struc
 		*msg_flags = 0;
 	for (;;) {
 		ds_progress(ds);
-		if (ds->rmsg_head != ds->rmsg_tail)
+		if (ds->uq || ds->rmsg_head != ds->rmsg_tail)
 			break;
 		if (ds_nonblocking(ds, flags)) {
 			errno = EAGAIN;
@@ -921,8 +1146,15 @@ ssize_t ds_recvmsg(int fd, const struct iovec *iov, int iovcnt, int flags, struc
 		if (ds_sleep(ds))
 			DS_UNLOCK_RET(ds, -1);
 	}
-	m = ds->rmsg[ds->rmsg_head];
-	p = ds->rbuf + (size_t)m.slot * DS_SLOT + DS_GRH;
+	/* What came over the side channel came before the sender knew our QP. */
+	if (ds->uq) {
+		um = ds->uq;
+		p = um->data;
+		m.len = um->len;
+	} else {
+		m = ds->rmsg[ds->rmsg_head];
+		p = ds->rbuf + (size_t)m.slot * DS_SLOT + DS_GRH;
+	}
 	hl = ds_hdr_decode(p, m.len, &src); /* checked when it arrived */
 	left = m.len - (size_t)hl;
 	p += hl;
@@ -939,9 +1171,17 @@ ssize_t ds_recvmsg(int fd, const struct iovec *iov, int iovcnt, int flags, struc
 	if (from && fromlen)
 		copy_out(from, fromlen, (struct sockaddr *)&src);
 	if (!(flags & MSG_PEEK)) {
-		ds->rmsg_head = (ds->rmsg_head + 1) % ds->rmsg_size;
-		if (ds_post_recv(ds, m.slot))
-			ds->err = errno;
+		if (um) {
+			ds->uq = um->next;
+			if (!ds->uq)
+				ds->uq_tail = &ds->uq;
+			ds->uq_len--;
+			free(um);
+		} else {
+			ds->rmsg_head = (ds->rmsg_head + 1) % ds->rmsg_size;
+			if (ds_post_recv(ds, m.slot))
+				ds->err = errno;
+		}
 	}
 	/* As UDP: MSG_TRUNC asks for the datagram's real length. */
 	if (flags & MSG_TRUNC)
@@ -1016,13 +1256,10 @@ int ds_getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 		errno = EFAULT;
 		DS_UNLOCK_RET(ds, -1);
 	}
-	if (!ds->bound) {
-		memset(&ss, 0, sizeof(ss));
-		ss.ss_family = (sa_family_t)ds->domain;
-		copy_out(addr, len, (struct sockaddr *)&ss);
-	} else {
-		copy_out(addr, len, &ds->id->route.addr.src_addr);
-	}
+	/* The side channel's: the address and port peers know us by. */
+	if (ds_udp_name(ds, &ss))
+		DS_UNLOCK_RET(ds, -1);
+	copy_out(addr, len, (struct sockaddr *)&ss);
 	DS_UNLOCK_RET(ds, 0);
 }
 
@@ -1052,8 +1289,10 @@ static int ds_setopt(struct dsock *ds, int level, int name, const void *val, soc
 	if (level == SOL_SOCKET) {
 		switch (name) {
 		case SO_REUSEADDR:
-			if (!ds->bound && rdma_set_option(ds->id, RDMA_OPTION_ID,
-							  RDMA_OPTION_ID_REUSEADDR, &v, sizeof(v)))
+			if (!ds->bound &&
+			    (setsockopt(ds->udp, level, name, val, len) ||
+			     rdma_set_option(ds->id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &v,
+					     sizeof(v))))
 				return -1;
 			ds->so_opts = v ? ds->so_opts | 1u << name : ds->so_opts & ~(1u << name);
 			return 0;
@@ -1096,8 +1335,11 @@ static int ds_setopt(struct dsock *ds, int level, int name, const void *val, soc
 		}
 	}
 	if (level == IPPROTO_IPV6 && name == IPV6_V6ONLY)
-		return rdma_set_option(ds->id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &v,
-				       sizeof(v));
+		return setsockopt(ds->udp, level, name, val, len) ||
+			       rdma_set_option(ds->id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &v,
+					       sizeof(v))
+			   ? -1
+			   : 0;
 	return cma_err(ENOTSUP);
 }
 
@@ -1196,14 +1438,20 @@ static short ds_revents(struct dsock *ds, short events)
 {
 	short rev = 0;
 
-	if ((events & POLLIN) && ds->rmsg_head != ds->rmsg_tail)
+	if ((events & POLLIN) && (ds->uq || ds->rmsg_head != ds->rmsg_tail))
 		rev |= POLLIN;
 	if (events & POLLOUT) {
-		/* Writable: a send would not wait (for a slot or a resolution). */
+		/*
+		 * Writable: a send would not wait, for a slot (a peer not yet
+		 * known takes the side channel, which needs none) or for the
+		 * resolution that brings the QP.
+		 */
 		struct ds_dest *d =
 		    ds->connected ? ds_find(ds, (struct sockaddr *)&ds->peer) : NULL;
 
-		if ((!ds->qp || ds->nfree) && (!d || d->state != DS_RESOLVING))
+		if (d && d->err)
+			rev |= POLLOUT;
+		else if (!ds->qp ? !d || !d->id : ds->nfree || (d && !ds_ready(d)))
 			rev |= POLLOUT;
 	}
 	if (ds->err)
@@ -1244,6 +1492,7 @@ short ds_poll_arm(int fd, short events, struct pollfd *out, int *n)
 		if (ds->cq)
 			out[(*n)++] = (struct pollfd){.fd = ds->cc->fd, .events = POLLIN};
 		out[(*n)++] = (struct pollfd){.fd = ds->ch->fd, .events = POLLIN};
+		out[(*n)++] = (struct pollfd){.fd = ds->udp, .events = POLLIN};
 	}
 	pthread_mutex_unlock(&ds->lock);
 	return rev;

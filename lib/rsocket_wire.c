@@ -169,3 +169,50 @@ int ds_hdr_decode(const uint8_t *in, size_t len, struct sockaddr_storage *sa)
 	}
 	return -EPROTO;
 }
+
+int ds_udp_encode(uint8_t op, uint32_t qpn, const struct sockaddr *sa, uint8_t out[DS_UDP_MAX_LEN])
+{
+	int len;
+
+	if (sa->sa_family == AF_INET) {
+		out[4] = 4;
+		len = DS_UDP_V4_LEN;
+		memcpy(out + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6) {
+		out[4] = 6;
+		len = DS_UDP_V6_LEN;
+		memcpy(out + 12, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	put_be32(out, DS_UDP_TAG);
+	out[5] = op;
+	out[6] = (uint8_t)len;
+	out[7] = 0;
+	put_be32(out + 8, qpn & 0xFFFFFF);
+	return len;
+}
+
+int ds_udp_decode(const uint8_t *in, size_t len, int family, struct ds_udp_hdr *h)
+{
+	if (!in || len < DS_UDP_V4_LEN)
+		return -EINVAL;
+	if (get_be32(in) != DS_UDP_TAG)
+		return -EPROTO;
+	memset(h, 0, sizeof(*h));
+	h->version = in[4];
+	h->op = in[5];
+	h->length = in[6];
+	h->qpn = get_be32(in + 8) & 0xFFFFFF;
+	if (h->version == 4 && family == AF_INET && h->length == DS_UDP_V4_LEN) {
+		memcpy(h->addr, in + 12, 4);
+		return DS_UDP_V4_LEN;
+	}
+	if (h->version == 6 && family == AF_INET6 && h->length == DS_UDP_V6_LEN) {
+		if (len < DS_UDP_V6_LEN)
+			return -EINVAL;
+		memcpy(h->addr, in + 12, 16);
+		return DS_UDP_V6_LEN;
+	}
+	return -EPROTO;
+}

@@ -126,4 +126,38 @@ int ds_hdr_encode(const struct sockaddr *sa, uint8_t out[DS_HDR_MAX_LEN]);
  */
 int ds_hdr_decode(const uint8_t *in, size_t len, struct sockaddr_storage *sa);
 
+/*
+ * The UDP side channel of datagram rsockets: a kernel UDP socket bound to
+ * the rsocket's own address and port carries, in front of its payload,
+ * a tag, the version (4 or 6), an opcode, the header's length (16 or 28),
+ * a reserved byte, the sender's QPN (low 24 bits, big-endian) and the
+ * sender's address.  DATA carries a datagram whose destination is not yet
+ * known (the receiver answers it with a CTRL and delivers the payload);
+ * CTRL is that answer, no payload.  docs/rsocket-wire.md has the table.
+ */
+#define DS_UDP_TAG 0x55555555u
+#define DS_UDP_V4_LEN 16
+#define DS_UDP_V6_LEN 28
+#define DS_UDP_MAX_LEN DS_UDP_V6_LEN
+#define DS_UDP_OP_DATA RS_OP_DATA
+#define DS_UDP_OP_CTRL RS_OP_CTRL
+
+struct ds_udp_hdr {
+	uint8_t version;  /* 4 or 6 */
+	uint8_t op;	  /* DS_UDP_OP_DATA or DS_UDP_OP_CTRL */
+	uint8_t length;	  /* DS_UDP_V4_LEN or DS_UDP_V6_LEN */
+	uint32_t qpn;	  /* 24 bits */
+	uint8_t addr[16]; /* 4 or 16 bytes, network order */
+};
+
+/* The header for op, qpn and sa (AF_INET or AF_INET6): its length, or -EAFNOSUPPORT. */
+int ds_udp_encode(uint8_t op, uint32_t qpn, const struct sockaddr *sa, uint8_t out[DS_UDP_MAX_LEN]);
+/*
+ * A side-channel message received from a socket of family `family` (the
+ * sender's address as recvfrom gave it): the header's length, or -EINVAL
+ * (shorter than its header) or -EPROTO (another tag, a version that is
+ * not the sender's family, a length that does not match the version).
+ */
+int ds_udp_decode(const uint8_t *in, size_t len, int family, struct ds_udp_hdr *h);
+
 #endif

@@ -1,10 +1,11 @@
 /*
  * The rsocket wire decoders (lib/rsocket_wire.c) on arbitrary bytes: the
- * stream connection data and the datagram header.  The first byte picks
- * the decoder, its bit 1 a valid version.  What decodes must encode back to the same bytes (the
- * connection data's reserved bytes aside), and nothing reads past the
- * input (ASan).
+ * stream connection data, the datagram header and the side channel's
+ * header.  The first byte picks the decoder, its bit 1 a valid version.
+ * What decodes must encode back to the same bytes (reserved bytes and the
+ * QPN's unsent top byte aside), and nothing reads past the input (ASan).
  */
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (n > 0) {
 			if (ds_hdr_encode((struct sockaddr *)&sa, out) != n ||
 			    memcmp(out, in, (size_t)n))
+				abort();
+		}
+		struct ds_udp_hdr h;
+		int family = (data[0] & 4) ? AF_INET6 : AF_INET;
+
+		/* The side channel's header: decoded, it encodes back the same. */
+		n = ds_udp_decode(in, len, family, &h);
+		if (n > 0) {
+			struct sockaddr_storage a = {.ss_family = (sa_family_t)family};
+
+			if (family == AF_INET)
+				memcpy(&((struct sockaddr_in *)&a)->sin_addr, h.addr, 4);
+			else
+				memcpy(&((struct sockaddr_in6 *)&a)->sin6_addr, h.addr, 16);
+			if (ds_udp_encode(h.op, h.qpn, (struct sockaddr *)&a, out) != n ||
+			    memcmp(out, in, 7) || memcmp(out + 9, in + 9, (size_t)n - 9))
 				abort();
 		}
 	} else {

@@ -6,6 +6,9 @@
 #   receive slot holds, a server bound to the wildcard (its QP made on the
 #   first request), a datagram one byte too large (EMSGSIZE), and a port
 #   where no rsocket listens (ECONNREFUSED, not a hang).
+# The rsockets find each other over the UDP side channel (as rdma-core's:
+# docs/rsocket-wire.md), then move to UD: the server's host counts few
+# UDP datagrams for a run of 200 (/proc/net/snmp of its namespace).
 # udpong's server never exits on its own: it must still be running when
 # its client is done, must have logged the client in, and is then killed.
 # UDPONG_DEFAULT=1 adds udpong's default series (no -C/-S), not run by
@@ -32,7 +35,13 @@ skip_missing udpong rdmacm-utils
 LINEBUF=""
 command -v stdbuf >/dev/null && LINEBUF="stdbuf -oL"
 
-fs up --gen b2b >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up"; }
+# Datagram rsockets find each other over a UDP side channel (as
+# rdma-core's): the hosts need IP, in network namespaces (root).
+fs up --ip --gen b2b >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up"; }
+if [ ! -f "$FABSIM_DIR/net/hosts" ]; then
+	cat "$FABSIM_DIR/up.log"
+	skip_env "no network namespaces here (not root?)"
+fi
 H1=198.18.0.1
 H2=198.18.0.2
 out=$FABSIM_DIR/out
@@ -90,7 +99,15 @@ pair() {
 	echo "ok: $1 ($(grep '^custom ' "$out/$1.c"))"
 }
 
+# udp_in: UDP datagrams h1's namespace has received so far.
+udp_in() { on h1 awk '$1 == "Udp:" && $2 ~ /^[0-9]+$/ { print $2 }' /proc/net/snmp; }
+
+u0=$(udp_in)
 pair udpong "-b $H1" "-C 200 -S 1000"
+u1=$(udp_in)
+# The login and start messages, resent while unanswered: a handful.
+[ $((u1 - u0)) -lt 50 ] || fail "200 datagrams took the side channel ($((u1 - u0)) UDP), not UD"
+echo "ok: over UD after the side channel ($((u1 - u0)) UDP datagrams at the server)"
 pair udpong-Tb "-b $H1 -T b" "-C 200 -S 1000 -T b"
 pair udpong-Ta "-b $H1 -T a" "-C 200 -S 1000 -T a"
 pair udpong-Te "-b $H1 -T e" "-C 20 -S 64 -T e"
@@ -127,7 +144,8 @@ wait "$sp" 2>/dev/null
 passed=$((passed + 1))
 echo "ok: oversized datagram refused ($(grep 'too long' "$out/big.c"))"
 
-# No rsocket on the port: the SIDR REQ is refused, the send says so.
+# No rsocket on the port: the side channel's datagram is refused (ICMP),
+# the next send says so.
 client noserver "-p 7999 -C 1" once
 [ $crc -ne 0 ] && [ $crc -ne 124 ] && grep -q 'Connection refused' "$out/noserver.c" ||
 	{ cat "$out/noserver.c" >&2; fail "no server: exit $crc"; }

@@ -181,6 +181,67 @@ static void test_ds_hdr_errors(void **state)
 	assert_int_equal(ds_hdr_decode(b, sizeof(b), &sa), -EPROTO);
 }
 
+/* The side channel's header as rdma-core's struct ds_udp_header lays it out. */
+static void test_ds_udp_layout(void **state)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(7174)};
+	struct sockaddr_in6 sin6 = {.sin6_family = AF_INET6};
+	static const uint8_t want4[DS_UDP_V4_LEN] = {0x55, 0x55, 0x55, 0x55, 4,	  0,  16, 0,
+						     0,	   0x12, 0x34, 0x56, 198, 18, 0,  2};
+	uint8_t want6[DS_UDP_V6_LEN] = {0x55, 0x55, 0x55, 0x55, 6, 7, 28, 0, 0, 0xAB, 0xCD, 0xEF};
+	uint8_t out[DS_UDP_MAX_LEN];
+	struct ds_udp_hdr h;
+
+	(void)state;
+	inet_pton(AF_INET, "198.18.0.2", &sin.sin_addr);
+	memset(out, 0xEE, sizeof(out));
+	/* The QPN's top 8 bits are not sent. */
+	assert_int_equal(ds_udp_encode(DS_UDP_OP_DATA, 0xFF123456, (struct sockaddr *)&sin, out),
+			 DS_UDP_V4_LEN);
+	assert_memory_equal(out, want4, sizeof(want4));
+	assert_int_equal(ds_udp_decode(out, DS_UDP_V4_LEN + 100, AF_INET, &h), DS_UDP_V4_LEN);
+	assert_int_equal(h.version, 4);
+	assert_int_equal(h.op, DS_UDP_OP_DATA);
+	assert_int_equal(h.length, DS_UDP_V4_LEN);
+	assert_int_equal(h.qpn, 0x123456);
+	assert_memory_equal(h.addr, &sin.sin_addr, 4);
+
+	inet_pton(AF_INET6, "fd77::2", &sin6.sin6_addr);
+	memcpy(want6 + 12, &sin6.sin6_addr, 16);
+	assert_int_equal(ds_udp_encode(DS_UDP_OP_CTRL, 0xABCDEF, (struct sockaddr *)&sin6, out),
+			 DS_UDP_V6_LEN);
+	assert_memory_equal(out, want6, sizeof(want6));
+	assert_int_equal(ds_udp_decode(out, DS_UDP_V6_LEN, AF_INET6, &h), DS_UDP_V6_LEN);
+	assert_int_equal(h.op, DS_UDP_OP_CTRL);
+	assert_int_equal(h.qpn, 0xABCDEF);
+	assert_memory_equal(h.addr, &sin6.sin6_addr, 16);
+}
+
+static void test_ds_udp_errors(void **state)
+{
+	struct sockaddr un = {.sa_family = AF_UNIX};
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	uint8_t b[DS_UDP_MAX_LEN];
+	struct ds_udp_hdr h;
+
+	(void)state;
+	assert_int_equal(ds_udp_encode(0, 1, &un, b), -EAFNOSUPPORT);
+	assert_int_equal(ds_udp_encode(0, 1, (struct sockaddr *)&sin, b), DS_UDP_V4_LEN);
+	assert_int_equal(ds_udp_decode(NULL, 16, AF_INET, &h), -EINVAL);
+	assert_int_equal(ds_udp_decode(b, 15, AF_INET, &h), -EINVAL);
+	/* The version must be the sender's family. */
+	assert_int_equal(ds_udp_decode(b, 16, AF_INET6, &h), -EPROTO);
+	b[0] = 0x54; /* another tag */
+	assert_int_equal(ds_udp_decode(b, 16, AF_INET, &h), -EPROTO);
+	b[0] = 0x55;
+	b[6] = 28; /* v4 with v6's length */
+	assert_int_equal(ds_udp_decode(b, 16, AF_INET, &h), -EPROTO);
+	b[4] = 6; /* v6, cut short */
+	assert_int_equal(ds_udp_decode(b, 20, AF_INET6, &h), -EINVAL);
+	b[6] = 16; /* v6 with v4's length */
+	assert_int_equal(ds_udp_decode(b, sizeof(b), AF_INET6, &h), -EPROTO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,6 +252,8 @@ int main(void)
 	    cmocka_unit_test(test_swap),
 	    cmocka_unit_test(test_ds_hdr_layout),
 	    cmocka_unit_test(test_ds_hdr_errors),
+	    cmocka_unit_test(test_ds_udp_layout),
+	    cmocka_unit_test(test_ds_udp_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

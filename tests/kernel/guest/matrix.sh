@@ -94,6 +94,10 @@ cmd() {
     rstream.client) CMD=(rstream -s "$PEER" -S "$RS_SIZE" -C "$RS_COUNT") ;;
     riostream.server) CMD=(riostream -b "$IP" -S "$RS_SIZE" -C "$RS_COUNT") ;;
     riostream.client) CMD=(riostream -s "$PEER" -S "$RS_SIZE" -C "$RS_COUNT") ;;
+    # datagram rsockets: they find each other over a UDP side channel, then
+    # talk over UD.  The server never exits: stopped once its client is done.
+    udpong.server) CMD=(udpong -b "$IP") ;;
+    udpong.client) CMD=(udpong -s "$PEER" -C "$UP_COUNT" -S 1000) ;;
     # connection rate (the bench phase): N connections in flight
     cmtime.server) CMD=(cmtime -b "$IP" -c "${RXEVM_conns:-300}") ;;
     cmtime.client) CMD=(cmtime -s "$PEER" -b "$IP" -c "${RXEVM_conns:-300}") ;;
@@ -107,6 +111,7 @@ check() {
     rping6.client) [ "$(grep -c 'ping data: rdma-ping-' "$3")" = 100 ] ;;
     udaddy.*) grep -q '^data transfers complete' "$3" ;;
     cmtime.client) grep -q '^connect' "$3" ;;
+    udpong.client) grep -q '^custom ' "$3" ;;
     # mckey exits 0 after RDMA_CM_EVENT_MULTICAST_ERROR: look at what it did.
     mckey.*) grep -q 'joined dgid' "$3" && grep -q '^data transfers complete' "$3" &&
         ! grep -q 'MULTICAST_ERROR' "$3" ;;
@@ -114,10 +119,10 @@ check() {
     esac
 }
 TMO=${RXEVM_timeout:-300}
-if [ -n "${RXEVM_lossrun:-}" ]; then RS_SIZE=4096 RS_COUNT=20 UC_CONNS=10; else RS_SIZE=65536 RS_COUNT=200 UC_CONNS=50; fi
+if [ -n "${RXEVM_lossrun:-}" ]; then RS_SIZE=4096 RS_COUNT=20 UC_CONNS=10 UP_COUNT=20; else RS_SIZE=65536 RS_COUNT=200 UC_CONNS=50 UP_COUNT=200; fi
 MCAST=${RXEVM_mcast:-230.168.1.5}
 # Datagram rows hang on a lost message: a shorter bound.
-row_tmo() { case $1 in udaddy | mckey) echo "${RXEVM_dgram_timeout:-60}" ;; cmtime) echo 30 ;; *) echo "$TMO" ;; esac; }
+row_tmo() { case $1 in udaddy | mckey | udpong) echo "${RXEVM_dgram_timeout:-60}" ;; cmtime) echo 30 ;; *) echo "$TMO" ;; esac; }
 # cmtime's server never exits by itself: its bound is its normal end.
 # Under loss a server may wait for good for a DREQ that was lost: the
 # kernel's client does not resend it once its program destroyed the id
@@ -125,6 +130,7 @@ row_tmo() { case $1 in udaddy | mckey) echo "${RXEVM_dgram_timeout:-60}" ;; cmti
 # so (DONE below) and the server is stopped 30 s later (143).
 server_ok() {
     [ "$1" = 0 ] || { [ "$2" = cmtime ] && [ "$1" = 124 ]; } ||
+        { [ "$2" = udpong ] && [ "$1" = 143 ]; } ||
         { [ -n "${RXEVM_lossrun:-}" ] && [ "$1" = 143 ]; }
 }
 PINGS=${RXEVM_pings:-1000}
@@ -148,9 +154,21 @@ for rowname in ${RXEVM_rows//,/ }; do
             timeout "$(row_tmo "$row")" "${RUNX[@]}" "${ST[@]}" "${CMD[@]}" > "$L" 2> "$L.err" &
             pid=$!
             sleep "${RXEVM_settle:-1.5}"   # let it listen
+            if [ "$row" = udpong ]; then
+                # its UDP port (7174, 0x1C06) bound: a datagram sent sooner is refused
+                for _ in $(seq 1 100); do
+                    grep -q ':1C06 ' /proc/net/udp && break
+                    sleep 0.3
+                done
+            fi
             $NC -l -p $port < /dev/null > /dev/null 2>&1   # the client is ready
             watch=
-            if [ -n "${RXEVM_lossrun:-}" ]; then
+            if [ "$row" = udpong ]; then
+                # DONE: the client ended well; the server, which never exits, stops.
+                ( $NC -l -p $((port + 500)) < /dev/null > /dev/null 2>&1 &&
+                    sleep 1 && kill $pid 2> /dev/null ) &
+                watch=$!
+            elif [ -n "${RXEVM_lossrun:-}" ]; then
                 # DONE: the client ended well; a server still waiting gets 30 s.
                 ( $NC -l -p $((port + 500)) < /dev/null > /dev/null 2>&1 &&
                     sleep 30 && kill $pid 2> /dev/null ) &
@@ -170,7 +188,7 @@ for rowname in ${RXEVM_rows//,/ }; do
             s1=$(now)
             st=ok; [ $r = 0 ] && check "$row" client "$L" || st=FAIL
             result "$rowname" "$dir" "client($CM)" $st "$(elapsed "$s0" "$s1")"
-            if [ -n "${RXEVM_lossrun:-}" ] && [ $st = ok ]; then
+            if { [ -n "${RXEVM_lossrun:-}" ] || [ "$row" = udpong ]; } && [ $st = ok ]; then
                 for _ in 1 2 3 4 5; do   # DONE (see server_ok)
                     $NC "$PEER" $((port + 500)) < /dev/null > /dev/null 2>&1 && break
                     sleep 1
