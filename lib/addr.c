@@ -180,8 +180,11 @@ static void make_sockaddr(struct sockaddr_storage *out, int family, const uint8_
 	}
 }
 
-int madcm_addrs_gid(const struct madcm_addrs *a, const struct sockaddr *ip, uint8_t gid[16])
+int madcm_addrs_gid_pkey(const struct madcm_addrs *a, const struct sockaddr *ip, uint8_t gid[16],
+			 uint16_t *pkey)
 {
+	const struct madcm_addr_entry *fe;
+	const struct madcm_nl_ip *ne;
 	uint8_t raw[16];
 	int family, rc;
 
@@ -190,9 +193,25 @@ int madcm_addrs_gid(const struct madcm_addrs *a, const struct sockaddr *ip, uint
 		return rc;
 	if (!a)
 		return -ENOENT;
-	if (madcm_addr_table_gid(&a->file, family, raw, gid) == 0)
+	fe = madcm_addr_table_find(&a->file, family, raw);
+	if (fe) {
+		memcpy(gid, fe->gid, 16);
+		if (pkey)
+			*pkey = fe->pkey;
 		return 0;
-	return madcm_nl_gid(&a->nl, family, raw, gid);
+	}
+	ne = madcm_nl_find(&a->nl, family, raw);
+	if (!ne)
+		return -ENOENT;
+	memcpy(gid, ne->gid, 16);
+	if (pkey)
+		*pkey = ne->pkey ? ne->pkey : 0xffff; /* a table made by hand (tests) */
+	return 0;
+}
+
+int madcm_addrs_gid(const struct madcm_addrs *a, const struct sockaddr *ip, uint8_t gid[16])
+{
+	return madcm_addrs_gid_pkey(a, ip, gid, NULL);
 }
 
 /* fe80::/10: only meaningful with its interface, which becomes the scope id. */

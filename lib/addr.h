@@ -64,6 +64,14 @@ const char *madcm_addrs_file(const struct madcm_addrs *a);
 int madcm_addrs_gid(const struct madcm_addrs *a, const struct sockaddr *ip, uint8_t gid[16]);
 
 /*
+ * madcm_addrs_gid, and the P_Key of the address's partition in *pkey (when
+ * not NULL): the file line's third column, or the IPoIB link's P_Key;
+ * 0xffff (the default partition) when the source gives none.
+ */
+int madcm_addrs_gid_pkey(const struct madcm_addrs *a, const struct sockaddr *ip, uint8_t gid[16],
+			 uint16_t *pkey);
+
+/*
  * GID -> an address of `family` (AF_INET or AF_INET6; AF_UNSPEC: IPv4
  * first) that maps to it, port 0 (an IPv6 link-local one from netlink
  * has its interface as scope id): how the library finds its own source

@@ -101,11 +101,33 @@ static int table_push(struct madcm_addr_table *t, const struct madcm_addr_entry 
 	return 0;
 }
 
+/*
+ * A P_Key field: "0x" and four hex digits, as P_Keys are written.  1 when
+ * it is one (in *pkey), 0 when the field is of another form: ignored, as
+ * ibacm's QP number there ("72", "0x48") always was.
+ */
+static int pkey_field(const struct field *f, uint16_t *pkey)
+{
+	unsigned v = 0;
+
+	if (f->len != 6 || f->p[0] != '0' || (f->p[1] != 'x' && f->p[1] != 'X'))
+		return 0;
+	for (size_t i = 2; i < f->len; i++) {
+		if (!isxdigit((unsigned char)f->p[i]))
+			return 0;
+		v = v * 16 + (unsigned)(isdigit((unsigned char)f->p[i])
+					    ? f->p[i] - '0'
+					    : tolower((unsigned char)f->p[i]) - 'a' + 10);
+	}
+	*pkey = (uint16_t)v;
+	return 1;
+}
+
 /* One line without its newline; 0, -EINVAL (err set) or -ENOMEM. */
 static int parse_line(const char *p, size_t len, const char *fname, unsigned line,
 		      struct madcm_addr_table *t, char *err, size_t errlen)
 {
-	struct field f[2];
+	struct field f[3];
 	struct madcm_addr_entry e;
 	char buf[64];
 	unsigned nf = 0;
@@ -123,7 +145,7 @@ static int parse_line(const char *p, size_t len, const char *fname, unsigned lin
 			return -EINVAL;
 		}
 	}
-	while (i < len && nf < 2) {
+	while (i < len && nf < 3) {
 		while (i < len && is_blank((unsigned char)p[i]))
 			i++;
 		if (i == len)
@@ -144,6 +166,7 @@ static int parse_line(const char *p, size_t len, const char *fname, unsigned lin
 
 	memset(&e, 0, sizeof(e));
 	e.line = line;
+	e.pkey = 0xffff;
 	if (has_colon(&f[0])) {
 		if (!field_str(&f[0], buf, sizeof(buf)) || inet_pton(AF_INET6, buf, e.ip) != 1) {
 			set_err(err, errlen, fname, line, "bad IPv6 address '%.*s'",
@@ -179,6 +202,12 @@ static int parse_line(const char *p, size_t len, const char *fname, unsigned lin
 		set_err(err, errlen, fname, line,
 			"bad GID '%.*s' (expected IPv6 text form, e.g. fe80::2:c903:0:1)",
 			(int)(f[1].len < QUOTE_MAX ? f[1].len : QUOTE_MAX), f[1].p);
+		return -EINVAL;
+	}
+	/* P_Key 0x0000 and 0x8000 are the invalid P_Key (IBA 10.9.1). */
+	if (nf == 3 && pkey_field(&f[2], &e.pkey) && !(e.pkey & 0x7fff)) {
+		set_err(err, errlen, fname, line, "bad P_Key '%.*s' (the invalid P_Key)",
+			(int)f[2].len, f[2].p);
 		return -EINVAL;
 	}
 	return table_push(t, &e);
@@ -278,18 +307,27 @@ static size_t ip_len(int family)
 	return family == AF_INET ? 4 : 16;
 }
 
-int madcm_addr_table_gid(const struct madcm_addr_table *t, int family, const uint8_t *ip,
-			 uint8_t gid[16])
+const struct madcm_addr_entry *madcm_addr_table_find(const struct madcm_addr_table *t, int family,
+						     const uint8_t *ip)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		const struct madcm_addr_entry *e = &t->e[i];
 
-		if (e->family == family && !memcmp(e->ip, ip, ip_len(family))) {
-			memcpy(gid, e->gid, 16);
-			return 0;
-		}
+		if (e->family == family && !memcmp(e->ip, ip, ip_len(family)))
+			return e;
 	}
-	return -ENOENT;
+	return NULL;
+}
+
+int madcm_addr_table_gid(const struct madcm_addr_table *t, int family, const uint8_t *ip,
+			 uint8_t gid[16])
+{
+	const struct madcm_addr_entry *e = madcm_addr_table_find(t, family, ip);
+
+	if (!e)
+		return -ENOENT;
+	memcpy(gid, e->gid, 16);
+	return 0;
 }
 
 const struct madcm_addr_entry *madcm_addr_table_ip(const struct madcm_addr_table *t,

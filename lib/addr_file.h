@@ -2,10 +2,13 @@
  * The address file: ibacm's hosts-file format (see madcm-hosts(5)), so an
  * existing ibacm_hosts.data works as is.  One entry a line,
  *
- *     ADDRESS GID [more fields, ignored]
+ *     ADDRESS GID [PKEY] [more fields, ignored]
  *
  * ADDRESS an IPv4 or IPv6 literal or a host name of up to 31 characters,
- * GID in IPv6 text form; `#` starts a comment.  The parser takes the
+ * GID in IPv6 text form, PKEY the partition the address is in: "0x" and
+ * four hex digits (an IPoIB child interface's P_Key; 0xffff when
+ * absent).  A third field of another form (ibacm puts a QP number there)
+ * is ignored, as are the fields after it; `#` starts a comment.  The parser takes the
  * whole text (the tests and the fuzz target drive it directly); the
  * loader reads a file into it.
  */
@@ -23,6 +26,7 @@ struct madcm_addr_entry {
 	uint8_t ip[16];			    /* AF_INET: 4 bytes, network order; AF_INET6: 16 */
 	char name[MADCM_ADDR_NAME_MAX + 1]; /* AF_UNSPEC: the host name */
 	uint8_t gid[16];
+	uint16_t pkey; /* the address's P_Key, 0xffff when the line gives none */
 	unsigned line;
 };
 
@@ -53,6 +57,9 @@ void madcm_addr_table_free(struct madcm_addr_table *t);
 /* IP (AF_INET: 4 bytes, AF_INET6: 16) -> GID. */
 int madcm_addr_table_gid(const struct madcm_addr_table *t, int family, const uint8_t *ip,
 			 uint8_t gid[16]);
+/* IP -> its entry (the GID and the P_Key), NULL when none. */
+const struct madcm_addr_entry *madcm_addr_table_find(const struct madcm_addr_table *t, int family,
+						     const uint8_t *ip);
 /* GID -> the first address of `family` (AF_INET, AF_INET6) listed for it. */
 const struct madcm_addr_entry *madcm_addr_table_ip(const struct madcm_addr_table *t,
 						   const uint8_t gid[16], int family);

@@ -16,6 +16,7 @@
 
 #include <linux/if_addr.h>
 #include <linux/if_arp.h>
+#include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -82,23 +83,52 @@ const struct madcm_nl_link *madcm_nl_link_find(const struct madcm_nl_table *t, i
 	return NULL;
 }
 
+/*
+ * The P_Key of an IPoIB link: IFLA_IPOIB_PKEY (host order) in the
+ * "ipoib" link info's data, else the broadcast address's bytes 8-9
+ * (network order), else the default.
+ */
+static uint16_t link_pkey(const struct attr *linkinfo, const struct attr *bcast)
+{
+	struct attr li[IFLA_INFO_DATA + 1], data[IFLA_IPOIB_PKEY + 1];
+
+	if (linkinfo->p && attrs(linkinfo->p, linkinfo->len, li, IFLA_INFO_DATA + 1) &&
+	    li[IFLA_INFO_DATA].p &&
+	    attrs(li[IFLA_INFO_DATA].p, li[IFLA_INFO_DATA].len, data, IFLA_IPOIB_PKEY + 1) &&
+	    data[IFLA_IPOIB_PKEY].len == sizeof(uint16_t)) {
+		uint16_t v;
+
+		memcpy(&v, data[IFLA_IPOIB_PKEY].p, sizeof(v));
+		if (v & 0x7fff)
+			return v;
+	}
+	if (bcast->len == MADCM_NL_HWADDR_LEN) {
+		uint16_t v = (uint16_t)(bcast->p[8] << 8 | bcast->p[9]);
+
+		if (v & 0x7fff)
+			return v;
+	}
+	return 0xffff;
+}
+
 static int on_link(struct madcm_nl_table *t, const uint8_t *p, size_t len)
 {
 	struct ifinfomsg ifi;
-	struct attr a[IFLA_IFNAME + 1];
+	struct attr a[IFLA_LINKINFO + 1];
 	struct madcm_nl_link l;
 	size_t hl = NLMSG_ALIGN(sizeof(ifi));
 
 	if (len < sizeof(ifi))
 		return -EINVAL;
 	memcpy(&ifi, p, sizeof(ifi));
-	if (!attrs(p + (hl < len ? hl : len), hl < len ? len - hl : 0, a, IFLA_IFNAME + 1))
+	if (!attrs(p + (hl < len ? hl : len), hl < len ? len - hl : 0, a, IFLA_LINKINFO + 1))
 		return -EINVAL;
 	if (ifi.ifi_type != ARPHRD_INFINIBAND || a[IFLA_ADDRESS].len != MADCM_NL_HWADDR_LEN)
 		return 0;
 	memset(&l, 0, sizeof(l));
 	l.ifindex = ifi.ifi_index;
 	memcpy(l.gid, a[IFLA_ADDRESS].p + 4, 16);
+	l.pkey = link_pkey(&a[IFLA_LINKINFO], &a[IFLA_BROADCAST]);
 	if (a[IFLA_IFNAME].p) {
 		size_t n = strnlen((const char *)a[IFLA_IFNAME].p, a[IFLA_IFNAME].len);
 
@@ -158,6 +188,7 @@ static int on_addr(struct madcm_nl_table *t, const uint8_t *p, size_t len)
 	e.family = ifa.ifa_family;
 	memcpy(e.ip, ip->p, ip->len);
 	memcpy(e.gid, l->gid, 16);
+	e.pkey = l->pkey;
 	return push_ip(&t->addrs, &t->naddrs, &t->addrs_cap, &e);
 }
 
@@ -165,6 +196,7 @@ static int on_neigh(struct madcm_nl_table *t, const uint8_t *p, size_t len)
 {
 	struct ndmsg nd;
 	struct attr a[NDA_LLADDR + 1];
+	const struct madcm_nl_link *l;
 	struct madcm_nl_ip e;
 	size_t hl = NLMSG_ALIGN(sizeof(nd));
 
@@ -178,7 +210,8 @@ static int on_neigh(struct madcm_nl_table *t, const uint8_t *p, size_t len)
 	/* Incomplete or failed entries carry no usable hardware address. */
 	if (nd.ndm_state & (NUD_INCOMPLETE | NUD_FAILED))
 		return 0;
-	if (!madcm_nl_link_find(t, nd.ndm_ifindex))
+	l = madcm_nl_link_find(t, nd.ndm_ifindex);
+	if (!l)
 		return 0;
 	if (a[NDA_DST].len != ip_len(nd.ndm_family) || a[NDA_LLADDR].len != MADCM_NL_HWADDR_LEN)
 		return 0;
@@ -187,6 +220,7 @@ static int on_neigh(struct madcm_nl_table *t, const uint8_t *p, size_t len)
 	e.family = nd.ndm_family;
 	memcpy(e.ip, a[NDA_DST].p, a[NDA_DST].len);
 	memcpy(e.gid, a[NDA_LLADDR].p + 4, 16);
+	e.pkey = l->pkey; /* a neighbour is in its link's partition */
 	return push_ip(&t->neighs, &t->nneighs, &t->neighs_cap, &e);
 }
 
@@ -339,12 +373,18 @@ static const struct madcm_nl_ip *find_ip(const struct madcm_nl_ip *arr, size_t n
 	return NULL;
 }
 
-int madcm_nl_gid(const struct madcm_nl_table *t, int family, const uint8_t *ip, uint8_t gid[16])
+const struct madcm_nl_ip *madcm_nl_find(const struct madcm_nl_table *t, int family,
+					const uint8_t *ip)
 {
 	const struct madcm_nl_ip *e = find_ip(t->neighs, t->nneighs, family, ip);
 
-	if (!e)
-		e = find_ip(t->addrs, t->naddrs, family, ip);
+	return e ? e : find_ip(t->addrs, t->naddrs, family, ip);
+}
+
+int madcm_nl_gid(const struct madcm_nl_table *t, int family, const uint8_t *ip, uint8_t gid[16])
+{
+	const struct madcm_nl_ip *e = madcm_nl_find(t, family, ip);
+
 	if (!e)
 		return -ENOENT;
 	memcpy(gid, e->gid, 16);

@@ -3,7 +3,10 @@
  * interfaces, read from user space.
  *
  *   RTM_GETLINK   links of type ARPHRD_INFINIBAND; their 20-byte hardware
- *                 address is flags+QPN (4 bytes) then the port GID (16)
+ *                 address is flags+QPN (4 bytes) then the port GID (16);
+ *                 their P_Key (a child interface's partition) is
+ *                 IFLA_IPOIB_PKEY in IFLA_LINKINFO's data, else bytes
+ *                 8-9 of the broadcast address (the MGID's P_Key bytes)
  *   RTM_GETADDR   the IPv4/IPv6 addresses of those links: local addresses
  *                 of that port GID
  *   RTM_GETNEIGH  their neighbours: IP -> 20-byte lladdr -> remote GID
@@ -26,6 +29,7 @@ struct madcm_nl_link {
 	int ifindex;
 	char name[MADCM_NL_IFNAME];
 	uint8_t gid[16];
+	uint16_t pkey; /* 0xffff when the kernel gives none */
 };
 
 /* A local address (RTM_GETADDR) or a neighbour (RTM_GETNEIGH). */
@@ -34,6 +38,7 @@ struct madcm_nl_ip {
 	int family;	/* AF_INET or AF_INET6 */
 	uint8_t ip[16]; /* AF_INET: 4 bytes */
 	uint8_t gid[16];
+	uint16_t pkey; /* its link's P_Key */
 };
 
 struct madcm_nl_table {
@@ -69,6 +74,9 @@ void madcm_nl_table_free(struct madcm_nl_table *t);
 const struct madcm_nl_link *madcm_nl_link_find(const struct madcm_nl_table *t, int ifindex);
 /* Neighbours, then local addresses: IP -> GID. */
 int madcm_nl_gid(const struct madcm_nl_table *t, int family, const uint8_t *ip, uint8_t gid[16]);
+/* Neighbours, then local addresses: IP -> its entry (GID, P_Key), NULL when none. */
+const struct madcm_nl_ip *madcm_nl_find(const struct madcm_nl_table *t, int family,
+					const uint8_t *ip);
 /*
  * GID -> a local address of `family` on a link with that GID, a global
  * one before a link-local one (whose ifindex is then its scope); NULL

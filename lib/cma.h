@@ -383,6 +383,14 @@ uint32_t cma_random32(void);
 int cma_port_runtime(struct cma_port *p, struct cm_runtime **out);
 /* The device port with this GID, or NULL. */
 struct cma_port *cma_port_by_gid(const uint8_t gid[16]);
+/*
+ * The index of P_Key `pkey`'s partition in p's P_Key table (cma_pkey.c):
+ * 0, -ENOENT when the port is not a member (as the kernel), -EINVAL
+ * for the invalid P_Key, -ENODEV.
+ */
+int cma_pkey_index(const struct cma_port *p, uint16_t pkey, uint16_t *index);
+/* The id's P_Key (its address's partition), 0xffff when it has none yet. */
+uint16_t cma_id_pkey(const struct cma_id *id);
 /* The first port whose link is ACTIVE (else port 1 of the first device). */
 struct cma_port *cma_first_active_port(void);
 /* Attach an id to a port: sets id.verbs and id.port_num.  Under cma.lock. */

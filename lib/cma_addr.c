@@ -144,16 +144,24 @@ static void set_loopback(struct sockaddr *sa)
 		((struct sockaddr_in6 *)sa)->sin6_addr = in6addr_loopback;
 }
 
-/* The GID an address names: AF_IB carries it, IP goes to the sources. */
-static int addr_to_gid(const struct sockaddr *sa, uint8_t gid[16])
+/*
+ * The GID an address names, and the P_Key of its partition (pkey may be
+ * NULL): AF_IB carries both, IP goes to the sources (the address file's
+ * P_Key column, the IPoIB link's P_Key).
+ */
+static int addr_to_gid(const struct sockaddr *sa, uint8_t gid[16], uint16_t *pkey)
 {
 	if (sa->sa_family == AF_IB) {
-		memcpy(gid, &((const struct sockaddr_ib *)sa)->sib_addr, 16);
+		const struct sockaddr_ib *sib = (const struct sockaddr_ib *)sa;
+
+		memcpy(gid, &sib->sib_addr, 16);
+		if (pkey)
+			*pkey = ntohs(sib->sib_pkey) & 0x7fff ? ntohs(sib->sib_pkey) : 0xffff;
 		return 0;
 	}
 	if (!cma.addrs)
 		return -ENOENT;
-	return madcm_addrs_gid(cma.addrs, sa, gid);
+	return madcm_addrs_gid_pkey(cma.addrs, sa, gid, pkey);
 }
 
 /* ---- bind ---- */
@@ -180,7 +188,7 @@ static int bind_locked(struct cma_id *id, const struct sockaddr *addr)
 
 		/* RoCE hook: an IP of an Ethernet port is one of its GIDs. */
 		if (!(port = cma_roce_bind_port(addr, gid)) &&
-		    (addr_to_gid(addr, gid) || !(port = cma_port_by_gid(gid))))
+		    (addr_to_gid(addr, gid, NULL) || !(port = cma_port_by_gid(gid))))
 			return -EADDRNOTAVAIL;
 	}
 	memset(&id->id.route.addr.src_storage, 0, sizeof(id->id.route.addr.src_storage));
@@ -279,9 +287,12 @@ static void fill_src_ip(struct sockaddr *src, const struct cma_port *p)
 	}
 }
 
-/* The end of a successful resolution, under cma.lock. */
+/*
+ * The end of a successful resolution, under cma.lock.  The id's P_Key is
+ * the destination address's: the partition its route and QP use.
+ */
 static int resolved_locked(struct cma_id *id, struct cma_port *p, const uint8_t sgid[16],
-			   const uint8_t dgid[16])
+			   const uint8_t dgid[16], uint16_t pkey)
 {
 	struct rdma_ib_addr *ib = &id->id.route.addr.addr.ibaddr;
 	struct cma_event *e;
@@ -291,7 +302,7 @@ static int resolved_locked(struct cma_id *id, struct cma_port *p, const uint8_t 
 		cma_attach(id, p);
 	memcpy(ib->sgid.raw, sgid, 16);
 	memcpy(ib->dgid.raw, dgid, 16);
-	ib->pkey = htons(0xffff);
+	ib->pkey = htons(pkey);
 	cma_set_state(id, CMA_ADDR_RESOLVED);
 	e = cma_event_new(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 	if (!e)
@@ -337,7 +348,7 @@ static void *addr_sa_thread(void *arg)
 	if (id->op_gen == w->gen && id->state == CMA_ADDR_QUERY) {
 		if (!rc) {
 			fill_src_ip((struct sockaddr *)&id->id.route.addr.src_addr, p);
-			rc = resolved_locked(id, p, p->gid, dgid);
+			rc = resolved_locked(id, p, p->gid, dgid, 0xffff);
 		}
 		if (rc && cma_comp_exch(id, CMA_ADDR_QUERY, CMA_ADDR_BOUND)) {
 			struct cma_event *e =
@@ -358,6 +369,7 @@ static int resolve_locked(struct cma_id *id, const struct sockaddr *dst, int tim
 {
 	struct sockaddr *src = (struct sockaddr *)&id->id.route.addr.src_addr;
 	uint8_t dgid[16], rgid[16];
+	uint16_t pkey = 0xffff;
 	struct cma_port *p;
 	bool roce = false;
 
@@ -384,7 +396,7 @@ static int resolve_locked(struct cma_id *id, const struct sockaddr *dst, int tim
 		/* RoCE hook: both GIDs follow from the addresses; no address source. */
 		roce = true;
 	} else {
-		if (addr_to_gid(dst, dgid)) {
+		if (addr_to_gid(dst, dgid, &pkey)) {
 			struct addr_wait *w = malloc(sizeof(*w));
 			pthread_t t;
 			pthread_attr_t a;
@@ -412,7 +424,7 @@ static int resolve_locked(struct cma_id *id, const struct sockaddr *dst, int tim
 			return -ENODEV;
 		fill_src_ip(src, p);
 	}
-	return resolved_locked(id, p, roce ? rgid : p->gid, dgid);
+	return resolved_locked(id, p, roce ? rgid : p->gid, dgid, pkey);
 }
 
 CMA_EXPORT int rdma_resolve_addr(struct rdma_cm_id *cm_id, struct sockaddr *src_addr,

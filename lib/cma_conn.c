@@ -300,10 +300,17 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 	c.rnr_retry_count = param ? (uint8_t)min_int(7, param->rnr_retry_count) : 7;
 	c.flow_control = param ? param->flow_control : 0;
 	c.srq = id->id.qp ? id->id.qp->srq != NULL : (param ? param->srq : 0);
-	c.pkey_index = 0;
 	c.ece_vendor_id = id->ece_vendor & 0xffffff;
 	c.ece_attr_mod = id->ece_attr;
 	c.primary = id->cm_paths[0];
+	/* The REQ's and the QP's partition: the path's (cm_init_av_by_path). */
+	if (!c.primary.pkey)
+		c.primary.pkey = 0xffff;
+	rc = cma_pkey_index(id->port, c.primary.pkey, &c.pkey_index);
+	if (rc) {
+		cma_unlock();
+		return cma_err(-rc);
+	}
 	c.has_alternate = id->id.route.num_paths > 1;
 	if (c.has_alternate)
 		c.alternate = id->cm_paths[1];
@@ -576,9 +583,14 @@ int cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr, int *mask)
 		/* Before the handshake: INIT for a connected QP (cma_ib_init_qp_attr). */
 		if (want != IBV_QPS_INIT || !id->port)
 			return -EINVAL;
+		uint16_t ix;
+		int rc = cma_pkey_index(id->port, cma_id_pkey(id), &ix);
+
+		if (rc)
+			return rc;
 		memset(attr, 0, sizeof(*attr));
+		attr->pkey_index = ix;
 		attr->qp_state = IBV_QPS_INIT;
-		attr->pkey_index = 0;
 		attr->port_num = id->port->port_num;
 		attr->qp_access_flags = 0;
 		*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;

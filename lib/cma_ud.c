@@ -111,7 +111,9 @@ int cma_ud_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr, int *mask)
 		rc = cma_ud_qkey(id, &qkey);
 		if (rc)
 			return rc;
-		attr->pkey_index = 0;
+		rc = cma_pkey_index(id->port, cma_id_pkey(id), &attr->pkey_index);
+		if (rc)
+			return rc;
 		attr->port_num = id->port->port_num;
 		attr->qkey = qkey;
 		*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
@@ -168,8 +170,10 @@ int cma_ud_connect(struct cma_id *id, struct rdma_conn_param *param)
 		r->service_id =
 		    be64toh(((struct sockaddr_ib *)&id->id.route.addr.dst_addr)->sib_sid);
 	r->pkey = id->cm_paths[0].pkey ? id->cm_paths[0].pkey : 0xffff;
-	r->pkey_index = 0;
-	cm_runtime_path_addr(&id->cm_paths[0], 0, &r->to);
+	rc = cma_pkey_index(id->port, r->pkey, &r->pkey_index);
+	if (rc)
+		return rc;
+	cm_runtime_path_addr(&id->cm_paths[0], r->pkey_index, &r->to);
 	r->timeout = SIDR_TIMEOUT;
 	r->max_cm_retries = CMA_MAX_CM_RETRIES;
 	if (off && cm_ip_hdr_encode(r->private_data, sizeof(r->private_data),

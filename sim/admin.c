@@ -88,7 +88,7 @@ static const char *counter_names[FSD_C_MAX] = {
     [FSD_C_FAULT_DROP] = "fault_drop",	 [FSD_C_FAULT_DUP] = "fault_dup",
     [FSD_C_FAULT_DELAY] = "fault_delay", [FSD_C_SEND_TIMEOUT] = "send_timeout",
     [FSD_C_RETRIES] = "retries",	 [FSD_C_RMPP_SEGS] = "rmpp_segments",
-    [FSD_C_PROTO_BAD] = "proto_bad",
+    [FSD_C_PROTO_BAD] = "proto_bad",	 [FSD_C_PKEY_DROP] = "pkey_drop",
 };
 
 static void cmd_status(struct obuf *o)

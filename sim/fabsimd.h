@@ -98,6 +98,7 @@ enum fsd_counter {
 	FSD_C_RETRIES,
 	FSD_C_RMPP_SEGS,
 	FSD_C_PROTO_BAD, /* garbage on the client protocol */
+	FSD_C_PKEY_DROP, /* MADs whose P_Key the receiving port does not hold */
 	FSD_C_MAX
 };
 

@@ -276,6 +276,7 @@ static void count_drop(const struct fsd_pkt *p, enum fsd_counter why)
 	    [FSD_C_NO_ROUTE] = "dropped: no route",
 	    [FSD_C_LINK_DOWN] = "dropped: link down",
 	    [FSD_C_FAULT_DROP] = "dropped: fault",
+	    [FSD_C_PKEY_DROP] = "dropped: P_Key",
 	};
 
 	trace(p, NULL, why < FSD_C_MAX && names[why] ? names[why] : "dropped");
@@ -362,6 +363,45 @@ static void arrive(struct fsd_port *dst, struct fsd_pkt *p)
 	fsd_umad_deliver(dst, p);
 }
 
+/*
+ * P_Key check of a MAD at the port it reaches, as the HCA (or a switch's
+ * port 0) does for every packet but those of QP0 (IBA 10.9.3): the
+ * sender's P_Key (its table's entry at the packet's index) must be in
+ * the receiver's table, same partition, and not both limited members.
+ * On success the packet's index becomes the receiver's, which it reports
+ * in the receive completion (and answers with).  A packet refused
+ * counts in the port's P_KeyViolations (PortInfo) and in pkey_drop.
+ */
+static bool pkey_admit(struct fsd_pkt *p, struct fsd_port *dst)
+{
+	uint16_t pkey = p->pkey_index < FSD_PKEYS ? p->src->pkeys[p->pkey_index] : 0;
+	int ok = -1;
+
+	if (p->mad[1] == 0x01 || p->mad[1] == 0x81 || p->dqpn == 0)
+		return true;
+	for (int i = 0; (pkey & 0x7fff) && i < FSD_PKEYS; i++) {
+		uint16_t mine = dst->pkeys[i];
+
+		if ((mine & 0x7fff) != (pkey & 0x7fff) || !((mine | pkey) & 0x8000))
+			continue;
+		if (mine == pkey) {
+			ok = i;
+			break;
+		}
+		if (ok < 0)
+			ok = i;
+	}
+	if (ok < 0) {
+		uint32_t v = mad_get_field(dst->pi, 0, IB_PORT_PKEY_VIOL_F);
+
+		if (v < 0xffff)
+			mad_set_field(dst->pi, 0, IB_PORT_PKEY_VIOL_F, v + 1);
+		return false;
+	}
+	p->pkey_index = (uint16_t)ok;
+	return true;
+}
+
 static void process(struct fsd_pkt *p)
 {
 	struct walk w = {.nlinks = 0};
@@ -424,6 +464,10 @@ static void process(struct fsd_pkt *p)
 		w.links[i]->xmit_words += 72;
 		w.links[i]->peer->rcv_pkts++;
 		w.links[i]->peer->rcv_words += 72;
+	}
+	if (!pkey_admit(&work, dst)) {
+		count_drop(p, FSD_C_PKEY_DROP);
+		return;
 	}
 	for (int i = 0; i < copies; i++) {
 		struct fsd_pkt one = work;

@@ -2,7 +2,8 @@
  * Fuzz the address file parser.  An input with the low bit of its first
  * byte clear is the file itself; otherwise its bytes pick tokens (valid
  * and broken addresses, GIDs, names, comments, white space) so that the
- * standalone driver's random inputs reach past the first line too.  Every
+ * standalone driver's random inputs reach past the first line too (P_Key
+ * columns among them).  Every
  * accepted entry and every message is checked for sanity.
  */
 #include <arpa/inet.h>
@@ -33,6 +34,9 @@ static const char *const tokens[] = {
     "fe80::zz",
     "::ffff:1.2.3.4",
     "0x48",
+    "0x8001",
+    "0x0000",
+    "0xFFFF",
     "abcdefghijklmnopqrstuvwxyz012345",
     "a.b-c_d",
     "h@",
@@ -58,6 +62,9 @@ static void check(const struct madcm_addr_table *t, int rc, const char *err)
 		if (e->family != AF_INET && e->family != AF_INET6 && e->family != AF_UNSPEC)
 			abort();
 		if (e->family == AF_UNSPEC && (strlen(e->name) == 0 || strlen(e->name) > 31))
+			abort();
+		/* a P_Key column never yields the invalid P_Key */
+		if (!(e->pkey & 0x7fff))
 			abort();
 		if (e->line == 0 || (i && e->line <= t->e[i - 1].line))
 			abort();

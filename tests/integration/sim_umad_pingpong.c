@@ -29,6 +29,8 @@
  *                                            rmpp_version 0 agent: reassemble
  *                                            the raw segments, ACK them
  *                                            ourselves; prints the record count
+ *
+ * PINGPONG_PKEY_INDEX=N sends the class 0x07 MADs at P_Key index N.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -80,6 +82,9 @@ static void build_send(void *umad, uint64_t tid, int dlid)
 		mad[8 + i] = (uint8_t)(tid >> (56 - 8 * i));
 	mad[16] = 0x00, mad[17] = 0x10; /* attribute: REQ, payload irrelevant */
 	umad_set_addr(umad, dlid, 1, 0, 0x80010000);
+	/* PINGPONG_PKEY_INDEX: send at that P_Key index (partitions.sh) */
+	if (getenv("PINGPONG_PKEY_INDEX"))
+		umad_set_pkey(umad, atoi(getenv("PINGPONG_PKEY_INDEX")));
 }
 
 /* Frees a buffer at the end of its scope, on every return path. */

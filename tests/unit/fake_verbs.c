@@ -194,6 +194,23 @@ int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, unio
 	return 0;
 }
 
+/* fake_verbs.pkeys, else the table of an unpartitioned port: 0xffff at index 0. */
+int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index, __be16 *pkey)
+{
+	struct fake_dev *d = dev_of(context);
+	int n;
+
+	called();
+	pthread_mutex_lock(&fake_verbs.lock);
+	n = fake_verbs.npkeys;
+	if (d && port_num == 1 && index >= 0 && index < (n ? n : 1))
+		*pkey = htobe16(n ? fake_verbs.pkeys[index] : 0xffff);
+	pthread_mutex_unlock(&fake_verbs.lock);
+	if (!d || port_num != 1 || index < 0 || index >= (n ? n : 1))
+		return EINVAL;
+	return 0;
+}
+
 /* ---- PDs, CQs, channels, SRQs ---- */
 
 struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
@@ -459,6 +476,8 @@ int fake_cma_setup(void)
 				    "h2 fe80::6\n"
 				    "198.18.0.2 fe80::6\n"
 				    "2001:db8::2 fe80::6\n"
+				    "# h2 in partition 0x8001 (P_Key column)\n"
+				    "10.1.0.2 fe80::6 0x8001\n"
 				    "# a GID no port of the fabric has\n"
 				    "198.18.0.3 fe80::7\n";
 	FILE *f;

@@ -63,6 +63,9 @@ struct fake_verbs_state {
 	unsigned fail_count;
 	unsigned qps, cqs, channels, pds, srqs; /* live objects */
 	uint32_t next_qpn;
+	/* Every port's P_Key table (ibv_query_pkey); npkeys 0: 0xffff alone. */
+	uint16_t pkeys[8];
+	int npkeys;
 };
 
 extern struct fake_verbs_state fake_verbs;

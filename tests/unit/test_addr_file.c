@@ -116,6 +116,42 @@ static void test_ibacm_lines(void **state)
 	madcm_addr_table_free(&t);
 }
 
+/*
+ * The third column: the address's P_Key ("0x" and four hex digits), the
+ * default 0xffff without it; a third field of another form is ibacm's QP
+ * number, ignored.
+ */
+static void test_pkey_column(void **state)
+{
+	static const char text[] = "10.1.0.1 fe80::1 0x8001\n"
+				   "10.1.0.2 fe80::2 0x0001 # a limited member\n"
+				   "10.2.0.1\tfe80::1\t0X7FfF\tmore fields\n"
+				   "10.3.0.1 fe80::1\n"
+				   "10.4.0.1 fe80::1 0x48\n"
+				   "10.5.0.1 fe80::1 72\n"
+				   "10.6.0.1 fe80::1 0x8001g\n"
+				   "h1 fe80::1 0x8002\n";
+	static const uint16_t want[] = {0x8001, 0x0001, 0x7fff, 0xffff,
+					0xffff, 0xffff, 0xffff, 0x8002};
+	struct madcm_addr_table t;
+	const struct madcm_addr_entry *e;
+	uint8_t ip[4];
+
+	(void)state;
+	assert_int_equal(parse(text, &t, NULL, 0), 0);
+	assert_int_equal(t.n, 8);
+	for (size_t i = 0; i < t.n; i++)
+		assert_int_equal(t.e[i].pkey, want[i]);
+	inet_pton(AF_INET, "10.1.0.2", ip);
+	e = madcm_addr_table_find(&t, AF_INET, ip);
+	assert_non_null(e);
+	assert_int_equal(e->pkey, 0x0001);
+	assert_int_equal(e->gid[15], 2);
+	inet_pton(AF_INET, "10.9.0.1", ip);
+	assert_null(madcm_addr_table_find(&t, AF_INET, ip));
+	madcm_addr_table_free(&t);
+}
+
 /* The first entry for an address wins; a 31-character name is fine. */
 static void test_duplicates_and_limits(void **state)
 {
@@ -167,6 +203,8 @@ static void test_broken_lines(void **state)
 	    {"h@st fe80::1\n", "bad host name 'h@st'", 1, 0},
 	    {"h1 fe80::1\nh\x01 fe80::2\n", "control character 0x01", 2, 0},
 	    {"h1 fe80::1\r\nh2\0 fe80::2\n", "control character 0x00", 2, 24},
+	    {"10.1.0.1 fe80::1 0x0000\n", "bad P_Key '0x0000'", 1, 0},
+	    {"10.1.0.1 fe80::1 0x8001\n10.1.0.2 fe80::2 0x8000\n", "bad P_Key '0x8000'", 2, 0},
 	};
 
 	(void)state;
@@ -267,6 +305,7 @@ static const char fabric_hosts[] = "# written by fabsim up\n"
 				   "198.18.0.2 fe80::2:2\n"
 				   "2001:db8::2 fe80::2:2\n"
 				   "198.18.0.22 fe80::2:2\n"
+				   "10.1.0.2 fe80::2:9 0x8001\n"
 				   "H2 fe80::2:2\n"
 				   "h3 fe80::2:3\n";
 
@@ -305,6 +344,19 @@ static void test_addrs_lookups(void **state)
 	sin4(&s4, "198.18.0.99", 0);
 	assert_int_equal(madcm_addrs_gid(a, (struct sockaddr *)&s4, gid), -ENOENT);
 	assert_int_equal(madcm_addrs_gid(a, (struct sockaddr *)&su, gid), -EAFNOSUPPORT);
+	/* and the address's P_Key: the third column, else the default */
+	{
+		uint16_t pkey = 0;
+
+		sin4(&s4, "10.1.0.2", 0);
+		assert_int_equal(madcm_addrs_gid_pkey(a, (struct sockaddr *)&s4, gid, &pkey), 0);
+		assert_int_equal(pkey, 0x8001);
+		gid_of("fe80::2:9", want);
+		assert_memory_equal(gid, want, 16);
+		sin4(&s4, "198.18.0.2", 0);
+		assert_int_equal(madcm_addrs_gid_pkey(a, (struct sockaddr *)&s4, gid, &pkey), 0);
+		assert_int_equal(pkey, 0xffff);
+	}
 
 	/* GID -> IP of a family, AF_UNSPEC IPv4 first, port 0 */
 	gid_of("fe80::2:2", want);
@@ -395,13 +447,10 @@ static void test_addrs_open_rules(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_happy_path),
-	    cmocka_unit_test(test_ibacm_lines),
-	    cmocka_unit_test(test_duplicates_and_limits),
-	    cmocka_unit_test(test_broken_lines),
-	    cmocka_unit_test(test_message_bounds),
-	    cmocka_unit_test(test_addrs_lookups),
-	    cmocka_unit_test(test_addrs_open_rules),
+	    cmocka_unit_test(test_happy_path),	  cmocka_unit_test(test_ibacm_lines),
+	    cmocka_unit_test(test_pkey_column),	  cmocka_unit_test(test_duplicates_and_limits),
+	    cmocka_unit_test(test_broken_lines),  cmocka_unit_test(test_message_bounds),
+	    cmocka_unit_test(test_addrs_lookups), cmocka_unit_test(test_addrs_open_rules),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, remove_dir);

@@ -19,6 +19,7 @@
 
 #include <linux/if_addr.h>
 #include <linux/if_arp.h>
+#include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -399,6 +400,112 @@ static void test_addrs_with_netlink(void **state)
 	unlink(path);
 }
 
+/* A nested attribute's header, its length patched by nest_end. */
+static size_t nest_begin(struct reply *r, uint16_t type)
+{
+	struct rtattr a = {.rta_len = 0, .rta_type = type};
+	size_t at = r->len;
+
+	memcpy(r->buf + r->len, &a, sizeof(a));
+	r->len += sizeof(a);
+	return at;
+}
+
+static void nest_end(struct reply *r, size_t at)
+{
+	unsigned short l = (unsigned short)(r->len - at);
+
+	memcpy(r->buf + at, &l, sizeof(l)); /* rta_len comes first */
+}
+
+/*
+ * The P_Key of an IPoIB link, as the kernel's ipoib_netlink.c reports a
+ * child interface: IFLA_LINKINFO { IFLA_INFO_KIND "ipoib", IFLA_INFO_DATA
+ * { IFLA_IPOIB_PKEY (u16, host order), ... } }; without it, the broadcast
+ * address's bytes 8-9.  Addresses and neighbours of a link carry its P_Key.
+ */
+static void test_link_pkey(void **state)
+{
+	struct madcm_nl_table t = {0};
+	struct reply r = {.len = 0};
+	uint8_t hw1[20], hw2[20], hw3[20], bc[20], peer[20], ip[4];
+	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC, .ifi_type = ARPHRD_INFINIBAND};
+	const struct madcm_nl_ip *e;
+	uint16_t pk = 0x8001, mode = 1;
+	size_t li, data;
+
+	(void)state;
+	hwaddr(hw1, 0x48, "fe80::2:c903:0:1");
+	hwaddr(hw2, 0x49, "fe80::2:c903:0:1");
+	hwaddr(hw3, 0x4a, "fe80::2:c903:0:1");
+	hwaddr(peer, 0x50, "fe80::2:c903:0:2");
+	/* ib0.8001: the child interface of partition 0x8001 */
+	ifi.ifi_index = 5;
+	msg_begin(&r, RTM_NEWLINK, 1, &ifi, sizeof(ifi));
+	attr(&r, IFLA_IFNAME, "ib0.8001", 9);
+	attr(&r, IFLA_ADDRESS, hw1, 20);
+	li = nest_begin(&r, IFLA_LINKINFO);
+	attr(&r, IFLA_INFO_KIND, "ipoib", 6);
+	data = nest_begin(&r, IFLA_INFO_DATA);
+	attr(&r, IFLA_IPOIB_PKEY, &pk, sizeof(pk));
+	attr(&r, IFLA_IPOIB_MODE, &mode, sizeof(mode));
+	nest_end(&r, data);
+	nest_end(&r, li);
+	msg_end(&r);
+	/* ib1: no link info, partition 0x0002 (a limited member) in its broadcast address */
+	assert_int_equal(inet_pton(AF_INET6, "ff12:401b:0002::ffff:ffff", bc + 4), 1);
+	memset(bc, 0, 4);
+	bc[3] = 0xff;
+	ifi.ifi_index = 6;
+	msg_begin(&r, RTM_NEWLINK, 1, &ifi, sizeof(ifi));
+	attr(&r, IFLA_IFNAME, "ib1", 4);
+	attr(&r, IFLA_ADDRESS, hw2, 20);
+	attr(&r, IFLA_BROADCAST, bc, 20);
+	msg_end(&r);
+	/* ib2: neither: the default partition */
+	link_msg(&r, 1, 7, ARPHRD_INFINIBAND, "ib2", hw3, 20);
+	addr_msg(&r, 1, 5, AF_INET, "10.1.0.1", true);
+	addr_msg(&r, 1, 6, AF_INET, "10.2.0.1", true);
+	addr_msg(&r, 1, 7, AF_INET, "10.3.0.1", true);
+	neigh_msg(&r, 1, 5, AF_INET, "10.1.0.2", NUD_REACHABLE, peer, 20);
+	done(&r, 1);
+	assert_int_equal(madcm_nl_parse(&t, r.buf, r.len, 1), 1);
+	assert_int_equal(t.nlinks, 3);
+	assert_int_equal(madcm_nl_link_find(&t, 5)->pkey, 0x8001);
+	assert_int_equal(madcm_nl_link_find(&t, 6)->pkey, 0x0002);
+	assert_int_equal(madcm_nl_link_find(&t, 7)->pkey, 0xffff);
+	assert_int_equal(inet_pton(AF_INET, "10.1.0.2", ip), 1);
+	e = madcm_nl_find(&t, AF_INET, ip);
+	assert_non_null(e);
+	assert_int_equal(e->pkey, 0x8001);
+	assert_int_equal(e->gid[15], 2);
+	assert_int_equal(inet_pton(AF_INET, "10.2.0.1", ip), 1);
+	e = madcm_nl_find(&t, AF_INET, ip);
+	assert_non_null(e);
+	assert_int_equal(e->pkey, 0x0002);
+	assert_int_equal(inet_pton(AF_INET, "10.3.0.1", ip), 1);
+	assert_int_equal(madcm_nl_find(&t, AF_INET, ip)->pkey, 0xffff);
+
+	/* through madcm_addrs_gid_pkey */
+	{
+		struct madcm_addrs_params p = {.file = "", .netlink = &t};
+		struct madcm_addrs *a;
+		struct sockaddr_in s4 = {.sin_family = AF_INET};
+		uint8_t gid[16];
+		uint16_t pkey = 0;
+
+		assert_int_equal(madcm_addrs_open_params(&a, &p, NULL, 0), 0);
+		assert_int_equal(inet_pton(AF_INET, "10.1.0.2", &s4.sin_addr), 1);
+		assert_int_equal(madcm_addrs_gid_pkey(a, (struct sockaddr *)&s4, gid, &pkey), 0);
+		assert_int_equal(pkey, 0x8001);
+		assert_int_equal(inet_pton(AF_INET, "10.3.0.1", &s4.sin_addr), 1);
+		assert_int_equal(madcm_addrs_gid_pkey(a, (struct sockaddr *)&s4, gid, &pkey), 0);
+		assert_int_equal(pkey, 0xffff);
+		madcm_addrs_close(a);
+	}
+	madcm_nl_table_free(&t);
+}
+
 /* On a real host: whatever is there (here: no IPoIB), quietly. */
 static void test_live_dump(void **state)
 {
@@ -422,7 +529,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_links_addrs_neighs), cmocka_unit_test(test_done_error_seq),
 	    cmocka_unit_test(test_malformed),	       cmocka_unit_test(test_addrs_with_netlink),
-	    cmocka_unit_test(test_live_dump),
+	    cmocka_unit_test(test_live_dump),	       cmocka_unit_test(test_link_pkey),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

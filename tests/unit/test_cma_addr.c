@@ -177,6 +177,67 @@ static void test_resolve_addr_unknown_destroy(void **state)
 	assert_null(fake_cma_next_event(ch, 200));
 }
 
+/*
+ * An address's P_Key (the address file's third column) becomes the id's;
+ * the QP's P_Key index is its partition's in the port's table, a
+ * full-member entry before a limited one (ib_find_cached_pkey), and no
+ * entry of the partition fails as the kernel's ENOENT.
+ */
+static void test_resolve_addr_pkey(void **state)
+{
+	struct sockaddr_in dst = v4("10.1.0.2", 7005);
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	struct ibv_qp_attr qa;
+	int mask;
+
+	(void)state;
+	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000), 0);
+	ev = expect_event(RDMA_CM_EVENT_ADDR_RESOLVED);
+	rdma_ack_cm_event(ev);
+	assert_int_equal(ntohs(id->route.addr.addr.ibaddr.pkey), 0x8001);
+	assert_int_equal(id->route.addr.addr.ibaddr.dgid.raw[15], 6);
+
+	/* the default table only: not a member */
+	qa.qp_state = IBV_QPS_INIT;
+	assert_int_equal(rdma_init_qp_attr(id, &qa, &mask), -1);
+	assert_int_equal(errno, ENOENT);
+	/* a limited member: found without the membership bit */
+	pthread_mutex_lock(&fake_verbs.lock);
+	fake_verbs.pkeys[0] = 0xffff;
+	fake_verbs.pkeys[1] = 0x0001;
+	fake_verbs.pkeys[2] = 0x8002;
+	fake_verbs.npkeys = 3;
+	pthread_mutex_unlock(&fake_verbs.lock);
+	qa.qp_state = IBV_QPS_INIT;
+	assert_int_equal(rdma_init_qp_attr(id, &qa, &mask), 0);
+	assert_true(mask & IBV_QP_PKEY_INDEX);
+	assert_int_equal(qa.pkey_index, 1);
+	/* a full-member entry is taken before a limited one */
+	pthread_mutex_lock(&fake_verbs.lock);
+	fake_verbs.pkeys[3] = 0x8001;
+	fake_verbs.npkeys = 4;
+	pthread_mutex_unlock(&fake_verbs.lock);
+	qa.qp_state = IBV_QPS_INIT;
+	assert_int_equal(rdma_init_qp_attr(id, &qa, &mask), 0);
+	assert_int_equal(qa.pkey_index, 3);
+	pthread_mutex_lock(&fake_verbs.lock);
+	fake_verbs.npkeys = 0;
+	pthread_mutex_unlock(&fake_verbs.lock);
+
+	/* an address without the column: the default partition, index 0 */
+	dst = v4("198.18.0.2", 7005);
+	assert_int_equal(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000), 0);
+	ev = expect_event(RDMA_CM_EVENT_ADDR_RESOLVED);
+	rdma_ack_cm_event(ev);
+	assert_int_equal(ntohs(id->route.addr.addr.ibaddr.pkey), 0xffff);
+	qa.qp_state = IBV_QPS_INIT;
+	assert_int_equal(rdma_init_qp_attr(id, &qa, &mask), 0);
+	assert_int_equal(qa.pkey_index, 0);
+	rdma_destroy_id(id);
+}
+
 static void test_resolve_route_no_path(void **state)
 {
 	/* 198.18.0.3 maps to fe80::7, which no port has: the SA never answers. */
@@ -276,6 +337,7 @@ int main(void)
 	    cmocka_unit_test(test_resolve_addr_bad_args),
 	    cmocka_unit_test(test_resolve_addr_unknown),
 	    cmocka_unit_test(test_resolve_addr_unknown_destroy),
+	    cmocka_unit_test(test_resolve_addr_pkey),
 	    cmocka_unit_test(test_resolve_route_no_path),
 	    cmocka_unit_test(test_getaddrinfo_numeric),
 	    cmocka_unit_test(test_getaddrinfo_names),
