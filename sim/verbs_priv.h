@@ -15,6 +15,7 @@
  *   verbs_api.c       device, context, PD, MR, CQ, channels, SRQ, AH, mcast
  *   verbs_qp.c        QP create/modify/query/destroy, flush on error
  *   verbs_datapath.c  post/poll, RC/UC/UD requester and responder
+ *   verbs_xrc.c       XRC domains and SRQs (the QPs in verbs_qp.c)
  */
 #ifndef SIM_VERBS_PRIV_H
 #define SIM_VERBS_PRIV_H
