@@ -131,9 +131,10 @@ int cm_engine_connect_as(struct cm_engine *e, const struct cm_connect_cmd *cmd, 
 
 	if (!e || !cmd || !id)
 		return -EINVAL;
-	if (cmd->qp_type > CM_QPT_UC || cmd->qpn == 0 || cmd->qpn >= (1u << 24) ||
-	    cmd->starting_psn >= (1u << 24) || cmd->private_data_len > CM_REQ_PRIVATE_DATA_SIZE ||
-	    cmd->max_cm_retries > 15 || cmd->retry_count > 7 || cmd->rnr_retry_count > 7 ||
+	if ((cmd->qp_type > CM_QPT_UC && cmd->qp_type != CM_QPT_XRC) || cmd->qpn == 0 ||
+	    cmd->qpn >= (1u << 24) || cmd->starting_psn >= (1u << 24) ||
+	    cmd->private_data_len > CM_REQ_PRIVATE_DATA_SIZE || cmd->max_cm_retries > 15 ||
+	    cmd->retry_count > 7 || cmd->rnr_retry_count > 7 ||
 	    cmd->remote_cm_response_timeout > CM_TIMEOUT_MAX ||
 	    cmd->local_cm_response_timeout > CM_TIMEOUT_MAX || !path_ok(&cmd->primary) ||
 	    (cmd->has_alternate && !path_ok(&cmd->alternate)))
@@ -171,21 +172,32 @@ int cm_engine_connect_as(struct cm_engine *e, const struct cm_connect_cmd *cmd, 
 		       cmd->ece_attr_mod);
 	err |= mad_set(msg, cm_req_fields, CM_REQ_LOCAL_CA_GUID, e->cfg.ca_guid);
 	err |= mad_set(msg, cm_req_fields, CM_REQ_LOCAL_QPN, cmd->qpn);
-	err |= mad_set(msg, cm_req_fields, CM_REQ_RESPONDER_RESOURCES, cmd->responder_resources);
 	err |= mad_set(msg, cm_req_fields, CM_REQ_INITIATOR_DEPTH, cmd->initiator_depth);
 	err |= mad_set(msg, cm_req_fields, CM_REQ_REMOTE_CM_RESPONSE_TIMEOUT,
 		       cmd->remote_cm_response_timeout);
 	err |= mad_set(msg, cm_req_fields, CM_REQ_TRANSPORT_SERVICE_TYPE, cmd->qp_type);
+	/*
+	 * An XRC initiator has no responder (nothing comes back to it but
+	 * responses): the kernel's cm_format_req leaves responder resources,
+	 * the retry counts and SRQ 0, and marks the extended transport.
+	 */
+	if (cmd->qp_type == CM_QPT_XRC) {
+		err |= mad_set(msg, cm_req_fields, CM_REQ_EXTENDED_TRANSPORT_TYPE,
+			       CM_EXT_TRANSPORT_XRC);
+	} else {
+		err |= mad_set(msg, cm_req_fields, CM_REQ_RESPONDER_RESOURCES,
+			       cmd->responder_resources);
+		err |= mad_set(msg, cm_req_fields, CM_REQ_RETRY_COUNT, cmd->retry_count);
+		err |= mad_set(msg, cm_req_fields, CM_REQ_RNR_RETRY_COUNT, cmd->rnr_retry_count);
+		err |= mad_set(msg, cm_req_fields, CM_REQ_SRQ, c->srq);
+	}
 	err |= mad_set(msg, cm_req_fields, CM_REQ_END_TO_END_FLOW_CONTROL, c->flow_control);
 	err |= mad_set(msg, cm_req_fields, CM_REQ_STARTING_PSN, cmd->starting_psn);
 	err |= mad_set(msg, cm_req_fields, CM_REQ_LOCAL_CM_RESPONSE_TIMEOUT,
 		       cmd->local_cm_response_timeout);
-	err |= mad_set(msg, cm_req_fields, CM_REQ_RETRY_COUNT, cmd->retry_count);
 	err |= mad_set(msg, cm_req_fields, CM_REQ_PARTITION_KEY, cmd->primary.pkey);
 	err |= mad_set(msg, cm_req_fields, CM_REQ_PATH_PACKET_PAYLOAD_MTU, cmd->primary.mtu);
-	err |= mad_set(msg, cm_req_fields, CM_REQ_RNR_RETRY_COUNT, cmd->rnr_retry_count);
 	err |= mad_set(msg, cm_req_fields, CM_REQ_MAX_CM_RETRIES, cmd->max_cm_retries);
-	err |= mad_set(msg, cm_req_fields, CM_REQ_SRQ, c->srq);
 	err |= req_put_path(msg, &req_primary, &cmd->primary);
 	if (cmd->has_alternate)
 		err |= req_put_path(msg, &req_alternate, &cmd->alternate);
@@ -228,6 +240,17 @@ static void req_info(const uint8_t *msg, struct cm_req_info *ri)
 	ri->has_alternate = mad_get(msg, cm_req_fields, CM_REQ_ALTERNATE_LOCAL_PORT_LID) != 0;
 	if (ri->has_alternate)
 		req_get_path(msg, &req_alternate, &ri->alternate);
+}
+
+/* RC, UC, and XRC: type 3 with extended transport type 1 (the kernel's). */
+static bool req_transport_ok(const uint8_t *msg)
+{
+	uint64_t t = mad_get(msg, cm_req_fields, CM_REQ_TRANSPORT_SERVICE_TYPE);
+
+	if (t == CM_TRANSPORT_EXTENDED)
+		return mad_get(msg, cm_req_fields, CM_REQ_EXTENDED_TRANSPORT_TYPE) ==
+		       CM_EXT_TRANSPORT_XRC;
+	return t <= CM_TRANSPORT_UC;
 }
 
 int cm_on_req(struct cm_engine *e, const struct cm_rx *rx)
@@ -279,7 +302,7 @@ int cm_on_req(struct cm_engine *e, const struct cm_rx *rx)
 		cm_issue_rej(e, rx, CM_REJ_INVALID_SERVICE_ID, CM_MSG_REF_REQ, NULL, 0);
 		return 0;
 	}
-	if (mad_get(msg, cm_req_fields, CM_REQ_TRANSPORT_SERVICE_TYPE) > CM_TRANSPORT_UC) {
+	if (!req_transport_ok(msg)) {
 		cm_issue_rej(e, rx, CM_REJ_INVALID_TRANSPORT_TYPE, CM_MSG_REF_REQ, NULL, 0);
 		return 0;
 	}
@@ -362,7 +385,21 @@ int cm_engine_accept(struct cm_engine *e, uint32_t id, uint64_t user,
 		return -EBUSY;
 
 	msg = cm_msg_start(e, c, &cm_rep_layout);
-	err |= mad_set(msg, cm_rep_fields, CM_REP_LOCAL_QPN, cmd->qpn);
+	/*
+	 * An XRC target names its QP in the Local EE Context Number and says
+	 * SRQ, and leaves initiator depth and flow control out (its QP sends
+	 * no requests): the kernel's cm_format_rep.
+	 */
+	if (c->qp_type == CM_QPT_XRC) {
+		err |= mad_set(msg, cm_rep_fields, CM_REP_LOCAL_EE_CONTEXT_NUMBER, cmd->qpn);
+		err |= mad_set(msg, cm_rep_fields, CM_REP_SRQ, 1);
+	} else {
+		err |= mad_set(msg, cm_rep_fields, CM_REP_LOCAL_QPN, cmd->qpn);
+		err |= mad_set(msg, cm_rep_fields, CM_REP_INITIATOR_DEPTH, cmd->initiator_depth);
+		err |= mad_set(msg, cm_rep_fields, CM_REP_END_TO_END_FLOW_CONTROL,
+			       cmd->flow_control ? 1 : 0);
+		err |= mad_set(msg, cm_rep_fields, CM_REP_SRQ, cmd->srq ? 1 : 0);
+	}
 	err |= mad_set(msg, cm_rep_fields, CM_REP_VENDOR_ID_H, (cmd->ece_vendor_id >> 16) & 0xff);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_VENDOR_ID_M, (cmd->ece_vendor_id >> 8) & 0xff);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_VENDOR_ID_L, cmd->ece_vendor_id & 0xff);
@@ -370,13 +407,9 @@ int cm_engine_accept(struct cm_engine *e, uint32_t id, uint64_t user,
 		       cmd->ece_attr_mod);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_STARTING_PSN, cmd->starting_psn);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_RESPONDER_RESOURCES, cmd->responder_resources);
-	err |= mad_set(msg, cm_rep_fields, CM_REP_INITIATOR_DEPTH, cmd->initiator_depth);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_TARGET_ACK_DELAY, cmd->target_ack_delay);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_FAILOVER_ACCEPTED, cmd->failover_accepted);
-	err |=
-	    mad_set(msg, cm_rep_fields, CM_REP_END_TO_END_FLOW_CONTROL, cmd->flow_control ? 1 : 0);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_RNR_RETRY_COUNT, cmd->rnr_retry_count);
-	err |= mad_set(msg, cm_rep_fields, CM_REP_SRQ, cmd->srq ? 1 : 0);
 	err |= mad_set(msg, cm_rep_fields, CM_REP_LOCAL_CA_GUID, e->cfg.ca_guid);
 	err |= cm_set_private_data(&cm_rep_layout, msg, cmd->private_data, cmd->private_data_len);
 	if (err)
@@ -387,7 +420,7 @@ int cm_engine_accept(struct cm_engine *e, uint32_t id, uint64_t user,
 	c->responder_resources = cmd->responder_resources;
 	c->initiator_depth = cmd->initiator_depth;
 	c->target_ack_delay = cmd->target_ack_delay;
-	c->srq = cmd->srq ? 1 : 0;
+	c->srq = cmd->srq || c->qp_type == CM_QPT_XRC ? 1 : 0;
 	cm_ids_link_local_qpn(e, c);
 	c->timeout_ns = response_timeout_ns(c, c->remote_cm_response_timeout);
 	cm_set_state(e, c, tr->next);
@@ -407,7 +440,10 @@ uint8_t cm_on_rep(struct cm_engine *e, struct cm_conn *c, const struct cm_rx *rx
 	cm_event_init(&ev, CM_EV_REP_RCVD, c);
 	ri->remote_comm_id = (uint32_t)mad_get(msg, cm_rep_fields, CM_REP_LOCAL_COMM_ID);
 	ri->remote_ca_guid = mad_get(msg, cm_rep_fields, CM_REP_LOCAL_CA_GUID);
-	ri->remote_qpn = (uint32_t)mad_get(msg, cm_rep_fields, CM_REP_LOCAL_QPN);
+	/* An XRC target's QP is in the Local EE Context Number (cm_rep_get_qpn). */
+	ri->remote_qpn = (uint32_t)mad_get(msg, cm_rep_fields,
+					   c->qp_type == CM_QPT_XRC ? CM_REP_LOCAL_EE_CONTEXT_NUMBER
+								    : CM_REP_LOCAL_QPN);
 	ri->starting_psn = (uint32_t)mad_get(msg, cm_rep_fields, CM_REP_STARTING_PSN);
 	ri->ece_vendor_id = (uint32_t)(mad_get(msg, cm_rep_fields, CM_REP_VENDOR_ID_H) << 16 |
 				       mad_get(msg, cm_rep_fields, CM_REP_VENDOR_ID_M) << 8 |

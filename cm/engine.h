@@ -91,8 +91,13 @@ struct cm_path {
 	uint8_t sgid_index;
 };
 
-/* Transport service types carried by REQ (IBA table 99). */
-enum cm_qp_type { CM_QPT_RC = 0, CM_QPT_UC = 1 };
+/*
+ * Transport service types carried by REQ (IBA table 99).  XRC is type 3
+ * with extended transport type 1 (cm_wire.h); the active side's QP is the
+ * XRC initiator (IBV_QPT_XRC_SEND), the passive side's the target
+ * (IBV_QPT_XRC_RECV), as the kernel's cm.c has it.
+ */
+enum cm_qp_type { CM_QPT_RC = 0, CM_QPT_UC = 1, CM_QPT_XRC = CM_TRANSPORT_EXTENDED };
 
 /* Largest private data of any message (RTU, DREP). */
 #define CM_PRIVATE_MAX CM_RTU_PRIVATE_DATA_SIZE

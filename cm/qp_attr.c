@@ -81,7 +81,7 @@ int cm_engine_init_qp_attr(struct cm_engine *e, uint32_t id, enum ibv_qp_state t
 			   struct ibv_qp_attr *attr, int *mask)
 {
 	struct cm_conn *c;
-	bool rc;
+	bool rc, responder, requester;
 
 	if (!e || !attr || !mask)
 		return -EINVAL;
@@ -92,7 +92,14 @@ int cm_engine_init_qp_attr(struct cm_engine *e, uint32_t id, enum ibv_qp_state t
 		return -EINVAL;
 	if (c->state >= CM_ST__COUNT || !(qp_transitions[c->state] & (1u << target)))
 		return -EINVAL;
+	/*
+	 * The kernel's cm_init_qp_{rtr,rts}_attr: an XRC target is RC's
+	 * responder only (RTS with the ACK timeout alone), an XRC initiator
+	 * RC's requester only.
+	 */
 	rc = c->qp_type == CM_QPT_RC;
+	responder = rc || (c->qp_type == CM_QPT_XRC && !c->active);
+	requester = rc || (c->qp_type == CM_QPT_XRC && c->active);
 	memset(attr, 0, sizeof(*attr));
 	attr->qp_state = target;
 	switch (target) {
@@ -116,7 +123,7 @@ int cm_engine_init_qp_attr(struct cm_engine *e, uint32_t id, enum ibv_qp_state t
 		attr->path_mtu = (enum ibv_mtu)c->mtu;
 		attr->dest_qp_num = c->remote_qpn;
 		attr->rq_psn = c->rq_psn;
-		if (rc) {
+		if (responder) {
 			*mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 			attr->max_dest_rd_atomic = c->responder_resources;
 			attr->min_rnr_timer = 0;
@@ -132,13 +139,15 @@ int cm_engine_init_qp_attr(struct cm_engine *e, uint32_t id, enum ibv_qp_state t
 	default: /* IBV_QPS_RTS */
 		*mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 		attr->sq_psn = c->sq_psn;
-		if (rc) {
-			*mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				 IBV_QP_MAX_QP_RD_ATOMIC;
-			attr->timeout = ack_timeout(c, &c->primary);
+		if (requester) {
+			*mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 			attr->retry_cnt = c->retry_count;
 			attr->rnr_retry = c->rnr_retry_count;
 			attr->max_rd_atomic = c->initiator_depth;
+		}
+		if (requester || responder) {
+			*mask |= IBV_QP_TIMEOUT;
+			attr->timeout = ack_timeout(c, &c->primary);
 		}
 		/* After an APR "path loaded": load the new alternate and re-arm APM. */
 		if (c->has_alternate && c->state == CM_ST_ESTABLISHED) {

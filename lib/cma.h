@@ -135,6 +135,7 @@ struct cma_device {
 	struct ibv_context *verbs;
 	struct ibv_device_attr attr;
 	struct ibv_pd *pd;	       /* default PD, made by the first QP that needs one */
+	struct ibv_xrcd *xrcd;	       /* default XRC domain, made as the PD (cma_qp.c) */
 	struct ibv_context *async_ctx; /* lib/'s own, for port events (cma_async.c) */
 	int nports;
 	struct cma_port *ports; /* [nports], port_num = index + 1 */

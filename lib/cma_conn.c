@@ -267,6 +267,9 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 		return cma_complete(id);
 	}
 	rc = check_param(id, param);
+	/* An XRC target QP receives only: it cannot start a connection. */
+	if (!rc && id->id.qp_type == IBV_QPT_XRC_RECV)
+		rc = -EINVAL;
 	off = ip_hdr_len(id);
 	if (!rc && param && param->private_data_len &&
 	    (!param->private_data || param->private_data_len > CM_REQ_PRIVATE_DATA_SIZE - off))
@@ -290,7 +293,7 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 		    be64toh(((struct sockaddr_ib *)&id->id.route.addr.dst_addr)->sib_sid);
 	c.qpn = id->id.qp ? id->id.qp->qp_num : (param ? param->qp_num & 0xffffff : 0);
 	c.starting_psn = id->seq_num;
-	c.qp_type = CM_QPT_RC;
+	c.qp_type = id->id.qp_type == IBV_QPT_XRC_SEND ? CM_QPT_XRC : CM_QPT_RC;
 	c.responder_resources = id->responder_resources;
 	c.initiator_depth = id->initiator_depth;
 	c.remote_cm_response_timeout = CMA_CM_RESPONSE_TIMEOUT;

@@ -156,8 +156,13 @@ int cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id
 		return cma_err(EINVAL);
 	if (cma_init())
 		return -1;
-	/* RDMA_PS_IB takes RC or UD QPs; the others their own type. */
-	if (!ps_supported(ps, &def) || (qpt != def && !(ps == RDMA_PS_IB && qpt == IBV_QPT_UD)))
+	/*
+	 * RDMA_PS_IB takes RC, UD and XRC QPs (the kernel's ucma takes the
+	 * caller's type for it alone); the others their own type.
+	 */
+	if (!ps_supported(ps, &def) ||
+	    (qpt != def && !(ps == RDMA_PS_IB && (qpt == IBV_QPT_UD || qpt == IBV_QPT_XRC_SEND ||
+						  qpt == IBV_QPT_XRC_RECV))))
 		return cma_err(EPROTONOSUPPORT);
 	return create_id(channel, id, context, ps, qpt);
 }

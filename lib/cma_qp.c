@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 
 #include "lib/cma.h"
@@ -100,6 +101,31 @@ static struct ibv_pd *default_pd(struct cma_id *id)
 	return pd;
 }
 
+/*
+ * The device's XRC domain, for XRC ids given none, as librdmacm opens one
+ * per device (ucma_get_xrcd): not shared through a file.
+ */
+static struct ibv_xrcd *default_xrcd(struct cma_id *id)
+{
+	struct ibv_xrcd_init_attr a = {
+	    .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+	    .fd = -1,
+	    .oflags = O_CREAT,
+	};
+	struct cma_device *d;
+	struct ibv_xrcd *x;
+
+	if (!id->port)
+		return NULL;
+	d = id->port->dev;
+	cma_lock();
+	if (!d->xrcd)
+		d->xrcd = ibv_open_xrcd(d->verbs, &a);
+	x = d->xrcd;
+	cma_unlock();
+	return x;
+}
+
 static void destroy_cqs(struct rdma_cm_id *id)
 {
 	if (id->recv_cq && id->recv_cq != id->send_cq)
@@ -164,7 +190,20 @@ CMA_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *cm_id, struct ibv_qp_init_at
 		return cma_err(EINVAL);
 	if (attr->qp_type != cm_id->qp_type)
 		return cma_err(EINVAL);
-	if (create_cqs(cm_id, attr->send_cq || cm_id->send_cq ? 0 : attr->cap.max_send_wr,
+	if (cm_id->qp_type == IBV_QPT_XRC_RECV &&
+	    (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd)) {
+		attr->xrcd = default_xrcd(id);
+		if (!attr->xrcd)
+			return cma_err(errno ? errno : ENOMEM);
+		attr->comp_mask |= IBV_QP_INIT_ATTR_XRCD;
+	}
+	/*
+	 * An XRC target QP has no queues or CQs of its own: its receives
+	 * complete in its SRQ's CQ, which rdma_create_srq makes, so none is
+	 * made here (librdmacm makes one, and replaces it with the SRQ's).
+	 */
+	if (cm_id->qp_type != IBV_QPT_XRC_RECV &&
+	    create_cqs(cm_id, attr->send_cq || cm_id->send_cq ? 0 : attr->cap.max_send_wr,
 		       attr->recv_cq || cm_id->recv_cq ? 0 : attr->cap.max_recv_wr))
 		return -1;
 	if (!attr->send_cq)
@@ -177,7 +216,8 @@ CMA_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *cm_id, struct ibv_qp_init_at
 	if (!qp) {
 		int e = errno;
 
-		destroy_cqs(cm_id);
+		if (cm_id->qp_type != IBV_QPT_XRC_RECV)
+			destroy_cqs(cm_id);
 		return cma_err(e ? e : ENOMEM);
 	}
 	cm_id->qp = qp;
@@ -190,7 +230,8 @@ CMA_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *cm_id, struct ibv_qp_init_at
 	if (rc) {
 		ibv_destroy_qp(qp);
 		cm_id->qp = NULL;
-		destroy_cqs(cm_id);
+		if (cm_id->qp_type != IBV_QPT_XRC_RECV)
+			destroy_cqs(cm_id);
 		return cma_err(-rc);
 	}
 	return 0;
@@ -228,12 +269,15 @@ CMA_EXPORT void rdma_destroy_qp(struct rdma_cm_id *cm_id)
 	if (cm_id->qp)
 		ibv_destroy_qp(cm_id->qp);
 	cm_id->qp = NULL;
-	destroy_cqs(cm_id);
+	/* An XRC target's CQ is its SRQ's (ucma_destroy_cqs). */
+	if (cm_id->qp_type != IBV_QPT_XRC_RECV || !cm_id->srq)
+		destroy_cqs(cm_id);
 }
 
 CMA_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *cm_id, struct ibv_srq_init_attr_ex *attr)
 {
 	struct ibv_srq *srq;
+	bool xrc, made;
 
 	if (!cm_id || !attr || !cm_id->verbs || cm_id->srq)
 		return cma_err(EINVAL);
@@ -245,17 +289,41 @@ CMA_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *cm_id, struct ibv_srq_init_
 	}
 	if (!attr->pd)
 		return cma_err(ENOMEM);
-	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC)
-		return cma_err(EOPNOTSUPP); /* XRC needs XRC ids, which madcm has not */
-	/* A receive CQ for rdma_get_recv_comp, as librdmacm makes one. */
-	if (!cm_id->recv_cq &&
-	    make_cq(cm_id, attr->attr.max_wr, &cm_id->recv_cq_channel, &cm_id->recv_cq))
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC &&
+	    attr->srq_type != IBV_SRQT_XRC)
+		return cma_err(EOPNOTSUPP); /* tag matching */
+	xrc = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type == IBV_SRQT_XRC;
+	if (xrc && (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !attr->xrcd)) {
+		attr->xrcd = default_xrcd(cma_id_of(cm_id));
+		if (!attr->xrcd)
+			return cma_err(errno ? errno : ENOMEM);
+		attr->comp_mask |= IBV_SRQ_INIT_ATTR_XRCD;
+	}
+	/*
+	 * A receive CQ for rdma_get_recv_comp, as librdmacm makes one; an
+	 * XRC SRQ's receives complete in it (the id's, unless given one).
+	 */
+	made = !cm_id->recv_cq && (!xrc || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq);
+	if (made && make_cq(cm_id, attr->attr.max_wr, &cm_id->recv_cq_channel, &cm_id->recv_cq))
 		return -1;
-	srq = ibv_create_srq(attr->pd, (struct ibv_srq_init_attr *)&attr->srq_context);
+	if (xrc && (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq)) {
+		attr->cq = cm_id->recv_cq;
+		attr->comp_mask |= IBV_SRQ_INIT_ATTR_CQ;
+	}
+	if (xrc)
+		srq = ibv_create_srq_ex(cm_id->verbs, attr);
+	else
+		srq = ibv_create_srq(attr->pd, (struct ibv_srq_init_attr *)&attr->srq_context);
 	if (!srq) {
 		int e = errno;
 
-		destroy_cqs(cm_id);
+		/* Only the CQ made here: a QP's stay with it. */
+		if (made) {
+			ibv_destroy_cq(cm_id->recv_cq);
+			ibv_destroy_comp_channel(cm_id->recv_cq_channel);
+			cm_id->recv_cq = NULL;
+			cm_id->recv_cq_channel = NULL;
+		}
 		return cma_err(e ? e : ENOMEM);
 	}
 	cm_id->srq = srq;
@@ -275,7 +343,8 @@ CMA_EXPORT int rdma_create_srq(struct rdma_cm_id *cm_id, struct ibv_pd *pd,
 	memset(&ex, 0, sizeof(ex));
 	memcpy(&ex, attr, sizeof(*attr));
 	ex.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
-	ex.srq_type = IBV_SRQT_BASIC;
+	/* An XRC target id's SRQ is an XRC SRQ (librdmacm's rdma_create_srq). */
+	ex.srq_type = cm_id->qp_type == IBV_QPT_XRC_RECV ? IBV_SRQT_XRC : IBV_SRQT_BASIC;
 	ex.pd = pd ? pd : cm_id->pd;
 	rc = rdma_create_srq_ex(cm_id, &ex);
 	if (!rc)

@@ -372,6 +372,10 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.query_port = vquery_port;
 	c->vctx.query_device_ex = vquery_device_ex;
 	c->vctx.create_qp_ex = verbs_create_qp_ex;
+	c->vctx.open_xrcd = verbs_open_xrcd;
+	c->vctx.close_xrcd = verbs_close_xrcd;
+	c->vctx.create_srq_ex = verbs_create_srq_ex;
+	c->vctx.get_srq_num = verbs_get_srq_num;
 	ctx = &c->vctx.context;
 	ctx->device = device;
 	ctx->cmd_fd = -1;
@@ -440,7 +444,8 @@ int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 	a->max_qp = 1 << 17;
 	a->max_qp_wr = VERBS_MAX_WR;
 	a->device_cap_flags = IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_RC_RNR_NAK_GEN |
-			      IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_CHANGE_PHY_PORT;
+			      IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_CHANGE_PHY_PORT |
+			      IBV_DEVICE_XRC;
 	a->max_sge = VERBS_MAX_SGE;
 	a->max_sge_rd = VERBS_MAX_SGE;
 	a->max_cq = 1 << 17;
@@ -1228,6 +1233,8 @@ int ibv_destroy_srq(struct ibv_srq *ibsrq)
 		VERBS_UNLOCK();
 		return EBUSY;
 	}
+	if (srq->xrcd)
+		verbs_xrc_srq_gone(srq);
 	VERBS_UNLOCK();
 	verbs_wq_free(&srq->rq);
 	free(srq);

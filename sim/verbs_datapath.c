@@ -176,6 +176,15 @@ static uint32_t sg_copy(const struct vwqe *w, uint32_t off, uint8_t *buf, uint32
 	return done;
 }
 
+/* The PD a responder checks keys against: an XRC target QP's is the one
+ * of the SRQ the request names (IBA A14), the others' their own. */
+static struct ibv_pd *resp_pd(struct vqp *qp)
+{
+	if (vqp_ibqp(qp)->qp_type == IBV_QPT_XRC_RECV)
+		return qp->xsrq ? qp->xsrq->srq.pd : NULL;
+	return vqp_ibqp(qp)->pd;
+}
+
 /* An R_Key check (IBA 10.6.3.3, 9.7.5.1.x): the MR exists, belongs to the
  * QP's PD, grants the access, and covers [va, va+len). */
 static uint8_t *rkey_ptr(struct vqp *qp, uint32_t rkey, uint64_t va, uint32_t len, int access)
@@ -187,7 +196,7 @@ static uint8_t *rkey_ptr(struct vqp *qp, uint32_t rkey, uint64_t va, uint32_t le
 	if (!len)
 		return (uint8_t *)1; /* zero-length: nothing to check */
 	mr = verbs_mr_lookup(rkey);
-	if (!mr || mr->mr.pd != vqp_ibqp(qp)->pd || !(mr->access & access))
+	if (!mr || mr->mr.pd != resp_pd(qp) || !(mr->access & access))
 		return NULL;
 	if (va < mr->iova || va + len < va || va + len > mr->iova + mr->mr.length)
 		return NULL;
@@ -315,7 +324,7 @@ static void ack_send(struct vqp *qp)
 		return;
 	pkt_init(qp, &p, &qp->attr.ah_attr);
 	p.dlid = qp->ack_dlid;
-	p.opcode = VOP_RC | VOP_ACK;
+	p.opcode = vqp_transport(vqp_ibqp(qp)->qp_type) | VOP_ACK;
 	p.dqpn = qp->attr.dest_qp_num;
 	p.psn = qp->ack_psn;
 	p.syndrome = VAETH_ACK;
@@ -378,7 +387,7 @@ static void send_aeth(struct vqp *qp, const struct vpkt *in, uint32_t psn, uint8
 
 	pkt_init(qp, &p, &qp->attr.ah_attr);
 	p.dlid = in->slid;
-	p.opcode = VOP_RC | VOP_ACK;
+	p.opcode = vqp_transport(vqp_ibqp(qp)->qp_type) | VOP_ACK;
 	p.dqpn = qp->attr.dest_qp_num;
 	p.psn = psn;
 	p.syndrome = syndrome;
@@ -485,7 +494,7 @@ static uint32_t wqe_psns(const struct vqp *qp, const struct vwqe *w)
  */
 static bool want_ack(const struct vqp *qp, const struct vwqe *w, bool resend)
 {
-	return vqp_ibqp(qp)->qp_type != IBV_QPT_RC || resend || qp->sq_sig_all ||
+	return !vqp_reliable(vqp_ibqp(qp)->qp_type) || resend || qp->sq_sig_all ||
 	       (w->flags & IBV_SEND_SIGNALED) || qp->attr.qp_state != IBV_QPS_RTS || qp->retries ||
 	       qp->rnr_retries || qp->sq.count * 2 >= qp->sq.size;
 }
@@ -493,13 +502,14 @@ static bool want_ack(const struct vqp *qp, const struct vwqe *w, bool resend)
 static void send_rc_uc_wqe(struct vqp *qp, struct vwqe *w, bool resend)
 {
 	uint32_t mtu = mtu_bytes(qp->attr.path_mtu);
-	uint8_t tp = vqp_ibqp(qp)->qp_type == IBV_QPT_RC ? VOP_RC : VOP_UC;
+	uint8_t tp = vqp_transport(vqp_ibqp(qp)->qp_type);
 	uint8_t buf[4096];
 	struct vpkt p;
 	uint32_t i, off = 0;
 
 	pkt_init(qp, &p, &qp->attr.ah_attr);
 	p.dqpn = qp->attr.dest_qp_num;
+	p.srqn = w->remote_srqn; /* XRC: the XRCETH's */
 	if (w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	    w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		p.psn = w->psn;
@@ -817,36 +827,41 @@ static void rc_requester_rx(struct vqp *qp, const struct vpkt *p)
 /* ---- responder ---------------------------------------------------------- */
 
 /* Take a receive WQE from the SRQ or the RQ.  false if there is none. */
+/* The SRQ a QP's receives come from: its own, or an XRC target's current. */
+static struct vsrq *qp_srq(struct vqp *qp)
+{
+	struct ibv_qp *ib = vqp_ibqp(qp);
+
+	return ib->srq ? to_vsrq(ib->srq) : qp->xsrq;
+}
+
 static bool rq_take(struct vqp *qp, struct vwqe *out)
 {
 	struct ibv_qp *ib = vqp_ibqp(qp);
-	struct vwq *rq = ib->srq ? &to_vsrq(ib->srq)->rq : &qp->rq;
+	struct vsrq *srq = qp_srq(qp);
+	struct vwq *rq = srq ? &srq->rq : &qp->rq;
 
 	if (!rq->count)
 		return false;
 	*out = rq->q[rq->head];
 	rq->head = (rq->head + 1) % rq->size;
 	rq->count--;
-	if (ib->srq) {
-		struct vsrq *srq = to_vsrq(ib->srq);
+	if (srq && srq->limit && rq->count < srq->limit) {
+		struct ibv_async_event ev = {
+		    .event_type = IBV_EVENT_SRQ_LIMIT_REACHED,
+		};
 
-		if (srq->limit && rq->count < srq->limit) {
-			struct ibv_async_event ev = {
-			    .event_type = IBV_EVENT_SRQ_LIMIT_REACHED,
-			};
-
-			srq->limit = 0; /* one event per arming */
-			ev.element.srq = ib->srq;
-			verbs_async_event(ib->context, &ev);
-		}
+		srq->limit = 0; /* one event per arming */
+		ev.element.srq = &srq->srq;
+		verbs_async_event(ib->context, &ev);
 	}
 	return true;
 }
 
 static void rq_giveback(struct vqp *qp, const struct vwqe *w)
 {
-	struct ibv_qp *ib = vqp_ibqp(qp);
-	struct vwq *rq = ib->srq ? &to_vsrq(ib->srq)->rq : &qp->rq;
+	struct vsrq *srq = qp_srq(qp);
+	struct vwq *rq = srq ? &srq->rq : &qp->rq;
 
 	if (rq->count >= rq->size)
 		return;
@@ -878,6 +893,12 @@ static void recv_complete(struct vqp *qp, const struct vwqe *w, const struct vpk
 	}
 	if (p->grh && ib->qp_type == IBV_QPT_UD)
 		wc.wc_flags |= IBV_WC_GRH;
+	/* An XRC SRQ's receives complete in its own CQ. */
+	if (ib->qp_type == IBV_QPT_XRC_RECV) {
+		if (qp->xsrq)
+			verbs_cq_push(to_vcq(qp->xsrq->cq), &wc, p->se);
+		return;
+	}
 	verbs_cq_push(to_vcq(ib->recv_cq), &wc, p->se);
 }
 
@@ -892,7 +913,7 @@ static void responder_error(struct vqp *qp, enum ibv_event_type ev_type)
 
 static void rc_nak(struct vqp *qp, const struct vpkt *p, uint8_t code)
 {
-	if (vqp_ibqp(qp)->qp_type == IBV_QPT_RC)
+	if (vqp_reliable(vqp_ibqp(qp)->qp_type))
 		send_aeth(qp, p, p->psn, VAETH_NAK | code);
 }
 
@@ -923,10 +944,11 @@ static void read_respond(struct vqp *qp, const struct vpkt *p, const uint8_t *sr
 	for (i = 0; i < n; i++) {
 		uint32_t len = p->dma_len - off < mtu ? p->dma_len - off : mtu;
 
-		r.opcode = VOP_RC | (n == 1	  ? VOP_READ_RESP_ONLY
-				     : i == 0	  ? VOP_READ_RESP_FIRST
-				     : i + 1 == n ? VOP_READ_RESP_LAST
-						  : VOP_READ_RESP_MIDDLE);
+		r.opcode =
+		    vqp_transport(vqp_ibqp(qp)->qp_type) | (n == 1	 ? VOP_READ_RESP_ONLY
+							    : i == 0	 ? VOP_READ_RESP_FIRST
+							    : i + 1 == n ? VOP_READ_RESP_LAST
+									 : VOP_READ_RESP_MIDDLE);
 		r.psn = (p->psn + i) & VPSN_MASK;
 		r.payload = src + off;
 		r.paylen = len;
@@ -942,7 +964,7 @@ static void atomic_respond(struct vqp *qp, const struct vpkt *p, uint64_t orig)
 	pkt_init(qp, &r, &qp->attr.ah_attr);
 	r.dlid = p->slid;
 	r.dqpn = qp->attr.dest_qp_num;
-	r.opcode = VOP_RC | VOP_ATOMIC_ACK;
+	r.opcode = vqp_transport(vqp_ibqp(qp)->qp_type) | VOP_ATOMIC_ACK;
 	r.psn = p->psn;
 	r.msn = qp->msn & VPSN_MASK;
 	r.orig = orig;
@@ -972,7 +994,7 @@ static void rc_duplicate(struct vqp *qp, const struct vpkt *p)
 
 static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 {
-	bool rc = vqp_ibqp(qp)->qp_type == IBV_QPT_RC;
+	bool rc = vqp_reliable(vqp_ibqp(qp)->qp_type);
 	uint8_t op = p->opcode & 0x1f;
 	int d = vpsn_cmp(p->psn, qp->epsn);
 	bool first = false, last = false, imm = false;
@@ -1033,9 +1055,9 @@ static void rc_uc_responder_rx(struct vqp *qp, const struct vpkt *p)
 			qp->cur_rwqe_taken = true;
 			qp->cur_off = 0;
 		}
-		if (sges_check(vqp_ibqp(qp)->pd, &qp->cur_rwqe, true) ||
+		if (sges_check(resp_pd(qp), &qp->cur_rwqe, true) ||
 		    p->paylen > qp->cur_rwqe.len - qp->cur_off) {
-			enum ibv_wc_status st = sges_check(vqp_ibqp(qp)->pd, &qp->cur_rwqe, true)
+			enum ibv_wc_status st = sges_check(resp_pd(qp), &qp->cur_rwqe, true)
 						    ? IBV_WC_LOC_PROT_ERR
 						    : IBV_WC_LOC_LEN_ERR;
 
@@ -1263,6 +1285,24 @@ static void mcast_rx(const struct vpkt *p, const uint8_t *raw)
 	}
 }
 
+/*
+ * An XRC request is for the SRQ its XRCETH names, which must be in the
+ * target QP's domain: otherwise, when it is the expected PSN, the request
+ * is invalid (NAK, QP to error, as for any invalid request); out of
+ * sequence it is dropped.
+ */
+static bool xrc_target(struct vqp *qp, const struct vpkt *p)
+{
+	qp->xsrq = verbs_xrc_srq_find(qp->xrcd, p->srqn);
+	if (qp->xsrq)
+		return true;
+	if (vpsn_cmp(p->psn, qp->epsn) == 0) {
+		rc_nak(qp, p, VNAK_INV_REQ);
+		responder_error(qp, IBV_EVENT_QP_REQ_ERR);
+	}
+	return false;
+}
+
 void verbs_rx_packet(const uint8_t *buf, size_t len)
 {
 	struct vpkt p;
@@ -1298,7 +1338,9 @@ void verbs_rx_packet(const uint8_t *buf, size_t len)
 		return;
 	case IBV_QPT_UC:
 	case IBV_QPT_RC:
-		if (tp != (vqp_ibqp(qp)->qp_type == IBV_QPT_RC ? VOP_RC : VOP_UC))
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_XRC_RECV:
+		if (tp != vqp_transport(vqp_ibqp(qp)->qp_type))
 			return;
 		/* Connected: only our peer's port may talk to us. */
 		if (p.slid != qp->attr.ah_attr.dlid)
@@ -1310,11 +1352,16 @@ void verbs_rx_packet(const uint8_t *buf, size_t len)
 		case VOP_READ_RESP_MIDDLE:
 		case VOP_READ_RESP_LAST:
 		case VOP_READ_RESP_ONLY:
-			if (vqp_ibqp(qp)->qp_type == IBV_QPT_RC &&
+			if (vqp_reliable(vqp_ibqp(qp)->qp_type) &&
+			    vqp_ibqp(qp)->qp_type != IBV_QPT_XRC_RECV &&
 			    (qp->attr.qp_state == IBV_QPS_RTS || qp->attr.qp_state == IBV_QPS_SQD))
 				rc_requester_rx(qp, &p);
 			return;
 		default:
+			if (vqp_ibqp(qp)->qp_type == IBV_QPT_XRC_SEND)
+				return; /* it has no receive side */
+			if (vqp_ibqp(qp)->qp_type == IBV_QPT_XRC_RECV && !xrc_target(qp, &p))
+				return;
 			rc_uc_responder_rx(qp, &p);
 			return;
 		}
@@ -1377,14 +1424,14 @@ static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
-		return true;
+		return t != IBV_QPT_XRC_RECV; /* it has no send queue */
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return t != IBV_QPT_UD;
+		return t != IBV_QPT_UD && t != IBV_QPT_XRC_RECV;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return t == IBV_QPT_RC;
+		return t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND;
 	default:
 		return false;
 	}
@@ -1445,6 +1492,8 @@ int verbs_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 		w->len = (uint32_t)total;
 		w->sent = false;
 		w->read_off = 0;
+		w->remote_srqn =
+		    ibqp->qp_type == IBV_QPT_XRC_SEND ? wr->qp_type.xrc.remote_srqn : 0;
 		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 			w->raddr = wr->wr.atomic.remote_addr;
@@ -1525,7 +1574,8 @@ int verbs_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 	int ret;
 
 	VERBS_LOCK();
-	if (ibqp->srq || qp->attr.qp_state == IBV_QPS_RESET) {
+	if (ibqp->srq || qp->attr.qp_state == IBV_QPS_RESET || ibqp->qp_type == IBV_QPT_XRC_SEND ||
+	    ibqp->qp_type == IBV_QPT_XRC_RECV) {
 		VERBS_UNLOCK();
 		if (bad)
 			*bad = wr;

@@ -42,6 +42,13 @@ unsigned int vpkt_headers(uint8_t opcode)
 	case VOP_UC:
 		/* UC has sends and writes only. */
 		return op <= VOP_WRITE_ONLY_IMM ? op_hdrs[op] : 0;
+	case VOP_XRC:
+		/* Requests name the target's SRQ; responses are RC's. */
+		if (!op_hdrs[op])
+			return 0;
+		if (op >= VOP_READ_RESP_FIRST && op <= VOP_ATOMIC_ACK)
+			return op_hdrs[op];
+		return op_hdrs[op] | VH_XRCETH;
 	case VOP_UD:
 		if (op == VOP_SEND_ONLY || op == VOP_SEND_ONLY_IMM)
 			return op_hdrs[op] | VH_DETH;
@@ -100,6 +107,8 @@ static size_t eth_len(unsigned int h)
 {
 	size_t n = 0;
 
+	if (h & VH_XRCETH)
+		n += 4;
 	if (h & VH_DETH)
 		n += 8;
 	if (h & VH_RETH)
@@ -155,6 +164,10 @@ int vpkt_encode(const struct vpkt *p, uint8_t *buf, size_t cap)
 	b[8] = p->ack_req ? 0x80 : 0;
 	put24(b + 9, p->psn);
 	b += VPKT_BTH;
+	if (h & VH_XRCETH) {
+		put24(b + 1, p->srqn);
+		b += 4;
+	}
 	if (h & VH_DETH) {
 		put32(b, p->qkey);
 		put24(b + 5, p->src_qp);
@@ -240,6 +253,10 @@ int vpkt_decode(const uint8_t *buf, size_t len, struct vpkt *p)
 	b += VPKT_BTH;
 	if ((size_t)(end - b) < eth_len(h) + pad)
 		return -EINVAL;
+	if (h & VH_XRCETH) {
+		p->srqn = get24(b + 1);
+		b += 4;
+	}
 	if (h & VH_DETH) {
 		p->qkey = get32(b);
 		p->src_qp = get24(b + 5);

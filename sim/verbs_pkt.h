@@ -17,6 +17,7 @@ enum {
 	VOP_RC = 0x00,
 	VOP_UC = 0x20,
 	VOP_UD = 0x60,
+	VOP_XRC = 0xa0, /* RC's operations, requests with an XRCETH (9.3.1) */
 
 	VOP_SEND_FIRST = 0x00,
 	VOP_SEND_MIDDLE = 0x01,
@@ -57,7 +58,7 @@ enum {
 #define VPKT_LRH 8
 #define VPKT_GRH 40
 #define VPKT_BTH 12
-#define VPKT_MAX_HDR (VPKT_LRH + VPKT_GRH + VPKT_BTH + 28 + 8 + 4)
+#define VPKT_MAX_HDR (VPKT_LRH + VPKT_GRH + VPKT_BTH + 4 + 28 + 8 + 4)
 #define VPKT_TAIL 6 /* ICRC + VCRC */
 #define VPSN_MASK 0xffffffu
 #define VQPN_MCAST 0xffffffu
@@ -78,6 +79,7 @@ struct vpkt {
 	uint16_t pkey;
 	uint32_t dqpn, psn;
 	/* extended headers, valid when the opcode carries them */
+	uint32_t srqn;	       /* XRCETH: the XRC SRQ a request is for */
 	uint32_t qkey, src_qp; /* DETH */
 	uint64_t va;	       /* RETH, AtomicETH */
 	uint32_t rkey, dma_len;
@@ -101,6 +103,7 @@ enum {
 	VH_IMM = 1 << 5,
 	VH_PAYLOAD = 1 << 6,
 	VH_VALID = 1 << 7,
+	VH_XRCETH = 1 << 8,
 };
 unsigned int vpkt_headers(uint8_t opcode);
 

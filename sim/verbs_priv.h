@@ -15,6 +15,7 @@
  *   verbs_api.c       device, context, PD, MR, CQ, channels, SRQ, AH, mcast
  *   verbs_qp.c        QP create/modify/query/destroy, flush on error
  *   verbs_datapath.c  post/poll, RC/UC/UD requester and responder
+ *   verbs_xrc.c       XRC domains and SRQs (the QPs in verbs_qp.c)
  */
 #ifndef SIM_VERBS_PRIV_H
 #define SIM_VERBS_PRIV_H
@@ -107,7 +108,8 @@ struct vwqe {
 	uint64_t compare_add, swap;
 	struct vah *ah;
 	uint32_t remote_qpn, remote_qkey;
-	uint8_t *inl; /* inline copy (IBV_SEND_INLINE), kept for the slot */
+	uint32_t remote_srqn; /* XRC_SEND: the target's SRQ */
+	uint8_t *inl;	      /* inline copy (IBV_SEND_INLINE), kept for the slot */
 	/* requester progress (RC) */
 	uint32_t psn, npkts;
 	bool sent;
@@ -119,12 +121,24 @@ struct vwq {
 	uint32_t size, head, count; /* ring: head = oldest */
 };
 
+/* An XRC domain (sim/verbs_xrc.c): XRC SRQs and target QPs share one. */
+struct vxrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t refs; /* SRQs and QPs in it: close is refused while > 0 */
+};
+
 struct vsrq {
 	struct ibv_srq srq;
 	struct vwq rq;
 	uint32_t max_sge;
 	uint32_t limit;
 	uint32_t refs; /* QPs attached */
+	/* XRC SRQ (IBV_SRQT_XRC): its domain, the CQ its receives complete
+	 * in, the number requests name in their XRCETH; xrcd NULL otherwise. */
+	struct vxrcd *xrcd;
+	struct ibv_cq *cq;
+	uint32_t srqn;
+	struct vsrq *xnext; /* on the process's list of XRC SRQs */
 };
 
 struct vmcast {
@@ -167,6 +181,10 @@ struct vqp {
 	struct vqp *anext, *aprev; /* on the HCA's active (timer) list */
 	bool on_active;
 	struct vmcast *mcast;
+	/* XRC_RECV: its domain, and the SRQ the request being handled names
+	 * (set per packet by verbs_rx_packet); XRC_SEND: neither. */
+	struct vxrcd *xrcd;
+	struct vsrq *xsrq;
 
 	/* requester */
 	uint32_t npsn;	   /* next PSN to send */
@@ -311,6 +329,37 @@ int verbs_transport_qpn_block(uint32_t *base);
 /* The block at base is no longer used (one-way, may be under VERBS_LOCK). */
 void verbs_transport_qpn_release(uint32_t base);
 int verbs_transport_mcast(uint16_t mlid, const uint8_t *mgid, bool join);
+
+/* sim/verbs_xrc.c, under VERBS_LOCK: the XRC SRQ numbered srqn in xrcd. */
+struct vsrq *verbs_xrc_srq_find(const struct vxrcd *xrcd, uint32_t srqn);
+/* An XRC SRQ goes: off the list, its CQ and domain released. */
+void verbs_xrc_srq_gone(struct vsrq *srq);
+struct ibv_xrcd *verbs_open_xrcd(struct ibv_context *ctx, struct ibv_xrcd_init_attr *a);
+int verbs_close_xrcd(struct ibv_xrcd *xrcd);
+struct ibv_srq *verbs_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *a);
+int verbs_get_srq_num(struct ibv_srq *srq, uint32_t *num);
+
+/* RC and both XRC ends: acknowledged, retried, READ and atomics. */
+static inline bool vqp_reliable(enum ibv_qp_type t)
+{
+	return t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND || t == IBV_QPT_XRC_RECV;
+}
+
+/* The BTH opcode's transport bits for a QP type. */
+static inline uint8_t vqp_transport(enum ibv_qp_type t)
+{
+	switch (t) {
+	case IBV_QPT_UC:
+		return VOP_UC;
+	case IBV_QPT_UD:
+		return VOP_UD;
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_XRC_RECV:
+		return VOP_XRC;
+	default:
+		return VOP_RC;
+	}
+}
 
 #define VERBS_LOCK() pthread_mutex_lock(&verbs_hca.lock)
 #define VERBS_UNLOCK() pthread_mutex_unlock(&verbs_hca.lock)

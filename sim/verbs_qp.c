@@ -189,7 +189,7 @@ void verbs_qp_flush(struct vqp *qp)
 	struct ibv_qp *ib = vqp_ibqp(qp);
 
 	flush_wq(qp, &qp->sq, ib->send_cq, true);
-	if (qp->cur_rwqe_taken) {
+	if (qp->cur_rwqe_taken && (ib->recv_cq || qp->xsrq)) {
 		/* The receive a half-arrived SEND was filling is the oldest. */
 		struct ibv_wc wc = {
 		    .wr_id = qp->cur_rwqe.wr_id,
@@ -198,9 +198,9 @@ void verbs_qp_flush(struct vqp *qp)
 		    .qp_num = ib->qp_num,
 		};
 
-		verbs_cq_push(to_vcq(ib->recv_cq), &wc, false);
-		qp->cur_rwqe_taken = false;
+		verbs_cq_push(to_vcq(ib->recv_cq ? ib->recv_cq : qp->xsrq->cq), &wc, false);
 	}
+	qp->cur_rwqe_taken = false;
 	if (!ib->srq)
 		flush_wq(qp, &qp->rq, ib->recv_cq, false);
 	qp->send_idx = 0;
@@ -232,6 +232,36 @@ static void qp_reset(struct vqp *qp)
 
 static void wr_api_init(struct vqp *qp);
 
+/*
+ * What each type needs: a PD and both CQs; an XRC_SEND QP no receive side
+ * (its CQ and SRQ are ignored, as the kernel's); an XRC_RECV QP only its
+ * domain: no PD, CQs or queues of its own, its receives are its SRQs'.
+ * Fixes up a so the rest treats them alike.
+ */
+static bool qp_create_check(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a)
+{
+	switch (a->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		return pd && a->send_cq && a->recv_cq;
+	case IBV_QPT_XRC_SEND:
+		a->recv_cq = NULL;
+		a->srq = NULL;
+		a->cap.max_recv_wr = a->cap.max_recv_sge = 0;
+		return pd && a->send_cq;
+	case IBV_QPT_XRC_RECV:
+		if (!(a->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !a->xrcd)
+			return false;
+		a->send_cq = a->recv_cq = NULL;
+		a->srq = NULL;
+		memset(&a->cap, 0, sizeof(a->cap));
+		return true;
+	default:
+		return false;
+	}
+}
+
 static struct ibv_qp *qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a, bool wr_api)
 {
 	struct vqp *qp;
@@ -243,11 +273,9 @@ static struct ibv_qp *qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a
 	 * Only upper bounds, as rxe_qp_chk_cap: a queue of 0 WRs (a QP that
 	 * only sends, or only receives) is valid; posting to it fails.
 	 */
-	if (!pd || !a || !a->send_cq || !a->recv_cq ||
-	    (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD) ||
-	    a->cap.max_send_wr > VERBS_MAX_WR || a->cap.max_recv_wr > VERBS_MAX_WR ||
-	    a->cap.max_send_sge > VERBS_MAX_SGE || a->cap.max_recv_sge > VERBS_MAX_SGE ||
-	    a->cap.max_inline_data > VERBS_MAX_INLINE) {
+	if (!a || !qp_create_check(pd, a) || a->cap.max_send_wr > VERBS_MAX_WR ||
+	    a->cap.max_recv_wr > VERBS_MAX_WR || a->cap.max_send_sge > VERBS_MAX_SGE ||
+	    a->cap.max_recv_sge > VERBS_MAX_SGE || a->cap.max_inline_data > VERBS_MAX_INLINE) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -270,7 +298,7 @@ static struct ibv_qp *qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a
 		return NULL;
 	}
 	ib = vqp_ibqp(qp);
-	ib->context = pd->context;
+	ib->context = a->qp_type == IBV_QPT_XRC_RECV ? a->xrcd->context : pd->context;
 	ib->qp_context = a->qp_context;
 	ib->pd = pd;
 	ib->send_cq = a->send_cq;
@@ -285,7 +313,7 @@ static struct ibv_qp *qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a
 	qp->cap = a->cap;
 	/* Inline area and SGE count from one send WQE, as rxe sizes them. */
 	verbs_qp_cap_size(&qp->cap);
-	if (a->srq)
+	if (a->srq || a->qp_type == IBV_QPT_XRC_SEND || a->qp_type == IBV_QPT_XRC_RECV)
 		qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;
 	else if (!qp->cap.max_recv_sge)
 		qp->cap.max_recv_sge = 1;
@@ -314,10 +342,16 @@ static struct ibv_qp *qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a
 	qp->hnext = verbs_hca.qp_hash[h];
 	verbs_hca.qp_hash[h] = qp;
 	verbs_hca.nqp++;
-	to_vcq(a->send_cq)->refs++;
-	to_vcq(a->recv_cq)->refs++;
+	if (a->send_cq)
+		to_vcq(a->send_cq)->refs++;
+	if (a->recv_cq)
+		to_vcq(a->recv_cq)->refs++;
 	if (a->srq)
 		to_vsrq(a->srq)->refs++;
+	if (a->qp_type == IBV_QPT_XRC_RECV) {
+		qp->xrcd = (struct vxrcd *)a->xrcd;
+		qp->xrcd->refs++;
+	}
 	VERBS_UNLOCK();
 	return ib;
 }
@@ -349,15 +383,24 @@ struct ibv_qp *verbs_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_at
 			     IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 			     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
 
-	if (!ctx || !a || !(a->comp_mask & IBV_QP_INIT_ATTR_PD) ||
-	    (a->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
-			      IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
+	if (!ctx || !a ||
+	    !(a->comp_mask &
+	      (a->qp_type == IBV_QPT_XRC_RECV ? IBV_QP_INIT_ATTR_XRCD : IBV_QP_INIT_ATTR_PD)) ||
+	    (a->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
+			      IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags) ||
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (a->send_ops_flags & ~ops))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	return qp_create(a->pd, a, a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS);
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_XRCD) && a->xrcd && a->xrcd->context != ctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* An XRC target QP keeps a PD it is given (ibv_qp.pd) but uses its
+	 * SRQs' (the kernel ignores it). */
+	return qp_create(a->comp_mask & IBV_QP_INIT_ATTR_PD ? a->pd : NULL, a,
+			 a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS);
 }
 
 struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
@@ -501,10 +544,14 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	verbs_ack_cancel(qp);
 	verbs_qp_stats_done(qp);
 	verbs_hca.nqp--;
-	to_vcq(ibqp->send_cq)->refs--;
-	to_vcq(ibqp->recv_cq)->refs--;
+	if (ibqp->send_cq)
+		to_vcq(ibqp->send_cq)->refs--;
+	if (ibqp->recv_cq)
+		to_vcq(ibqp->recv_cq)->refs--;
 	if (ibqp->srq)
 		to_vsrq(ibqp->srq)->refs--;
+	if (qp->xrcd)
+		qp->xrcd->refs--;
 	qpn_free(ibqp->qp_num);
 	m = qp->mcast;
 	qp->mcast = NULL;
@@ -710,6 +757,14 @@ static void wr_set_ud_addr(struct ibv_qp_ex *qx, struct ibv_ah *ah, uint32_t qpn
 	b->wr.wr.ud.remote_qkey = qkey;
 }
 
+static void wr_set_xrc_srqn(struct ibv_qp_ex *qx, uint32_t remote_srqn)
+{
+	struct vbatch *b = wr_cur(qx);
+
+	if (b)
+		b->wr.qp_type.xrc.remote_srqn = remote_srqn;
+}
+
 static void wr_set_sge_list(struct ibv_qp_ex *qx, size_t n, const struct ibv_sge *sg)
 {
 	struct vbatch *b = wr_cur(qx);
@@ -773,6 +828,7 @@ static void wr_api_init(struct vqp *qp)
 	qx->wr_atomic_cmp_swp = wr_cmp_swp;
 	qx->wr_atomic_fetch_add = wr_fetch_add;
 	qx->wr_set_ud_addr = wr_set_ud_addr;
+	qx->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	qx->wr_set_sge = wr_set_sge;
 	qx->wr_set_sge_list = wr_set_sge_list;
 	qx->wr_set_inline_data = wr_set_inline_data;

@@ -13,7 +13,8 @@
 
 #include "sim/verbs_qp_fsm.h"
 
-enum { T_RC, T_UC, T_UD, T_MAX };
+/* T_XI: XRC_SEND (the kernel's XRC_INI), T_XT: XRC_RECV (XRC_TGT). */
+enum { T_RC, T_UC, T_UD, T_XI, T_XT, T_MAX };
 
 struct fsm_edge {
 	unsigned char valid;
@@ -28,6 +29,7 @@ struct fsm_edge {
 #define PRIMARY_INIT_UD (IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY)
 #define RTR_REQ_UC (IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN)
 #define RTR_REQ_RC (RTR_REQ_UC | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
+#define RTR_OPT_RC (IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX)
 #define RTS_REQ_RC                                                                                 \
 	(IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |                    \
 	 IBV_QP_MAX_QP_RD_ATOMIC)
@@ -35,6 +37,16 @@ struct fsm_edge {
 #define TO_RTS_OPT_UC                                                                              \
 	(IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE)
 #define TO_RTS_OPT_RC (TO_RTS_OPT_UC | IBV_QP_MIN_RNR_TIMER)
+/* XRC as the kernel's qp_state_table has it: the initiator is RC without a
+ * responder, the target RC without a requester (no retries, no RD_ATOMIC). */
+#define RTS_REQ_XT (IBV_QP_TIMEOUT | IBV_QP_SQ_PSN)
+#define SQD_OPT_XI                                                                                 \
+	(IBV_QP_PORT | IBV_QP_AV | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |          \
+	 IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX |     \
+	 IBV_QP_PATH_MIG_STATE)
+#define SQD_OPT_XT                                                                                 \
+	(IBV_QP_PORT | IBV_QP_AV | IBV_QP_TIMEOUT | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_ALT_PATH |  \
+	 IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE)
 
 /* clang-format off */
 static const struct fsm_edge fsm[NSTATE][NSTATE] = {
@@ -43,7 +55,8 @@ static const struct fsm_edge fsm[NSTATE][NSTATE] = {
 		[IBV_QPS_INIT] = {
 			.valid = 1,
 			.req = { [T_RC] = PRIMARY_INIT_RC, [T_UC] = PRIMARY_INIT_RC,
-				 [T_UD] = PRIMARY_INIT_UD },
+				 [T_UD] = PRIMARY_INIT_UD, [T_XI] = PRIMARY_INIT_RC,
+				 [T_XT] = PRIMARY_INIT_RC },
 		},
 	},
 	[IBV_QPS_INIT] = {
@@ -52,17 +65,17 @@ static const struct fsm_edge fsm[NSTATE][NSTATE] = {
 		[IBV_QPS_INIT] = {
 			.valid = 1,
 			.opt = { [T_RC] = PRIMARY_INIT_RC, [T_UC] = PRIMARY_INIT_RC,
-				 [T_UD] = PRIMARY_INIT_UD },
+				 [T_UD] = PRIMARY_INIT_UD, [T_XI] = PRIMARY_INIT_RC,
+				 [T_XT] = PRIMARY_INIT_RC },
 		},
 		[IBV_QPS_RTR] = {
 			.valid = 1,
-			.req = { [T_RC] = RTR_REQ_RC, [T_UC] = RTR_REQ_UC },
+			.req = { [T_RC] = RTR_REQ_RC, [T_UC] = RTR_REQ_UC,
+				 [T_XI] = RTR_REQ_UC, [T_XT] = RTR_REQ_RC },
 			.opt = {
-				[T_RC] = IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
-					 IBV_QP_PKEY_INDEX,
-				[T_UC] = IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
-					 IBV_QP_PKEY_INDEX,
+				[T_RC] = RTR_OPT_RC, [T_UC] = RTR_OPT_RC,
 				[T_UD] = IBV_QP_PKEY_INDEX | IBV_QP_QKEY,
+				[T_XI] = RTR_OPT_RC, [T_XT] = RTR_OPT_RC,
 			},
 		},
 	},
@@ -72,9 +85,11 @@ static const struct fsm_edge fsm[NSTATE][NSTATE] = {
 		[IBV_QPS_RTS] = {
 			.valid = 1,
 			.req = { [T_RC] = RTS_REQ_RC, [T_UC] = IBV_QP_SQ_PSN,
-				 [T_UD] = IBV_QP_SQ_PSN },
+				 [T_UD] = IBV_QP_SQ_PSN, [T_XI] = RTS_REQ_RC,
+				 [T_XT] = RTS_REQ_XT },
 			.opt = { [T_RC] = TO_RTS_OPT_RC, [T_UC] = TO_RTS_OPT_UC,
-				 [T_UD] = TO_RTS_OPT_UD },
+				 [T_UD] = TO_RTS_OPT_UD, [T_XI] = TO_RTS_OPT_UC,
+				 [T_XT] = TO_RTS_OPT_RC },
 		},
 	},
 	[IBV_QPS_RTS] = {
@@ -83,13 +98,16 @@ static const struct fsm_edge fsm[NSTATE][NSTATE] = {
 		[IBV_QPS_RTS] = {
 			.valid = 1,
 			.opt = { [T_RC] = TO_RTS_OPT_RC, [T_UC] = TO_RTS_OPT_UC,
-				 [T_UD] = TO_RTS_OPT_UD },
+				 [T_UD] = TO_RTS_OPT_UD, [T_XI] = TO_RTS_OPT_UC,
+				 [T_XT] = TO_RTS_OPT_RC },
 		},
 		[IBV_QPS_SQD] = {
 			.valid = 1,
 			.opt = { [T_RC] = IBV_QP_EN_SQD_ASYNC_NOTIFY,
 				 [T_UC] = IBV_QP_EN_SQD_ASYNC_NOTIFY,
-				 [T_UD] = IBV_QP_EN_SQD_ASYNC_NOTIFY },
+				 [T_UD] = IBV_QP_EN_SQD_ASYNC_NOTIFY,
+				 [T_XI] = IBV_QP_EN_SQD_ASYNC_NOTIFY,
+				 [T_XT] = IBV_QP_EN_SQD_ASYNC_NOTIFY },
 		},
 	},
 	[IBV_QPS_SQD] = {
@@ -98,7 +116,8 @@ static const struct fsm_edge fsm[NSTATE][NSTATE] = {
 		[IBV_QPS_RTS] = {
 			.valid = 1,
 			.opt = { [T_RC] = TO_RTS_OPT_RC, [T_UC] = TO_RTS_OPT_UC,
-				 [T_UD] = TO_RTS_OPT_UD },
+				 [T_UD] = TO_RTS_OPT_UD, [T_XI] = TO_RTS_OPT_UC,
+				 [T_XT] = TO_RTS_OPT_RC },
 		},
 		[IBV_QPS_SQD] = {
 			.valid = 1,
@@ -114,6 +133,7 @@ static const struct fsm_edge fsm[NSTATE][NSTATE] = {
 					 IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX |
 					 IBV_QP_PATH_MIG_STATE,
 				[T_UD] = IBV_QP_PKEY_INDEX | IBV_QP_QKEY,
+				[T_XI] = SQD_OPT_XI, [T_XT] = SQD_OPT_XT,
 			},
 		},
 	},
@@ -143,6 +163,10 @@ static int fsm_type(enum ibv_qp_type type)
 		return T_UC;
 	case IBV_QPT_UD:
 		return T_UD;
+	case IBV_QPT_XRC_SEND:
+		return T_XI;
+	case IBV_QPT_XRC_RECV:
+		return T_XT;
 	default:
 		return -1;
 	}
@@ -157,7 +181,7 @@ static const struct fsm_edge *fsm_edge(enum ibv_qp_type type, enum ibv_qp_state 
 	if (!fsm[cur][next].valid)
 		return NULL;
 	/* RC never enters SQE, so it has no way back from it either. */
-	if (cur == IBV_QPS_SQE && next == IBV_QPS_RTS && *t == T_RC)
+	if (cur == IBV_QPS_SQE && next == IBV_QPS_RTS && (*t == T_RC || *t == T_XI || *t == T_XT))
 		return NULL;
 	return &fsm[cur][next];
 }

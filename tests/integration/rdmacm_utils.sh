@@ -12,6 +12,7 @@
 # both addresses.
 . "$(dirname "$0")/sim_common.sh"
 . "$(dirname "$0")/tshark_payload.sh"
+. "$(dirname "$0")/rdmacm_pair.sh"
 MADCM=$top_builddir/tools/madcm
 skip_missing rping rdmacm-utils
 [ -f "$top_builddir/lib/.libs/librdmacm.so.1" ] || { echo "SKIP: librdmacm.so.1 not built"; exit 77; }
@@ -25,37 +26,6 @@ out=$FABSIM_DIR/out
 mkdir -p "$out"
 passed=0
 
-# pair NAME TIMEOUT "SERVER ARGS" "CLIENT ARGS": both must exit 0.
-pair() {
-	name=$1 t=$2 s=$3 c=$4 t0=$(date +%s)
-	# No timeout(1) around it: the PID killed on exit must be the server.
-	# shellcheck disable=SC2086
-	"$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$MADCM" run $s >"$out/$name.s" 2>&1 &
-	sp=$!
-	bg_pids="$bg_pids $sp"
-	(sleep "$t"; kill -9 $sp 2>/dev/null) >/dev/null 2>&1 &
-	wd=$!
-	sleep 0.3
-	# shellcheck disable=SC2086
-	# stderr apart: rping writes to both, and the two interleave mid-line.
-	timeout "$t" "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$MADCM" run $c \
-		>"$out/$name.c" 2>"$out/$name.c.err"
-	crc=$?
-	wait $sp
-	src=$?
-	kill $wd 2>/dev/null
-	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
-		echo "--- server ($s): exit $src" >&2
-		tail -20 "$out/$name.s" >&2
-		echo "--- client ($c): exit $crc" >&2
-		tail -n 20 "$out/$name.c" "$out/$name.c.err" >&2
-		fail "$name"
-	fi
-	passed=$((passed + 1))
-	echo "ok: $name ($(($(date +%s) - t0)) s)"
-}
-
-expect() { grep -q -- "$2" "$out/$1" || { tail -20 "$out/$1" >&2; fail "$1: no '$2'"; }; }
 
 # cases SUFFIX PINGS SECONDS: SECONDS bounds each ucmatose pair.  Lossy, a
 # server's DREQ whose DREP was lost is resent until its timeout (16 tries,
