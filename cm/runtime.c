@@ -16,11 +16,11 @@
 #include <sys/eventfd.h>
 
 #include "cm/cm_int.h"
-#include "cm/qp_ahead.h"
 #include "cm/runtime.h"
-#include "cm/rt_client.h"
 #include "cm/umad.h"
 #include "mad/lockdep.h"
+#include "rtproto/qp_ahead.h"
+#include "rtproto/rt_client.h"
 #include "sa/client.h"
 #include "sa/sa_wire.h"
 
