@@ -274,7 +274,7 @@ static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len, str
 
 	memcpy(&in, msg, len < sizeof(in) ? len : sizeof(in)); /* aligned for the structs */
 	if (t == MADCMD_EVENT) {
-		/* Dropped again with the connection's end (cm/runtime.c, ahead_on_event). */
+		/* Dropped with the connection's end (runtime_remote.c, ahead_on_event). */
 		ahead_put(r, in.e.ev.id, in.e.nqp, in.e.qp);
 		keep(r, &in.e.ev);
 	} else if (t == MADCMD_GRANT) {

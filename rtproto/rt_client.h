@@ -55,7 +55,7 @@ int madcmd_session_open(const char *path, enum madcmd_kind kind, const char *ca,
 /* Packets one receive takes: two, so that one packet costs one system call. */
 #define RT_RECV_PACKETS 2
 
-/* The CM of a port served by madcmd, as cm/runtime.c uses it. */
+/* The CM of a port served by madcmd, as rtproto/runtime_remote.c uses it. */
 struct rt_remote {
 	int fd;
 	uint32_t seq;
