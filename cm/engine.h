@@ -401,67 +401,6 @@ int cm_engine_release(struct cm_engine *e, uint32_t id);
 int cm_engine_drop(struct cm_engine *e, uint32_t id);
 
 /*
- * The same commands as one self-contained message (no pointers), the form
- * a daemon carries over a socket or a progress loop queues from another
- * thread: fill `type` and the matching member, call cm_engine_command().
- * The result (and, for connect / sidr_req, the new comm ID in `id`) is
- * returned as by the individual calls.
- */
-enum cm_command_type {
-	CM_CMD_T_CONNECT,
-	CM_CMD_T_ACCEPT,
-	CM_CMD_T_REJECT,
-	CM_CMD_T_MRA,
-	CM_CMD_T_RTU,
-	CM_CMD_T_ESTABLISH,
-	CM_CMD_T_DISCONNECT,
-	CM_CMD_T_LAP,
-	CM_CMD_T_APR,
-	CM_CMD_T_SIDR_REQ,
-	CM_CMD_T_SIDR_REP,
-	CM_CMD_T_RELEASE,
-	CM_CMD_T_LISTEN,
-	CM_CMD_T_UNLISTEN,
-};
-
-struct cm_command {
-	uint32_t type; /* enum cm_command_type */
-	uint32_t id;   /* connection (in), new connection (out) */
-	uint64_t user; /* accept: the connection's cookie; listen: the listener's */
-	union {
-		struct cm_connect_cmd connect;
-		struct cm_accept_cmd accept;
-		struct cm_reject_cmd reject;
-		struct cm_sidr_req_cmd sidr_req;
-		struct cm_sidr_rep_cmd sidr_rep;
-		struct {
-			uint8_t service_timeout;  /* MRA */
-			uint8_t private_data_len; /* MRA, RTU, DREQ/DREP */
-			uint8_t private_data[CM_PRIVATE_MAX];
-		} msg;
-		struct {
-			struct cm_path alternate;
-			uint8_t private_data_len;
-			uint8_t private_data[CM_LAP_PRIVATE_DATA_SIZE];
-		} lap;
-		struct {
-			uint8_t status;
-			uint8_t info_len;
-			uint8_t info[CM_APR_INFO_SIZE];
-			uint8_t private_data_len;
-			uint8_t private_data[CM_APR_PRIVATE_DATA_SIZE];
-		} apr;
-		struct {
-			uint64_t service_id;
-			uint64_t mask;
-			int32_t listen_id; /* unlisten (in), listen (out) */
-		} listen;
-	};
-};
-
-int cm_engine_command(struct cm_engine *e, struct cm_command *cmd);
-
-/*
  * QP attributes for IBV_QPS_INIT, _RTR or _RTS, like the kernel's
  * cm_init_qp_attr, in the states it allows them: INIT from connect / REQ
  * on; RTR and RTS once the peer's QPN is known (REQ received, REP

@@ -1,7 +1,9 @@
 /*
- * CM runtime (see runtime.h): the CM engine hosted on a progress loop with
- * a real MAD transport, a command interface for application threads and an
- * eventfd-signalled event queue.
+ * CM runtime (see runtime.h), its common part: the event queue, auto QP,
+ * the waits of application threads, the public calls.  The engine's
+ * commands and events go through the backend cm_runtime_open chose
+ * (runtime_int.h): in this process (runtime_local.c) or madcmd
+ * (rtproto/runtime_remote.c).
  */
 #include "config.h"
 
@@ -16,73 +18,12 @@
 #include <sys/eventfd.h>
 
 #include "cm/cm_int.h"
-#include "cm/qp_ahead.h"
-#include "cm/runtime.h"
-#include "cm/rt_client.h"
-#include "cm/umad.h"
+#include "cm/runtime_int.h"
 #include "mad/lockdep.h"
 #include "sa/client.h"
 #include "sa/sa_wire.h"
 
 #define DEFAULT_MAX_EVENTS (1u << 20)
-
-/*
- * Events travel from the loop thread to application threads through a
- * growable ring guarded by `lock`.  Invariant kept under the lock: the
- * eventfd counter is non-zero exactly while the ring is not empty, so the
- * fd polls readable iff there is something to take.
- */
-struct ev_queue {
-	pthread_mutex_t lock;
-	struct cm_event *v;
-	uint32_t cap, head, count, max;
-	int fd;
-	uint64_t queued, dropped;
-};
-
-/*
- * Auto QP: the QPs of connects waiting for their REP, by local comm ID.
- * Loop-side only.  Chained, doubled when as full as it has buckets.
- */
-struct qp_link {
-	struct qp_link *next;
-	uint32_t id;
-	struct ibv_qp *qp;
-};
-
-struct qp_map {
-	struct qp_link **b;
-	uint32_t nb, n;
-};
-
-struct cm_runtime {
-	struct mad_loop *loop;
-	bool own_loop;
-	struct mad_transport *t;
-	struct cm_umad *cmu;	  /* the CM agent and the engine on it */
-	struct cm_engine *engine; /* cm_umad_engine(cmu), NULL once closed */
-	struct mad_port_attr port;
-	struct sa_client *sa;
-	struct ev_queue q;
-	int tfd; /* transport fd we watch, or -1 */
-	/*
-	 * Application threads in cm_runtime_wait_event that wait for tfd
-	 * themselves; while there are any, the loop's watch of tfd is paused
-	 * (mad_loop_pause_fd).  On the loop.
-	 */
-	unsigned tfd_waiters;
-	uint64_t serial; /* this runtime among the process's, from 1 (cm_rt_waitset) */
-	bool (*hook)(void *arg, struct cm_runtime *rt, const struct cm_event *ev);
-	void *hook_arg;
-	uint8_t mra_on_delivery; /* params.mra_on_delivery (in this process) */
-	int (*modify_qp)(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
-	void *modify_qp_ctx;
-	struct qp_map qps;
-	/* Served by madcmd (params.daemon): the session, no engine here. */
-	struct rt_remote *remote;
-	char *daemon;
-	bool draining; /* running the remote's kept events (no nesting) */
-};
 
 /* ---- event queue ---- */
 
@@ -194,7 +135,7 @@ static bool qp_map_grow(struct qp_map *m)
 }
 
 /* Take the QP linked to `id` out of the map; NULL when there is none. */
-static struct ibv_qp *qp_map_take(struct qp_map *m, uint32_t id)
+struct ibv_qp *rt_qp_map_take(struct qp_map *m, uint32_t id)
 {
 	struct qp_link **pp, *l;
 	struct ibv_qp *qp;
@@ -212,12 +153,12 @@ static struct ibv_qp *qp_map_take(struct qp_map *m, uint32_t id)
 	return NULL;
 }
 
-static int qp_map_put(struct qp_map *m, uint32_t id, struct ibv_qp *qp)
+int rt_qp_map_put(struct qp_map *m, uint32_t id, struct ibv_qp *qp)
 {
 	struct qp_link *l;
 
 	/* A comm ID is unique among live connections: an old link is stale. */
-	qp_map_take(m, id);
+	rt_qp_map_take(m, id);
 	if (m->n >= m->nb && !qp_map_grow(m) && !m->nb)
 		return -ENOMEM;
 	l = malloc(sizeof(*l));
@@ -259,109 +200,6 @@ static int modify(struct cm_runtime *rt, struct ibv_qp *qp, struct ibv_qp_attr *
 }
 
 /*
- * The QP attributes madcmd sent ahead with its events (qp_ahead.h), or
- * NULL: in this process none are kept, the engine is asked.
- */
-static struct cm_qp_ahead_map *ahead_of(struct cm_runtime *rt)
-{
-	return rt->remote ? &rt->remote->ahead : NULL;
-}
-
-/*
- * The engine's calls auto QP makes: in this process, or for a runtime
- * served by madcmd, as commands to the daemon (same results).
- */
-static int remote_exec(struct cm_runtime *rt, struct cm_rt_cmd *c)
-{
-	int rc = rt_remote_call(rt->remote, c);
-
-	return rc ? rc : c->result;
-}
-
-static int e_init_qp_attr(struct cm_runtime *rt, uint32_t id, enum ibv_qp_state to,
-			  struct ibv_qp_attr *a, int *mask)
-{
-	struct cm_rt_cmd c;
-	int rc;
-
-	if (!rt->remote)
-		return cm_engine_init_qp_attr(rt->engine, id, to, a, mask);
-	/* Sent ahead with the REPLY or EVENT that made them known: no round trip. */
-	if (cm_qp_ahead_take(ahead_of(rt), id, to, a, mask))
-		return 0;
-	memset(&c, 0, sizeof(c));
-	c.op = CM_RT_INIT_QP_ATTR;
-	c.id = id;
-	c.qp.state = to;
-	rc = remote_exec(rt, &c);
-	if (!rc) {
-		*a = c.qp.attr;
-		*mask = c.qp.mask;
-	}
-	return rc;
-}
-
-static int e_simple(struct cm_runtime *rt, enum cm_rt_op op, uint32_t id)
-{
-	struct cm_rt_cmd c;
-
-	memset(&c, 0, sizeof(c));
-	c.op = op;
-	c.id = id;
-	return remote_exec(rt, &c);
-}
-
-/*
- * A remote RTU is posted: it can only fail when the connection already
- * ended (a REJ or timeout then says so), and waiting for its REPLY would
- * put a round trip to the daemon before ESTABLISHED.
- */
-static int e_rtu(struct cm_runtime *rt, uint32_t id)
-{
-	struct cm_rt_cmd c;
-
-	if (!rt->remote)
-		return cm_engine_rtu(rt->engine, id, NULL, 0);
-	memset(&c, 0, sizeof(c));
-	c.op = CM_RT_RTU;
-	c.id = id;
-	return rt_remote_post(rt->remote, &c);
-}
-
-static int e_release(struct cm_runtime *rt, uint32_t id)
-{
-	return rt->remote ? e_simple(rt, CM_RT_RELEASE, id) : cm_engine_release(rt->engine, id);
-}
-
-static int e_reject(struct cm_runtime *rt, uint32_t id, const struct cm_reject_cmd *rj)
-{
-	struct cm_rt_cmd c;
-
-	if (!rt->remote)
-		return cm_engine_reject(rt->engine, id, rj);
-	memset(&c, 0, sizeof(c));
-	c.op = CM_RT_REJECT;
-	c.id = id;
-	c.reject = *rj;
-	return remote_exec(rt, &c);
-}
-
-/* CONNECT and ACCEPT themselves, without their QP (c->auto_qp is kept). */
-static int e_connect(struct cm_runtime *rt, struct cm_rt_cmd *c)
-{
-	if (!rt->remote)
-		return cm_engine_connect(rt->engine, &c->connect, &c->id);
-	return remote_exec(rt, c);
-}
-
-static int e_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
-{
-	if (!rt->remote)
-		return cm_engine_accept(rt->engine, c->id, c->user, &c->accept);
-	return remote_exec(rt, c);
-}
-
-/*
  * Move `qp` to `to` with the engine's attributes.  `acc` (passive side
  * before its REP) supplies what rdma_accept overrides: the receive PSN the
  * REP will announce and the accepted RDMA read depths.
@@ -382,7 +220,7 @@ static int qp_step(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp, enum i
 		   const struct cm_accept_cmd *acc)
 {
 	struct ibv_qp_attr a;
-	int mask, rc = e_init_qp_attr(rt, id, to, &a, &mask);
+	int mask, rc = rt->ops->init_qp_attr(rt, id, to, &a, &mask);
 
 	if (rc)
 		return rc;
@@ -391,7 +229,7 @@ static int qp_step(struct cm_runtime *rt, uint32_t id, struct ibv_qp *qp, enum i
 	return modify(rt, qp, &a, mask);
 }
 
-static void qp_to_error(struct cm_runtime *rt, struct ibv_qp *qp)
+void rt_qp_to_error(struct cm_runtime *rt, struct ibv_qp *qp)
 {
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
 
@@ -399,68 +237,53 @@ static void qp_to_error(struct cm_runtime *rt, struct ibv_qp *qp)
 }
 
 /* The kernel's answer when its own QP transition fails (cma.c): REJ 28. */
-static void reject_consumer(struct cm_runtime *rt, uint32_t id)
+void rt_reject_consumer(struct cm_runtime *rt, uint32_t id)
 {
 	struct cm_reject_cmd rj = {.reason = CM_REJ_CONSUMER_DEFINED};
 
-	e_reject(rt, id, &rj);
+	rt->ops->reject(rt, id, &rj);
 }
 
-static int auto_connect(struct cm_runtime *rt, struct cm_rt_cmd *c)
+int rt_auto_connect(struct cm_runtime *rt, struct cm_rt_cmd *c)
 {
 	struct ibv_qp *qp = c->auto_qp.qp;
 	int rc;
 
 	if (qp->qp_num != c->connect.qpn)
 		return -EINVAL;
-	rc = e_connect(rt, c);
+	rc = rt->ops->connect(rt, c);
 	if (rc)
 		return rc;
 	/*
-	 * The REQ is out; its answer cannot be read before this returns (a
-	 * remote runtime keeps the events that come meanwhile until then).
+	 * The REQ is out; its answer cannot be read before this returns
+	 * (through madcmd, events that come meanwhile are kept until then).
 	 */
 	if (c->auto_qp.flags & CM_RT_QP_INIT)
 		rc = qp_step(rt, c->id, qp, IBV_QPS_INIT, NULL);
 	if (!rc)
-		rc = qp_map_put(&rt->qps, c->id, qp);
+		rc = rt_qp_map_put(&rt->qps, c->id, qp);
 	if (rc) {
-		qp_to_error(rt, qp);
-		e_release(rt, c->id); /* REJ to the peer */
+		rt_qp_to_error(rt, qp);
+		rt->ops->release(rt, c->id); /* REJ to the peer */
 	}
 	return rc;
 }
 
-/*
- * An auto-QP accept's checks.  In this process: what fails without
- * touching the QP or the peer.  Served by madcmd: the QP moves first and
- * the accept is sent without waiting; what the daemon refuses comes back
- * as CM_EV_CONNECT_ERROR (the QP then fails and a REJ goes out), no round
- * trip ahead.
- */
-static int accept_check(struct cm_runtime *rt, struct cm_rt_cmd *c)
+/* An auto-QP accept's checks: the command's own, then the backend's. */
+int rt_accept_check(struct cm_runtime *rt, struct cm_rt_cmd *c)
 {
 	struct ibv_qp *qp = c->auto_qp.qp;
 	struct cm_accept_cmd *a = &c->accept;
-	enum cm_state st;
-	int rc;
 
 	if (!a->qpn)
 		a->qpn = qp->qp_num;
 	if (a->qpn != qp->qp_num || a->starting_psn >= (1u << 24))
 		return -EINVAL;
-	if (rt->remote)
-		return 0;
-	rc = cm_engine_conn_state(rt->engine, c->id, &st);
-	if (rc)
-		return rc;
-	if (st != CM_ST_REQ_RCVD && st != CM_ST_MRA_REQ_SENT)
-		return -EINVAL;
-	return cm_engine_qpn_in_timewait(rt->engine, a->qpn) ? -EBUSY : 0;
+	return rt->ops->accept_check(rt, c);
 }
 
 /* The states an accept moves its QP through, in order: INIT (when asked), RTR, RTS. */
-static unsigned accept_states(const struct cm_rt_cmd *c, enum ibv_qp_state to[3])
+unsigned rt_accept_states(const struct cm_rt_cmd *c, enum ibv_qp_state to[3])
 {
 	unsigned n = 0;
 
@@ -489,8 +312,8 @@ static int accept_qp_modify(void *ctx, struct ibv_qp_attr *a, int mask)
  * (CM_RT_QP_AT_INIT: rdma_create_qp made it) takes INIT's attributes
  * with RTR's, in one modify when it can (cm_qp_modify_to_rtr).
  */
-static int accept_modify(struct cm_runtime *rt, const struct cm_rt_cmd *c, unsigned n,
-			 const enum ibv_qp_state *to, struct ibv_qp_attr *attr, int *mask)
+int rt_accept_modify(struct cm_runtime *rt, const struct cm_rt_cmd *c, unsigned n,
+		     const enum ibv_qp_state *to, struct ibv_qp_attr *attr, int *mask)
 {
 	struct accept_qp x = {rt, c->auto_qp.qp};
 	unsigned i = 0;
@@ -512,37 +335,31 @@ static int accept_modify(struct cm_runtime *rt, const struct cm_rt_cmd *c, unsig
 	return rc;
 }
 
-static int auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
+/*
+ * The accept's checks, its QP through INIT (when asked), RTR and RTS,
+ * then the REP (the backend's accept_send); a failure after the checks
+ * fails the QP and sends REJ 28.
+ */
+int rt_auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
 {
 	struct ibv_qp *qp = c->auto_qp.qp;
 	enum ibv_qp_state to[3];
 	struct ibv_qp_attr attr[3];
 	int mask[3];
-	unsigned n = accept_states(c, to);
-	int rc = accept_check(rt, c);
+	unsigned n = rt_accept_states(c, to);
+	int rc = rt_accept_check(rt, c);
 
 	if (rc)
 		return rc;
 	for (unsigned i = 0; i < n && !rc; i++)
-		rc = e_init_qp_attr(rt, c->id, to[i], &attr[i], &mask[i]);
+		rc = rt->ops->init_qp_attr(rt, c->id, to[i], &attr[i], &mask[i]);
 	if (!rc)
-		rc = accept_modify(rt, c, n, to, attr, mask);
-	if (!rc && rt->remote) {
-		/*
-		 * Served by madcmd: the REP leaves from the daemon; not waiting
-		 * for its answer keeps a round trip out of every accept.  The
-		 * QP is kept until the connection is established or ends, so
-		 * that a refusal (CM_EV_CONNECT_ERROR, eng_event) can fail it.
-		 */
-		rc = qp_map_put(&rt->qps, c->id, qp);
-		if (!rc && (rc = rt_remote_post_async(rt->remote, c)))
-			qp_map_take(&rt->qps, c->id);
-	} else if (!rc) {
-		rc = e_accept(rt, c);
-	}
+		rc = rt_accept_modify(rt, c, n, to, attr, mask);
+	if (!rc)
+		rc = rt->ops->accept_send(rt, c);
 	if (rc) {
-		qp_to_error(rt, qp);
-		reject_consumer(rt, c->id);
+		rt_qp_to_error(rt, qp);
+		rt_reject_consumer(rt, c->id);
 	}
 	return rc;
 }
@@ -557,15 +374,15 @@ static int auto_accept(struct cm_runtime *rt, struct cm_rt_cmd *c)
  * call fails, harmlessly).  Nobody can answer it in between: that needs
  * the loop, held here.  Served by madcmd, the daemon arms it.
  */
-static void deliver(struct cm_runtime *rt, const struct cm_event *ev)
+void rt_deliver(struct cm_runtime *rt, const struct cm_event *ev)
 {
-	bool mra = rt->mra_on_delivery && rt->engine &&
-		   (ev->type == CM_EV_REQ_RCVD || ev->type == CM_EV_REP_RCVD);
+	bool mra =
+	    rt->mra_on_delivery && (ev->type == CM_EV_REQ_RCVD || ev->type == CM_EV_REP_RCVD);
 
 	if (!rt->hook || !rt->hook(rt->hook_arg, rt, ev))
 		evq_push(&rt->q, ev);
 	if (mra)
-		cm_engine_mra(rt->engine, ev->id, rt->mra_on_delivery, NULL, 0);
+		rt->ops->arm_mra(rt, ev->id);
 }
 
 /* The active side of auto QP on the REP: RTR, RTS, RTU, then ESTABLISHED. */
@@ -577,61 +394,37 @@ static void auto_rep(struct cm_runtime *rt, const struct cm_event *ev, struct ib
 	if (!rc)
 		rc = qp_step(rt, ev->id, qp, IBV_QPS_RTS, NULL);
 	if (!rc)
-		rc = e_rtu(rt, ev->id);
+		rc = rt->ops->rtu(rt, ev->id);
 	if (rc) {
-		qp_to_error(rt, qp);
-		reject_consumer(rt, ev->id);
+		rt_qp_to_error(rt, qp);
+		rt_reject_consumer(rt, ev->id);
 		out.type = CM_EV_CONNECT_ERROR;
 		out.status = rc;
 	} else {
 		out.type = CM_EV_ESTABLISHED;
 	}
-	deliver(rt, &out);
+	rt_deliver(rt, &out);
 }
 
-/*
- * The attributes madcmd sent ahead for a connection that ends before its
- * QP took them go with it.  In this process nothing is kept ahead: the
- * hook of a REQ's event asks the engine for what rdma_create_qp will need
- * (it holds the loop), and an accept or a REP's hook asks for the rest.
- */
-static void ahead_on_event(struct cm_runtime *rt, const struct cm_event *ev)
-{
-	struct cm_qp_ahead_map *m = ahead_of(rt);
-
-	switch (ev->type) {
-	case CM_EV_REJ_RCVD:
-	case CM_EV_REQ_ERROR:
-	case CM_EV_REP_ERROR:
-	case CM_EV_TIMEWAIT_EXIT:
-		if (m)
-			cm_qp_ahead_drop(m, ev->id);
-		break;
-	default:
-		break;
-	}
-}
-
-static void eng_event(void *ctx, const struct cm_event *ev)
+void rt_engine_event(void *ctx, const struct cm_event *ev)
 {
 	struct cm_runtime *rt = ctx;
 	struct ibv_qp *qp;
 
-	ahead_on_event(rt, ev);
 	switch (ev->type) {
 	case CM_EV_REP_RCVD:
-		qp = qp_map_take(&rt->qps, ev->id);
+		qp = rt_qp_map_take(&rt->qps, ev->id);
 		if (qp) {
 			auto_rep(rt, ev, qp);
 			return;
 		}
 		break;
 	case CM_EV_CONNECT_ERROR:
-		/* Remote: an accept madcmd refused after it was sent (rt_remote). */
-		qp = qp_map_take(&rt->qps, ev->id);
+		/* Through madcmd: an accept the daemon refused after it was sent. */
+		qp = rt_qp_map_take(&rt->qps, ev->id);
 		if (qp) {
-			qp_to_error(rt, qp);
-			reject_consumer(rt, ev->id);
+			rt_qp_to_error(rt, qp);
+			rt_reject_consumer(rt, ev->id);
 		}
 		break;
 	case CM_EV_REJ_RCVD:
@@ -641,104 +434,23 @@ static void eng_event(void *ctx, const struct cm_event *ev)
 	case CM_EV_USER_ESTABLISHED:
 	case CM_EV_TIMEWAIT_EXIT:
 		/*
-		 * The connect ended before its REP, or (remote, passive) the
-		 * accept's outcome is known: forget its QP.
+		 * The connect ended before its REP, or (through madcmd,
+		 * passive) the accept's outcome is known: forget its QP.
 		 */
-		qp_map_take(&rt->qps, ev->id);
+		rt_qp_map_take(&rt->qps, ev->id);
 		break;
 	default:
 		break;
 	}
-	deliver(rt, ev);
+	rt_deliver(rt, ev);
 }
 
-/* The transport fd goes (closed, or its device gone). */
-static void unwatch_tfd(struct cm_runtime *rt)
+void rt_unwatch_tfd(struct cm_runtime *rt)
 {
 	if (rt->tfd >= 0)
 		mad_loop_unwatch_fd(rt->loop, rt->tfd);
 	/* Atomic: a waiter reads it without the loop (wait_running_mads). */
 	__atomic_store_n(&rt->tfd, -1, __ATOMIC_RELEASE);
-}
-
-/*
- * A remote runtime's events, as the engine's come here: those its
- * session read (while commands waited for their REPLY, or now), in
- * order, on the loop.  An event's handling may make commands, which may
- * keep more events: they run in this same loop, never nested.
- */
-static void remote_drain(struct cm_runtime *rt)
-{
-	struct cm_event ev;
-
-	if (!rt->remote || rt->draining)
-		return;
-	rt->draining = true;
-	while (rt_remote_pop(rt->remote, &ev)) {
-		if (ev.type == CM_EV_RUNTIME_LOST && rt->tfd >= 0)
-			unwatch_tfd(rt);
-		eng_event(rt, &ev);
-	}
-	rt->draining = false;
-}
-
-/* Read what the daemon sent and run it: messages read, or -ENOTCONN. */
-static int remote_input(struct cm_runtime *rt)
-{
-	int n = rt_remote_poll(rt->remote);
-
-	remote_drain(rt);
-	return n;
-}
-
-static void on_remote_readable(struct mad_loop *l, int fd, void *arg)
-{
-	(void)l;
-	(void)fd;
-	remote_input(arg);
-}
-
-/*
- * The port's umad fd hung up (the device went away): stop watching it,
- * or the loop would spin on it, and say so once, as a lost daemon is.
- */
-static void port_gone(struct cm_runtime *rt)
-{
-	struct cm_event ev;
-
-	if (rt->tfd < 0)
-		return;
-	unwatch_tfd(rt);
-	memset(&ev, 0, sizeof(ev));
-	ev.type = CM_EV_RUNTIME_LOST;
-	ev.listen_id = -1;
-	ev.status = -ENODEV;
-	deliver(rt, &ev);
-}
-
-/* Runs up to `budget` received MADs (0: the transport's default batch). */
-static int transport_input(struct cm_runtime *rt, unsigned budget)
-{
-	int n = rt->t && rt->tfd >= 0 ? mad_transport_poll(rt->t, budget) : -ENODEV;
-
-	if (n == -ENODEV)
-		port_gone(rt);
-	return n;
-}
-
-static void on_readable(struct mad_loop *l, int fd, void *arg)
-{
-	(void)fd;
-	/*
-	 * The first MAD alone, and what it produced sent at once (madcmd's
-	 * events, by the loop's turn-end hook), then the rest: a MAD that
-	 * came by itself reaches its program before the read that finds the
-	 * fd empty, and a burst is still batched after its first MAD.
-	 */
-	if (transport_input(arg, 1) <= 0)
-		return;
-	mad_loop_turn_end_now(l);
-	transport_input(arg, 0);
 }
 
 struct open_args {
@@ -747,106 +459,18 @@ struct open_args {
 	int rc;
 };
 
-static void close_port_on_loop(void *arg)
-{
-	struct cm_runtime *rt = arg;
-
-	cm_umad_close(rt->cmu);
-	rt->cmu = NULL;
-	rt->engine = NULL;
-	unwatch_tfd(rt);
-	mad_transport_close(rt->t);
-	qp_map_destroy(&rt->qps);
-	rt->t = NULL;
-}
-
 static void open_on_loop(void *arg)
 {
 	struct open_args *o = arg;
-	struct cm_runtime *rt = o->rt;
-	const struct cm_runtime_params *p = o->p;
-	const struct mad_umad_ops *ops;
-	struct mad_transport_params tp = {0};
-	struct cm_umad_params up = {0};
-	int rc;
 
-	tp.ops = p->ops;
-	tp.ops_ctx = p->ops_ctx;
-	tp.ca = p->ca;
-	tp.port = p->port;
-	tp.gid = p->gid;
-	tp.timers = mad_loop_timers(rt->loop);
-	rc = mad_transport_open(&rt->t, &tp);
-	if (rc)
-		goto out;
-	rt->port = *mad_transport_port_cached(rt->t);
-	/*
-	 * Ports whose writes wait for the loop's release (umad_tx.h): the
-	 * ops' hook, static like the ops, serves every runtime on this loop.
-	 */
-	ops = p->ops ? p->ops : &mad_umad_real_ops;
-	if (ops->released)
-		mad_loop_set_release(rt->loop, ops->released, p->ops_ctx);
-	up.transport = rt->t;
-	up.timers = mad_loop_timers(rt->loop);
-	up.event = eng_event;
-	up.ctx = rt;
-	up.max_conns = p->max_conns;
-	up.ca_guid = p->ca_guid;
-	rc = cm_umad_open(&up, &rt->cmu);
-	if (rc)
-		goto fail;
-	rt->engine = cm_umad_engine(rt->cmu);
-	if (mad_transport_fd(rt->t) >= 0) {
-		rc = mad_loop_watch_fd(rt->loop, mad_transport_fd(rt->t), on_readable, rt);
-		if (rc)
-			goto fail;
-		rt->tfd = mad_transport_fd(rt->t);
-	}
-	goto out;
-fail:
-	close_port_on_loop(rt);
-out:
-	o->rc = rc;
+	o->rc = o->rt->ops->open(o->rt, o->p);
 }
 
-/* A runtime served by madcmd: its CM session, watched by the loop. */
-static void open_remote_on_loop(void *arg)
-{
-	struct open_args *o = arg;
-	struct cm_runtime *rt = o->rt;
-	struct madcmd_hello_rep rep;
-	int rc;
-
-	rt->remote = calloc(1, sizeof(*rt->remote));
-	if (!rt->remote) {
-		o->rc = -ENOMEM;
-		return;
-	}
-	rc = rt_remote_open(rt->remote, o->p->daemon, o->p->ca, o->p->port, o->p->mra_on_delivery,
-			    &rep);
-	if (!rc) {
-		rt->port = rep.port;
-		rc = mad_loop_watch_fd(rt->loop, rt->remote->fd, on_remote_readable, rt);
-	}
-	if (rc) {
-		rt_remote_close(rt->remote);
-		free(rt->remote);
-		rt->remote = NULL;
-	} else {
-		rt->tfd = rt->remote->fd;
-	}
-	o->rc = rc;
-}
-
-static void close_remote_on_loop(void *arg)
+static void close_on_loop(void *arg)
 {
 	struct cm_runtime *rt = arg;
 
-	unwatch_tfd(rt);
-	rt_remote_close(rt->remote);
-	free(rt->remote);
-	rt->remote = NULL;
+	rt->ops->close(rt);
 	qp_map_destroy(&rt->qps);
 }
 
@@ -864,11 +488,12 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 	rt = calloc(1, sizeof(*rt));
 	if (!rt)
 		return -ENOMEM;
+	/* The one place that asks who serves the port. */
+	rt->ops = p->daemon ? &rt_madcmd_ops : &rt_local_ops;
 	rt->tfd = -1;
 	rt->serial = __atomic_add_fetch(&runtime_serial, 1, __ATOMIC_RELAXED);
 	rt->hook = p->on_loop_event;
 	rt->hook_arg = p->on_loop_event_arg;
-	rt->mra_on_delivery = p->mra_on_delivery;
 	rt->modify_qp = p->modify_qp ? p->modify_qp : default_modify_qp;
 	rt->modify_qp_ctx = p->modify_qp_ctx;
 	rc = evq_init(&rt->q, p->max_events);
@@ -890,11 +515,7 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 	o.rt = rt;
 	o.p = p;
 	o.rc = 0;
-	if (p->daemon && !(rt->daemon = strdup(p->daemon))) {
-		rc = -ENOMEM;
-		goto fail_loop;
-	}
-	rc = mad_loop_call(rt->loop, p->daemon ? open_remote_on_loop : open_on_loop, &o);
+	rc = mad_loop_call(rt->loop, open_on_loop, &o);
 	if (!rc)
 		rc = o.rc;
 	if (rc)
@@ -903,8 +524,7 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 		struct sa_client_params sp = {0};
 
 		sp.loop = rt->loop;
-		sp.ops = rt->daemon ? &madcmd_umad_ops : p->ops;
-		sp.ops_ctx = rt->daemon ? rt->daemon : p->ops_ctx;
+		sp.ops = rt->ops->sa_umad(rt, p, &sp.ops_ctx);
 		sp.ca = rt->port.ca_name;
 		sp.port = rt->port.portnum;
 		sp.timeout_ms = p->sa_timeout_ms;
@@ -913,8 +533,7 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 			sp.cache_lifetime_ms = p->sa_path_cache_ms ? p->sa_path_cache_ms : 60000;
 		rc = sa_client_open(&rt->sa, &sp);
 		if (rc) {
-			mad_loop_call(rt->loop,
-				      rt->remote ? close_remote_on_loop : close_port_on_loop, rt);
+			mad_loop_call(rt->loop, close_on_loop, rt);
 			goto fail_loop;
 		}
 	}
@@ -923,7 +542,6 @@ int cm_runtime_open(struct cm_runtime **out, const struct cm_runtime_params *p)
 fail_loop:
 	if (rt->own_loop)
 		mad_loop_destroy(rt->loop);
-	free(rt->daemon);
 fail_q:
 	evq_destroy(&rt->q);
 	free(rt);
@@ -936,123 +554,14 @@ void cm_runtime_close(struct cm_runtime *rt)
 	if (!rt)
 		return;
 	sa_client_close(rt->sa);
-	mad_loop_call(rt->loop, rt->remote ? close_remote_on_loop : close_port_on_loop, rt);
+	mad_loop_call(rt->loop, close_on_loop, rt);
 	if (rt->own_loop)
 		mad_loop_destroy(rt->loop);
 	evq_destroy(&rt->q);
-	free(rt->daemon);
 	free(rt);
 }
 
 /* ---- commands ---- */
-
-static int run_cmd(struct cm_runtime *rt, struct cm_rt_cmd *c)
-{
-	struct cm_engine *e = rt->engine;
-
-	if ((c->op == CM_RT_RELEASE || c->op == CM_RT_DROP) && ahead_of(rt))
-		cm_qp_ahead_drop(ahead_of(rt), c->id); /* what it did not take */
-	if (rt->remote) {
-		uint32_t granted;
-
-		if (c->op == CM_RT_CONNECT && c->auto_qp.qp)
-			return auto_connect(rt, c);
-		/* Grants the daemon sent since (a burst of connects uses them up). */
-		if (c->op == CM_RT_CONNECT && rt->remote->gcount < RT_GRANTS / 4)
-			rt_remote_poll(rt->remote);
-		if (c->op == CM_RT_CONNECT && rt_remote_grant(rt->remote, &granted)) {
-			/*
-			 * An ID the daemon granted: the connect is sent and not
-			 * waited for (a refusal comes as CM_EV_REQ_ERROR).
-			 */
-			struct cm_rt_cmd as = *c;
-			int rc;
-
-			as.op = CM_RT_CONNECT_AS;
-			as.id = granted;
-			rc = rt_remote_post_async(rt->remote, &as);
-			if (!rc)
-				c->id = granted;
-			return rc;
-		}
-		if (c->op == CM_RT_ACCEPT && c->auto_qp.qp)
-			return auto_accept(rt, c);
-		if (c->op == CM_RT_RELEASE || c->op == CM_RT_DROP)
-			qp_map_take(&rt->qps, c->id);
-		/*
-		 * Posted, no REPLY waited for: an MRA's result is never read
-		 * (lib/ arms them on events); an RTU can only fail once the
-		 * connection ended, which its own event reports (as e_rtu); a
-		 * DISCONNECT's and a RELEASE's neither (the kernel's
-		 * rdma_disconnect and destroy report none either).  Commands
-		 * of a session run in order, so later ones see their effect.
-		 */
-		if (c->op == CM_RT_MRA || c->op == CM_RT_RTU || c->op == CM_RT_DISCONNECT ||
-		    c->op == CM_RT_RELEASE)
-			return rt_remote_post(rt->remote, c);
-		return remote_exec(rt, c);
-	}
-	switch (c->op) {
-	case CM_RT_LISTEN:
-		return cm_engine_listen(e, c->listen.service_id, c->listen.mask, c->user);
-	case CM_RT_UNLISTEN:
-		return cm_engine_unlisten(e, (int)c->id);
-	case CM_RT_CONNECT:
-		if (c->auto_qp.qp)
-			return auto_connect(rt, c);
-		return cm_engine_connect(e, &c->connect, &c->id);
-	case CM_RT_ACCEPT:
-		if (c->auto_qp.qp)
-			return auto_accept(rt, c);
-		return cm_engine_accept(e, c->id, c->user, &c->accept);
-	case CM_RT_REJECT:
-		return cm_engine_reject(e, c->id, &c->reject);
-	case CM_RT_SIDR_REQ:
-		c->sidr_req.user = c->user;
-		return cm_engine_sidr_req(e, &c->sidr_req, &c->id);
-	case CM_RT_SIDR_REP:
-		return cm_engine_sidr_rep(e, c->id, &c->sidr_rep);
-	case CM_RT_DROP:
-		return cm_engine_drop(e, c->id);
-	case CM_RT_MRA:
-		return cm_engine_mra(e, c->id, c->mra.service_timeout, c->private_data,
-				     c->private_data_len);
-	case CM_RT_RTU:
-		return cm_engine_rtu(e, c->id, c->private_data, c->private_data_len);
-	case CM_RT_ESTABLISH:
-		return cm_engine_establish(e, c->id);
-	case CM_RT_DISCONNECT:
-		return cm_engine_disconnect(e, c->id, c->private_data, c->private_data_len);
-	case CM_RT_RELEASE:
-		qp_map_take(&rt->qps, c->id); /* the caller may free its QP now */
-		return cm_engine_release(e, c->id);
-	case CM_RT_INIT_QP_ATTR:
-		return cm_engine_init_qp_attr(e, c->id, c->qp.state, &c->qp.attr, &c->qp.mask);
-	case CM_RT_CONN_STATE:
-		return cm_engine_conn_state(e, c->id, &c->state);
-	case CM_RT_RESERVE_ID:
-		return cm_engine_reserve_id(e, &c->id);
-	case CM_RT_UNRESERVE_ID:
-		return cm_engine_unreserve_id(e, c->id);
-	case CM_RT_CONNECT_AS:
-		return c->id ? cm_engine_connect_as(e, &c->connect, &c->id) : -EINVAL;
-	case CM_RT_STATS: {
-		int rc = cm_stat_get(e, &c->stats.cm);
-
-		if (rc)
-			return rc;
-		mad_transport_counters(rt->t, &c->stats.mad);
-		c->stats.conns = cm_engine_conn_count(e);
-		pthread_mutex_lock(&rt->q.lock);
-		c->stats.events_queued = rt->q.queued;
-		c->stats.events_dropped = rt->q.dropped;
-		pthread_mutex_unlock(&rt->q.lock);
-		return 0;
-	}
-	default:
-		return -EINVAL;
-	}
-}
 
 struct batch_args {
 	struct cm_runtime *rt;
@@ -1068,9 +577,10 @@ static void batch_on_loop(void *arg)
 		struct cm_rt_cmd *c = &b->cmds[i];
 
 		/* Private data lengths travel as given; the engine checks them. */
-		c->result = b->rt->engine || b->rt->remote ? run_cmd(b->rt, c) : -ESHUTDOWN;
+		c->result = b->rt->ops->exec(b->rt, c);
 	}
-	remote_drain(b->rt);
+	if (b->rt->ops->after_batch)
+		b->rt->ops->after_batch(b->rt);
 }
 
 int cm_runtime_exec_batch(struct cm_runtime *rt, struct cm_rt_cmd *cmds, unsigned n)
@@ -1158,9 +668,6 @@ static void tfd_wait_here(void *arg)
 		rt->tfd_waiters++;
 }
 
-/* MADs a waiting thread runs in one hold of the loop at most. */
-#define DRAIN_MAX 64
-
 struct drain_args {
 	struct cm_runtime *rt;
 	int n; /* MADs run, or -errno */
@@ -1171,7 +678,7 @@ struct drain_args {
 };
 
 /*
- * The loop thread's on_readable, run by a waiting application thread;
+ * The loop thread's work on tfd, run by a waiting application thread;
  * when what it ran is what the thread waits for, the wait ends here too
  * (tfd back to the loop thread) in the same hold of the loop.
  */
@@ -1179,31 +686,7 @@ static void drain_here(void *arg)
 {
 	struct drain_args *d = arg;
 
-	if (d->rt->remote) {
-		d->n = d->rt->tfd >= 0 ? remote_input(d->rt) : -ENOTCONN;
-		d->done = d->n > 0 && d->ready && d->ready(d->ready_arg);
-	} else {
-		/*
-		 * One MAD at a time, and stop as soon as what the thread waits
-		 * for is ready: under a burst (a client's REQs to a listener)
-		 * the first CONNECT_REQUEST then reaches the application while
-		 * the burst lasts, as the kernel's rdma_cm reports each REQ as
-		 * it comes, instead of after a whole batch.  The rest is left
-		 * to the loop thread, or to this thread's next wait.
-		 */
-		d->n = 0;
-		for (unsigned i = 0; i < DRAIN_MAX && !d->done; i++) {
-			int r = transport_input(d->rt, 1);
-
-			if (r <= 0) {
-				if (!d->n)
-					d->n = r;
-				break;
-			}
-			d->n += r;
-			d->done = d->ready && d->ready(d->ready_arg);
-		}
-	}
+	d->n = d->rt->ops->run_input(d->rt, d->ready, d->ready_arg, &d->done);
 	if (d->done && d->give_back) {
 		struct tfd_wait_args a = {d->rt, false};
 
@@ -1640,63 +1123,7 @@ int cm_runtime_connect_qp(struct cm_runtime *rt, const struct cm_connect_cmd *cc
 	return rc;
 }
 
-/*
- * An auto-QP accept in this process, from a thread that does not hold the
- * loop: the QP moves between two short holds of the loop instead of
- * inside one.  Its verbs calls are the slow part of an accept (system
- * calls, and under emulation far slower than the engine), and the loop
- * they would hold is what the thread reading the next MADs and every
- * other caller wait for.
- */
-struct accept_args {
-	struct cm_runtime *rt;
-	struct cm_rt_cmd *c;
-	int rc;
-	unsigned n;		    /* QP states to move through */
-	enum ibv_qp_state to[3];    /* accept_states() */
-	struct ibv_qp_attr attr[3]; /* the engine's, before rdma_accept's overrides */
-	int mask[3];
-};
-
-static void accept_prep_here(void *arg)
-{
-	struct accept_args *x = arg;
-	struct cm_runtime *rt = x->rt;
-
-	x->rc = rt->engine ? accept_check(rt, x->c) : -ESHUTDOWN;
-	for (unsigned i = 0; i < x->n && !x->rc; i++)
-		x->rc = cm_engine_init_qp_attr(rt->engine, x->c->id, x->to[i], &x->attr[i],
-					       &x->mask[i]);
-}
-
-static void accept_send_here(void *arg)
-{
-	struct accept_args *x = arg;
-	struct cm_runtime *rt = x->rt;
-
-	if (!x->rc)
-		x->rc = rt->engine ? e_accept(rt, x->c) : -ESHUTDOWN;
-	if (x->rc) {
-		qp_to_error(rt, x->c->auto_qp.qp);
-		if (rt->engine)
-			reject_consumer(rt, x->c->id);
-	}
-}
-
-static int accept_qp_outside(struct cm_runtime *rt, struct cm_rt_cmd *c)
-{
-	struct accept_args x = {.rt = rt, .c = c};
-	int rc;
-
-	x.n = accept_states(c, x.to);
-	rc = mad_loop_call_here(rt->loop, accept_prep_here, &x);
-	if (rc || x.rc)
-		return rc ? rc : x.rc; /* nothing touched */
-	x.rc = accept_modify(rt, c, x.n, x.to, x.attr, x.mask);
-	rc = mad_loop_call_here(rt->loop, accept_send_here, &x);
-	return rc ? rc : x.rc;
-}
-
+/* In this process the QP may move outside the loop (runtime_local.c). */
 int cm_runtime_accept_qp(struct cm_runtime *rt, uint32_t id, uint64_t user,
 			 const struct cm_accept_cmd *a, struct ibv_qp *qp, uint32_t flags)
 {
@@ -1708,9 +1135,7 @@ int cm_runtime_accept_qp(struct cm_runtime *rt, uint32_t id, uint64_t user,
 	c.accept = *a;
 	c.auto_qp.qp = qp;
 	c.auto_qp.flags = flags;
-	if (!rt->remote && mad_loop_started(rt->loop) && !mad_loop_owns(rt->loop))
-		return accept_qp_outside(rt, &c);
-	return cm_runtime_exec(rt, &c);
+	return rt->ops->accept_qp(rt, &c);
 }
 
 int cm_runtime_reject(struct cm_runtime *rt, uint32_t id, uint16_t reason)
@@ -1758,12 +1183,9 @@ int cm_runtime_init_qp_attr(struct cm_runtime *rt, uint32_t id, enum ibv_qp_stat
 	mad_assert_no_lib_lock();
 	if (!rt || !attr || !mask)
 		return -EINVAL;
-	/* Holding the loop already (an event's hook): ask the engine. */
-	if (!rt->remote && rt->engine && mad_loop_owns(rt->loop))
-		return cm_engine_init_qp_attr(rt->engine, id, state, attr, mask);
-	/* Sent ahead by madcmd (qp_ahead.h): no daemon to ask. */
-	if (rt->remote && cm_qp_ahead_take(ahead_of(rt), id, state, attr, mask))
-		return 0;
+	/* Holding the loop already (an event's hook), or sent ahead by madcmd. */
+	if (rt->ops->qp_attr_now(rt, id, state, attr, mask, &rc))
+		return rc;
 	c = (struct cm_rt_cmd){.op = CM_RT_INIT_QP_ATTR, .id = id, .qp.state = state};
 	rc = cm_runtime_exec(rt, &c);
 	if (!rc) {
@@ -1789,9 +1211,7 @@ int cm_runtime_stats(struct cm_runtime *rt, struct cm_rt_stats *out)
 
 void cm_runtime_forked(struct cm_runtime *rt)
 {
-	if (rt && rt->remote && rt->remote->fd >= 0) {
-		close(rt->remote->fd);
-		rt->remote->fd = -1;
-	}
+	if (rt && rt->ops->forked)
+		rt->ops->forked(rt);
 	waitsets_live = 0; /* the parent's channels' sets */
 }

@@ -115,7 +115,7 @@ struct cm_runtime_params {
 	int (*modify_qp)(void *ctx, struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 	void *modify_qp_ctx;
 	/*
-	 * madcmd's socket: the port's CM is the daemon's (cm/rt_proto.h),
+	 * madcmd's socket: the port's CM is the daemon's (rtproto/rt_proto.h),
 	 * not a umad agent of this process.  Commands and events are the
 	 * same; the engine and its timers live in the daemon, QPs stay here
 	 * (auto QP moves them in this process with the daemon's attributes,

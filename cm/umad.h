@@ -3,8 +3,9 @@
  * (class 0x07 version 2, unsolicited Send), feeds what it receives to the
  * engine and sends what the engine sends; answers Get(ClassPortInfo)
  * itself.  The local CA GUID and port come from the transport's port.
- * This is the one way to host the engine on a port: cm/runtime.c builds
- * on it.  Runs on the loop that owns the transport.
+ * This is the one way to host the engine on a port: the runtime
+ * (cm/runtime_local.c) builds on it.  Runs on the loop that owns the
+ * transport.
  */
 #ifndef MADCM_CM_UMAD_H
 #define MADCM_CM_UMAD_H

@@ -27,8 +27,8 @@
 
 #include <infiniband/ib.h>
 
-#include "cm/rt_client.h"
 #include "lib/cma.h"
+#include "rtproto/rt_client.h"
 
 static struct madcmd_host host = {.fd = -1};
 

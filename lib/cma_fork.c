@@ -37,9 +37,9 @@
 
 #include <pthread.h>
 
-#include "cm/rt_client.h"
 #include "cm/runtime.h"
 #include "lib/cma.h"
+#include "rtproto/rt_client.h"
 
 static void fork_prepare(void)
 {

@@ -155,7 +155,7 @@ void mad_loop_set_turn_end(struct mad_loop *l, void (*fn)(void *arg), void *arg)
 /*
  * Run the turn-end hook now, from a callback of the turn (holding the
  * loop): what was gathered so far leaves before the turn's remaining work
- * (cm/runtime.c: a daemon's events after the first MAD of a drain, before
+ * (cm/runtime_local.c: a daemon's events after the first MAD of a drain, before
  * the read that finds the fd empty).  Nothing without a hook.
  */
 void mad_loop_turn_end_now(struct mad_loop *l);

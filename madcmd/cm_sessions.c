@@ -181,7 +181,7 @@ static bool may_end(enum cm_event_type t)
 
 /*
  * The QP attributes of connection `id` in `n` states, as the program's
- * auto QP will ask for them next (cm/rt_proto.h): those the engine gives.
+ * auto QP will ask for them next (rtproto/rt_proto.h): those the engine gives.
  */
 static uint32_t qp_attrs(struct madcmd_served *p, uint32_t id, const enum ibv_qp_state *st,
 			 unsigned n, struct madcmd_qp_attr *out)

@@ -1,7 +1,7 @@
 /*
  * madcmd's core: the daemon that owns the CM (and an SA requester agent)
  * of every active port of a host and serves programs over UNIX
- * SOCK_SEQPACKET sessions speaking cm/rt_proto.h (docs/madcmd-protocol.md).
+ * SOCK_SEQPACKET sessions speaking rtproto/rt_proto.h (docs/madcmd-protocol.md).
  *
  * Everything runs on one progress loop (mad/loop.h) that the caller drives
  * (mad_loop_run_once) or starts: the ports' CM runtimes, their SA clients,

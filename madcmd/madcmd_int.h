@@ -11,9 +11,9 @@
 #include <syslog.h>
 #include <sys/types.h>
 
-#include "cm/rt_proto.h"
 #include "cm/runtime.h"
 #include "madcmd/madcmd.h"
+#include "rtproto/rt_proto.h"
 #include "sa/sa_wire.h"
 
 struct madcmd_session;

@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include "cm/rt_proto.h"
 #include "madcmd/madcmd.h"
+#include "rtproto/rt_proto.h"
 
 static bool quit;
 

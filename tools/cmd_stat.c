@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "cm/engine.h"
-#include "cm/rt_client.h"
+#include "rtproto/rt_client.h"
 
 #define STAT_MAX_STATES 32
 

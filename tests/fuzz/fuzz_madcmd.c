@@ -26,8 +26,8 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
-#include "cm/rt_proto.h"
 #include "madcmd/madcmd.h"
+#include "rtproto/rt_proto.h"
 #include "tests/unit/fake_umad.h"
 
 static struct fake_fabric fb;

@@ -1120,50 +1120,6 @@ static void test_alternate_in_req(void **state)
 	assert_int_equal(at.alt_ah_attr.dlid, 12);
 }
 
-/* The message form of the commands drives the same handshake. */
-static void test_command_messages(void **state)
-{
-	struct cm_command cmd = {
-	    .type = CM_CMD_T_LISTEN, .user = 77, .listen = {.service_id = 0x4000, .mask = ~0ull}};
-	const struct cm_event *ev;
-	uint32_t a;
-
-	(void)state;
-	H.n[B].auto_accept = false;
-	assert_int_equal(cm_engine_command(H.n[B].e, &cmd), 0);
-	assert_true(cmd.listen.listen_id > 0);
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.type = CM_CMD_T_CONNECT;
-	cmh_connect_cmd(&H, &cmd.connect, 0x1001);
-	cmd.connect.service_id = 0x4000;
-	assert_int_equal(cm_engine_command(H.n[A].e, &cmd), 0);
-	a = cmd.id;
-	cmh_deliver(&H);
-	ev = cmh_event(&H, B, CM_EV_REQ_RCVD);
-	assert_int_equal(ev->user, 77);
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.type = CM_CMD_T_ACCEPT;
-	cmd.id = ev->id;
-	cmd.user = 5;
-	cmh_accept_cmd(&cmd.accept, 0x2000);
-	assert_int_equal(cm_engine_command(H.n[B].e, &cmd), 0);
-	cmh_deliver(&H);
-	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
-	assert_int_equal(cmh_event(&H, B, CM_EV_RTU_RCVD)->user, 5);
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.type = CM_CMD_T_DISCONNECT;
-	cmd.id = a;
-	cmd.msg.private_data_len = 2;
-	assert_int_equal(cm_engine_command(H.n[A].e, &cmd), 0);
-	cmh_deliver(&H);
-	assert_int_equal(cmh_state(&H, A, a), CM_ST_TIMEWAIT);
-	cmd.type = 99;
-	assert_int_equal(cm_engine_command(H.n[A].e, &cmd), -EOPNOTSUPP);
-	cmd.type = CM_CMD_T_MRA;
-	cmd.msg.private_data_len = 250;
-	assert_int_equal(cm_engine_command(H.n[A].e, &cmd), -EINVAL);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1202,7 +1158,6 @@ int main(void)
 	    T(test_peer_sends_from_own_qp),
 	    T(test_bad_input),
 	    T(test_alternate_in_req),
-	    T(test_command_messages),
 #undef T
 	};
 

@@ -1,5 +1,5 @@
 /*
- * madcmd: the protocol checks (cm/rt_proto.c), and the daemon's core on a
+ * madcmd: the protocol checks (rtproto/rt_proto.c), and the daemon's core on a
  * fake fabric of two CAs (fake0 LID 5, fake1 LID 6) with client sessions
  * over socketpairs, the loop driven here: ownership and event routing,
  * cleanup when a program goes away, the host-wide port space, the SA
@@ -18,11 +18,11 @@
 
 #include <cmocka.h>
 
-#include "cm/rt_proto.h"
 #include "mad/mad_wire.h"
 #include "mad/timer.h"
 #include "madcmd/madcmd.h"
 #include "madcmd/madcmd_int.h"
+#include "rtproto/rt_proto.h"
 #include "sa/client.h"
 #include "sa/sa_wire.h"
 #include "tests/unit/fake_umad.h"

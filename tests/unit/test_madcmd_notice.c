@@ -24,10 +24,10 @@
 
 #include <cmocka.h>
 
-#include "cm/rt_proto.h"
 #include "mad/mad_wire.h"
 #include "madcmd/madcmd.h"
 #include "madcmd/madcmd_int.h"
+#include "rtproto/rt_proto.h"
 #include "sa/client.h"
 #include "sa/sa_wire.h"
 #include "tests/unit/fake_umad.h"

@@ -1,4 +1,4 @@
-/* cm/qp_ahead.c: QP attributes kept per connection until RTS is taken. */
+/* rtproto/qp_ahead.c: QP attributes kept per connection until RTS is taken. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "cm/qp_ahead.h"
+#include "rtproto/qp_ahead.h"
 
 static struct ibv_qp_attr attr_for(enum ibv_qp_state s, uint32_t id)
 {

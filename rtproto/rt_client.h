@@ -1,5 +1,5 @@
 /*
- * The program's side of the madcmd protocol (cm/rt_proto.h): sessions to
+ * The program's side of the madcmd protocol (rtproto/rt_proto.h): sessions to
  * the daemon, used by the CM runtime when madcmd serves its port
  * (cm_runtime_params.daemon), by the SA client through madcmd_umad_ops,
  * and by the library's port space through the HOST session.
@@ -7,17 +7,17 @@
  * Thread safety: a remote runtime's calls are made holding its loop (as
  * the engine's are); a HOST session serializes its callers itself.
  */
-#ifndef MADCM_CM_RT_CLIENT_H
-#define MADCM_CM_RT_CLIENT_H
+#ifndef MADCM_RTPROTO_RT_CLIENT_H
+#define MADCM_RTPROTO_RT_CLIENT_H
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cm/qp_ahead.h"
-#include "cm/rt_proto.h"
 #include "mad/umad_ops.h"
+#include "rtproto/qp_ahead.h"
+#include "rtproto/rt_proto.h"
 
 /* One whole packet out on a session; waits while the socket is full. */
 int madcmd_client_send(int fd, const void *m, size_t len);
@@ -55,7 +55,7 @@ int madcmd_session_open(const char *path, enum madcmd_kind kind, const char *ca,
 /* Packets one receive takes: two, so that one packet costs one system call. */
 #define RT_RECV_PACKETS 2
 
-/* The CM of a port served by madcmd, as cm/runtime.c uses it. */
+/* The CM of a port served by madcmd, as rtproto/runtime_remote.c uses it. */
 struct rt_remote {
 	int fd;
 	uint32_t seq;
@@ -123,7 +123,7 @@ int madcmd_host_open(struct madcmd_host *h, const char *path);
 void madcmd_host_close(struct madcmd_host *h);
 /*
  * In a fork()ed child: close this process's copies of the MAD sessions'
- * sockets (cm/umad_remote.c), which are the parent's, and forget them.
+ * sockets (rtproto/umad_remote.c), which are the parent's, and forget them.
  */
 void madcmd_mad_sessions_forked(void);
 /*

@@ -1,7 +1,7 @@
 /*
  * The program's side of the madcmd protocol: sessions, the remote CM of a
  * port (commands in order, events kept while a command waits for its
- * REPLY) and the HOST session's port-space calls.  cm/umad_remote.c is
+ * REPLY) and the HOST session's port-space calls.  rtproto/umad_remote.c is
  * the MAD session (the SA client's proxy).
  */
 #include "config.h"
@@ -15,7 +15,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "cm/rt_client.h"
+#include "rtproto/rt_client.h"
 
 int madcmd_client_send(int fd, const void *m, size_t len)
 {
@@ -274,7 +274,7 @@ static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len, str
 
 	memcpy(&in, msg, len < sizeof(in) ? len : sizeof(in)); /* aligned for the structs */
 	if (t == MADCMD_EVENT) {
-		/* Dropped again with the connection's end (cm/runtime.c, ahead_on_event). */
+		/* Dropped with the connection's end (runtime_remote.c, ahead_on_event). */
 		ahead_put(r, in.e.ev.id, in.e.nqp, in.e.qp);
 		keep(r, &in.e.ev);
 	} else if (t == MADCMD_GRANT) {

@@ -29,8 +29,8 @@
  * misreading.  Every decoder here checks type, length and ranges and
  * never reads past the packet.
  */
-#ifndef MADCM_CM_RT_PROTO_H
-#define MADCM_CM_RT_PROTO_H
+#ifndef MADCM_RTPROTO_RT_PROTO_H
+#define MADCM_RTPROTO_RT_PROTO_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /*
- * The madcmd protocol's checks (cm/rt_proto.h): what a received packet
+ * The madcmd protocol's checks (rtproto/rt_proto.h): what a received packet
  * must be before either side reads it.
  */
 #include "config.h"
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "cm/rt_proto.h"
+#include "rtproto/rt_proto.h"
 
 /* Sizes and a few offsets of the raw structs: any layout change shows. */
 uint32_t madcmd_layout(void)

@@ -1,6 +1,6 @@
 /*
  * libibumad's calls for an SA client whose port is madcmd's: each opened
- * port is a MAD session (cm/rt_proto.h).  The daemon sends the requests
+ * port is a MAD session (rtproto/rt_proto.h).  The daemon sends the requests
  * from its own agent and returns their responses (RMPP segments
  * included: the transport does RMPP itself) to the session that sent
  * them; so a program needs no access to the umad device.  Port
@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
-#include "cm/rt_client.h"
+#include "rtproto/rt_client.h"
 
 #define MAX_SESSIONS 16
 

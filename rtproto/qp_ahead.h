@@ -14,8 +14,8 @@
  * A chained hash, so a burst of 1,000 connections finds every one (a
  * direct-mapped table lost a third of them to collisions).
  */
-#ifndef MADCM_CM_QP_AHEAD_H
-#define MADCM_CM_QP_AHEAD_H
+#ifndef MADCM_RTPROTO_QP_AHEAD_H
+#define MADCM_RTPROTO_QP_AHEAD_H
 
 #include <pthread.h>
 #include <stdbool.h>

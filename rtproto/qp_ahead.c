@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "cm/qp_ahead.h"
 #include "mad/zalloc.h"
+#include "rtproto/qp_ahead.h"
 
 int cm_qp_ahead_init(struct cm_qp_ahead_map *m)
 {
