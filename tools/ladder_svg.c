@@ -123,7 +123,7 @@ static struct row *layout_rows(const struct ladder_model *m, size_t *nrows, int 
 	for (size_t i = 0; i < n; i++) {
 		int64_t gap = i ? rows[i].t_ns - rows[i - 1].t_ns : 0;
 
-		if (i && gap > 10 * usual && gap > 1000000) {
+		if (i && gap / 10 > usual && gap > 1000000) {
 			rows[i].gap_ns = gap;
 			y += BREAK;
 		}
