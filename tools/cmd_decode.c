@@ -30,6 +30,7 @@ void decode_state_init(struct decode_state *st, FILE *out, FILE *err, bool json)
 	st->out = out;
 	st->err = err;
 	st->json = json;
+	st->prog = "madcm decode";
 }
 
 /* ---- hex text ---- */
@@ -236,16 +237,6 @@ static void print_data_text(FILE *out, const uint8_t *p, size_t n, size_t base)
 
 /* ---- the rdma_cm IP private-data header in REQ / SIDR_REQ ---- */
 
-struct ip_cm_hdr_view {
-	unsigned version;
-	unsigned ip_version;
-	uint16_t src_port;
-	uint16_t dst_port;
-	const char *port_space;
-	char src[INET6_ADDRSTRLEN];
-	char dst[INET6_ADDRSTRLEN];
-};
-
 static void sockaddr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
 {
 	if (ss->ss_family == AF_INET)
@@ -262,7 +253,7 @@ static void sockaddr_text(const struct sockaddr_storage *ss, char *buf, size_t l
  * The header is trusted only where rdma_cm would look for it: a REQ or
  * SIDR_REQ to an rdma_cm service ID, whose private data decodes.
  */
-static bool ip_cm_hdr_find(const struct mad_layout *l, const uint8_t *msg, struct ip_cm_hdr_view *v)
+bool decode_ip_cm_hdr(const struct mad_layout *l, const uint8_t *msg, struct ip_cm_hdr_view *v)
 {
 	const struct mad_field *sidf = mad_layout_field(l, "service_id");
 	struct sockaddr_storage src, dst;
@@ -381,7 +372,7 @@ void decode_mad(struct decode_state *st, const struct decode_src *src, const uin
 	if (plan.attr)
 		width = max_u(width, layout_name_width(plan.attr));
 	if (plan.attr && plan.nrecords == 1 && !plan.table)
-		have_ip = ip_cm_hdr_find(plan.attr, mad + plan.data_offset, &ip);
+		have_ip = decode_ip_cm_hdr(plan.attr, mad + plan.data_offset, &ip);
 
 	if (st->json) {
 		print_source_json(out, src);
@@ -478,6 +469,16 @@ void decode_mad(struct decode_state *st, const struct decode_src *src, const uin
 
 /* ---- inputs ---- */
 
+/* Each MAD of an input goes to the caller's handler, or is printed. */
+static void deliver(struct decode_state *st, const struct decode_src *src, const uint8_t *mad,
+		    size_t len)
+{
+	if (st->on_mad)
+		st->on_mad(st, src, mad, len);
+	else
+		decode_mad(st, src, mad, len);
+}
+
 static void decode_raw(struct decode_state *st, const char *name, const uint8_t *buf, size_t len)
 {
 	struct decode_src src = {.name = name};
@@ -500,12 +501,12 @@ static void decode_raw(struct decode_state *st, const char *name, const uint8_t 
 			report_malformed(st, &src, why);
 			break;
 		}
-		decode_mad(st, &src, buf + off, n);
+		deliver(st, &src, buf + off, n);
 		off += n;
 	}
 }
 
-static void decode_pcap(struct decode_state *st, const char *name, const uint8_t *buf, size_t len)
+void decode_pcap(struct decode_state *st, const char *name, const uint8_t *buf, size_t len)
 {
 	struct mad_pcap_reader r;
 	struct mad_pcap_record rec;
@@ -514,7 +515,7 @@ static void decode_pcap(struct decode_state *st, const char *name, const uint8_t
 	int ret = mad_pcap_reader_init(&r, buf, len);
 
 	if (ret) {
-		fprintf(st->err, "madcm decode: %s: %s\n", name,
+		fprintf(st->err, "%s: %s: %s\n", st->prog, name,
 			ret == -EPROTONOSUPPORT
 			    ? "pcap link type is neither 197 (ERF) nor 247 (InfiniBand)"
 			    : "truncated pcap file header");
@@ -529,9 +530,8 @@ static void decode_pcap(struct decode_state *st, const char *name, const uint8_t
 		src.frame = rec.index;
 		src.ts = rec.ts;
 		if (!rec.pkt) {
-			fprintf(st->err,
-				"madcm decode: %s: frame %u: not an InfiniBand record, skipped\n",
-				name, rec.index);
+			fprintf(st->err, "%s: %s: frame %u: not an InfiniBand record, skipped\n",
+				st->prog, name, rec.index);
 			st->skipped++;
 			continue;
 		}
@@ -543,27 +543,26 @@ static void decode_pcap(struct decode_state *st, const char *name, const uint8_t
 			continue;
 		}
 		if (ret) {
-			fprintf(st->err, "madcm decode: %s: frame %u: %s, skipped\n", name,
+			fprintf(st->err, "%s: %s: frame %u: %s, skipped\n", st->prog, name,
 				rec.index, why);
 			st->skipped++;
 			continue;
 		}
 		/* MADs travel on QP0/QP1 (or a redirected GSI QP with the GSI Q_Key). */
 		if (src.pkt.dst_qp > 1 && src.pkt.qkey != 0x80010000u) {
-			fprintf(st->err,
-				"madcm decode: %s: frame %u: UD to QP 0x%x, not a MAD, skipped\n",
-				name, rec.index, src.pkt.dst_qp);
+			fprintf(st->err, "%s: %s: frame %u: UD to QP 0x%x, not a MAD, skipped\n",
+				st->prog, name, rec.index, src.pkt.dst_qp);
 			st->skipped++;
 			continue;
 		}
 		src.index++;
-		decode_mad(st, &src, mad, mad_len);
+		deliver(st, &src, mad, mad_len);
 	}
 	if (data_packets)
-		fprintf(st->err, "madcm decode: %s: %u data packets (no MAD) skipped\n", name,
+		fprintf(st->err, "%s: %s: %u data packets (no MAD) skipped\n", st->prog, name,
 			data_packets);
 	if (ret < 0) {
-		fprintf(st->err, "madcm decode: %s: after frame %u: %s\n", name, r.index,
+		fprintf(st->err, "%s: %s: after frame %u: %s\n", st->prog, name, r.index,
 			ret == -EMSGSIZE ? "record larger than 65535 bytes" : "truncated record");
 		st->malformed++;
 	}
@@ -576,7 +575,7 @@ void decode_hex(struct decode_state *st, const char *name, const char *text, siz
 	long n;
 
 	if (!buf) {
-		fprintf(st->err, "madcm decode: %s: out of memory\n", name);
+		fprintf(st->err, "%s: %s: out of memory\n", st->prog, name);
 		st->malformed++;
 		return;
 	}
@@ -604,7 +603,7 @@ void decode_input(struct decode_state *st, const char *name, const uint8_t *buf,
 
 /* ---- command line ---- */
 
-static uint8_t *read_all(FILE *f, size_t *len)
+uint8_t *decode_read_all(FILE *f, size_t *len)
 {
 	size_t cap = 1 << 16, n = 0;
 	uint8_t *buf = malloc(cap);
@@ -708,7 +707,7 @@ int cmd_decode(int argc, char **argv)
 			st.malformed++;
 			continue;
 		}
-		buf = read_all(f, &len);
+		buf = decode_read_all(f, &len);
 		if (!buf) {
 			fprintf(stderr, "madcm decode: %s: read error\n", name);
 			st.malformed++;

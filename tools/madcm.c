@@ -18,6 +18,7 @@
 	X(mcast, "join, leave or list multicast groups at the SA") \
 	X(service, "register, query or delete SA service records") \
 	X(trace, "print a MAD capture (MADCM_TRACE=FILE.pcap)") \
+	X(ladder, "draw a capture's CM exchanges as a ladder diagram") \
 	X(stat, "print CM engine counters and connections (MADCM_STAT_FILE)") \
 	X(run, "run a librdmacm program on madcm's librdmacm.so.1") \
 	X(torture, "run adversarial CM cases against a target CM") \
