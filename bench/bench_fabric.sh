@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # shellcheck shell=sh
 # bench/bench_fabric.sh: sourced (". bench_fabric.sh") by the bench scripts
 # that run Debian's programs under `madcm run` on a fabric of their own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * cm_bench: the CM engine's own cost, in process.  Two engines back to
  * back through an in-memory "wire" (a queue of 256-byte MADs), on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * cm_fabric_bench: the CM runtime on the simulated fabric, with real (soft
  * verbs) QPs.  Prints, from one run:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # cmtime_instr: the instructions a connection costs, counted by callgrind,
 # for Debian's unmodified cmtime under `madcm run` between two simulated
 # hosts.  The count moves far less than a clock with the machine's load

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # rsocket_bench: Debian's unmodified rstream on madcm's rsockets (`madcm
 # run`) next to perftest between the same two simulated hosts, on one
 # fabric in one run.  Prints, and asserts nothing:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * sa_bench: PathRecord query latency and throughput through madcm's SA
  * client (1 and 64 outstanding, uncached and cached), next to the floor:

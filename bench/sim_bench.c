@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * fabsim benchmarks (driven by bench/sim_bench.sh; prints, never asserts):
  *

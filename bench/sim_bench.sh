@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # fabsim vs ibsim, side by side on one generated fat tree, and the umad
 # round trip vs a plain UNIX socket.  Prints numbers; asserts nothing.
 #   bench/sim_bench.sh [K]     (fat tree of K-port switches, default 16)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * ud_bench: datagram ids through madcm's public librdmacm API
  * (<rdma/rdma_cma.h>, lib/librdmacm.la) on the simulated fabric, next to

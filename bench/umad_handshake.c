@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * umad_handshake: the handshake floor of a user-space CM on a RoCE port,
  * for the kernel test bed's bench phase (tests/kernel/guest/bench.sh).

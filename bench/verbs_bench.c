@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * verbs_bench: speed of the soft verbs between two simulated hosts,
  * printed next to a plain UNIX-socket ping-pong on the same machine.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Internals of the CM engine shared by its files (engine.c, state.c,
  * ids.c, conn.c, lap.c, sidr.c, qp_attr.c, stats.c).  Not installed.

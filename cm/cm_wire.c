@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* IB CM message tables, constants and checks (see cm_wire.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * IB CM message formats (IBA vol 1 ch. 12.6, Tables 106-120).
  *

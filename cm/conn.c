@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Connection establishment and release (IBA 12.6-12.9): the REQ, REP, RTU,
  * MRA, REJ, DREQ and DREP messages, the user commands that send them, and

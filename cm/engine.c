@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * CM engine core: lifetime, the receive dispatcher that applies the state
  * table (state.c), sending and retransmission, TimeWait, events.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The IB CM protocol engine (IBA vol 1 chapter 12): connection state
  * machine, timers and retries, TimeWait, duplicate and stale detection,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* rdma_cm IP private-data header and service IDs (see ip_pdata.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Alternate path loading (IBA 12.8): LAP from either side of an
  * established RC connection, answered by APR.  On APR "path loaded" both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * QP attributes for a connection, the user-space twin of the kernel's
  * cm_init_qp_attr: the engine never touches a QP, it tells the caller what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * CM runtime (see runtime.h), its common part: the event queue, auto QP,
  * the waits of application threads, the public calls.  The engine's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * CM runtime: a host for the CM engine (cm/engine.h) on a real port.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The CM runtime's inside (cm/runtime.h).  Its common part (cm/runtime.c:
  * the event queue, auto QP, the waits, the public calls) stands on one of

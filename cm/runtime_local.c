@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The CM runtime's in-process backend (runtime_int.h): the engine on a
  * umad port of this process (cm/umad.c), its MADs read on the loop or by

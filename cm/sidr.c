@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Service ID resolution for UD (IBA 12.11): SIDR_REQ asks a port which UD
  * QP and Q_Key serve a service ID; SIDR_REP answers.  The requester keeps

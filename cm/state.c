@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The CM connection state machine, as ONE table: for every state, what
  * each received message, user command and timer expiry does.  Check it

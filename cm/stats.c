@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Counters and the live-connection dump (include/madcm/cm_stat.h), and the
  * snapshot file `madcm stat` reads.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* A CM engine on a MAD transport: see cm/umad.h. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * A CM engine on a MAD transport (mad/transport.h): registers the CM agent
  * (class 0x07 version 2, unsolicited Send), feeds what it receives to the

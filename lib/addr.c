@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm_addrs_*: the address sources (file, rtnetlink) loaded once and
  * looked up in the order lib/addr.h gives.

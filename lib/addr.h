@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Address resolution without the kernel: IP or host name -> port GID, and
  * a local port GID -> its IP address, from (in this order)

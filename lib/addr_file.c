@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The address file parser (format in addr_file.h and madcm-hosts(5)).
  * Errors name the file and line, and quote the field at fault, cut to a

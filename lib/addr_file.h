@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The address file: ibacm's hosts-file format (see madcm-hosts(5)), so an
  * existing ibacm_hosts.data works as is.  One entry a line,

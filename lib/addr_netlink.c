@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * rtnetlink dumps of the IPoIB links, their addresses and neighbours
  * (see addr_netlink.h).  The buffer may come from anywhere (a fuzzer, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * IPoIB through rtnetlink: what the kernel's rdma_cm learns from the IPoIB
  * interfaces, read from user space.

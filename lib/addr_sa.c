@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* IP <-> GID ServiceRecords at the SA; the convention is in addr_sa.h. */
 #include "config.h"
 

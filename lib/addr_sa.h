@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * IP -> GID through SA ServiceRecords: a madcm instance registers one
  * record per address of its port; another finds the GID of an address

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * lib/: the librdmacm API on madcm's CM runtime (cm/runtime.h) and SA
  * client (sa/client.h).  Internal declarations shared by lib/cma_*.c.

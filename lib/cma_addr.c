@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * rdma_bind_addr, rdma_resolve_addr, rdma_resolve_route: addresses come
  * from the address sources (lib/addr.h: the address file, IPoIB netlink),

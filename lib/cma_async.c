@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Port changes, from each device's verbs async events: one thread per
  * device, blocked in ibv_get_async_event on a context of its own (every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Event channels.  A channel is a queue of events and an eventfd that is
  * readable exactly while the queue is not empty (kept so under cma.lock),

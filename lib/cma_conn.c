@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Connected ids: listen, connect, accept, reject, establish, notify,
  * disconnect and the QP attributes, translated onto CM runtime commands

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Who owns the CM: madcmd or this process.  At the first call the library
  * looks for the daemon's socket ($MADCM_DAEMON, else /run/madcm/

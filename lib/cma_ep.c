@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * rdma_getaddrinfo and the endpoint calls (rdma_create_ep, rdma_get_request,
  * rdma_destroy_ep), the RDMACM_1.4 addrinfo calls and rdma_write_cm_event.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * CM runtime events -> rdma_cm events.  Runs on the loop (the runtime's
  * on_loop_event hook, arg = the cma_port), so it answers at once where the

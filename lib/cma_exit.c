@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * What the process's exit does to its ids, as with the kernel's rdma_cm.
  * When a process ends, the kernel closes its rdma_cm file and ucma

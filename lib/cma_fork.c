@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * fork().  A child has a copy of the library's memory but none of its
  * threads (the progress loop, the device event threads), and it shares

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Process state of lib/: the devices (opened once, as librdmacm's
  * ucma_init does, so every id reports the same ibv_context that

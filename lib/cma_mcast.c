@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Multicast: rdma_join_multicast(_ex) and rdma_leave_multicast as the
  * kernel's rdma_cm does them on IB (cma.c cma_set_mgid,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The SA's GID notices: each port whose CM this process opens subscribes
  * (InformInfo, sa/client.h) to the generic traps 64 "GID in service" and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * P_Key -> the index of its partition in a port's P_Key table, as the
  * kernel's ib_find_cached_pkey finds it for cma and cm: the partition

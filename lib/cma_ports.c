@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The port-space table: which ids hold which (port space, port), with the
  * kernel's rules (cma.c cma_get_port, cma_check_port, cma_alloc_any_port):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * QPs and SRQs on ids, as librdmacm makes them: the device's default PD
  * when the caller gives none, a completion channel and CQ for each queue

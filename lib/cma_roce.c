@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* RoCE ports for lib/: see lib/cma_roce.h. */
 #include "config.h"
 

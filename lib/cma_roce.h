@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * RoCE (link layer Ethernet) for lib/: no SM, no SA, no address file.
  * As the kernel's cma.c does on RoCE ports:

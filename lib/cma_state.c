@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The states of an rdma_cm_id and every transition lib/ makes, in one
  * table (the kernel's cma.c names the same states; its cma_comp_exch is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Datagram ids (RDMA_PS_UDP, RDMA_PS_IPOIB, RDMA_PS_IB with UD QPs):
  * rdma_connect is a SIDR_REQ carrying the IP CM header, rdma_accept and

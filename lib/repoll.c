@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * repoll_create, repoll_ctl, repoll_wait (RDMACM_1.5): epoll(7) over
  * rsockets and ordinary fds alike, as rdma-core added them in 2026.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Stream rsockets (SOCK_STREAM over RC) on the public librdmacm API.
  *

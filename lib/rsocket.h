@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * lib/rsocket.c <-> lib/rpoll.c: what rpoll needs to know of an rsocket.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * rdma-core's rsocket tuning files, /etc/rdma/rsocket/NAME, read once, at
  * the first use (the first rsocket made, or the first rpoll with one), as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Datagram rsockets (SOCK_DGRAM over UD) on the public librdmacm API.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * SO_KEEPALIVE for stream rsockets: one service thread per process, started
  * with the first socket that asks, which every TCP_KEEPIDLE seconds has

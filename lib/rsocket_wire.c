@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Encoding of the rsocket connection data and the SGE/iomap entries (see
  * rsocket_wire.h).  Written byte by byte, so it does not depend on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The wire format of stream rsockets, as rdma-core's rsockets use it, so a
  * madcm rsocket and an rdma-core one talk to each other (the fields and

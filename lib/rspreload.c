@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * librspreload.so: an LD_PRELOAD module that turns an unmodified program's
  * TCP sockets (AF_INET or AF_INET6, SOCK_STREAM) into rsockets, as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * librspreload.so's internals shared by its two files: rspreload.c (the
  * wrappers and the descriptor map) and rspreload_fork.c (fork mode,

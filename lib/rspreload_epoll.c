@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * librspreload.so's epoll: a program's epoll sets become repoll sets
  * (RDMACM_1.5, lib/repoll.c), so rsockets and ordinary fds can share one,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * librspreload.so's fork mode, rdma-core's preload behaviour when
  * RDMAV_FORK_SAFE is set (to a number other than 0, as atoi reads it).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Where a MAD comes from or goes to: the fields of a umad address that the
  * protocol layers care about, independent of libibumad's struct so that

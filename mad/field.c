@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* Generic get/set for table-described wire fields (see field.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* Lock rules asserted in debug builds: mad/lockdep.h. */
 #include "config.h"
 

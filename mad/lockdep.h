@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Lock rules asserted in debug builds (configure --enable-debug defines
  * MADCM_DEBUG), as the kernel's lockdep_assert_held: a rule broken aborts

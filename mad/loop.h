@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The progress loop: one per process (docs/design.md, Threads), owner of the
  * umad fds, the timer heap and every protocol object hung from them.

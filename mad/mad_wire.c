@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* MAD common header, RMPP header, ClassPortInfo: tables, names, checks. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Wire formats common to every management class: the MAD common header
  * (IBA 13.4.3), the RMPP header (IBA 13.6.2.1) and ClassPortInfo (IBA

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* pcap capture of MADs as InfiniBand UD packets (see pcap.h). */
 #include "config.h"
 

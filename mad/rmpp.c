@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* RMPP receive side (see rmpp.h); facts from IBA 13.6.2-13.6.4. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * RMPP receiver (IBA 13.6): reassembles a multi-packet response from its
  * DATA segments and says when to ACK, so the transport can run RMPP in

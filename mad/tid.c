@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* TID allocation (see tid.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* Binary min-heap of timers (see timer.h). */
 #include "config.h"
 

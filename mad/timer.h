@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Timers for protocol engines: a binary min-heap of deadlines on a clock
  * the owner supplies, so tests drive time with a fake clock and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* MAD tracing to pcap (see mad/trace.h and include/madcm/trace.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Internal side of MAD tracing (the public calls are in
  * include/madcm/trace.h): the transport reports every MAD it sends or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* MAD transport over a mad_umad_ops port (see transport.h). */
 #include "config.h"
 

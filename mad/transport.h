@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * MAD transport: one open port, its agents, and the requests in flight.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The few libibumad calls the MAD transport makes, behind a table of
  * function pointers, so that unit tests drive the transport with a fake

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* CM MADs from a UD QP of our own on RoCE ports: see umad_qp.h. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * CM MADs sent from a UD QP of madcm's own, on Ethernet (RoCE) ports.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* mad_umad_ops over Debian's libibumad (or anything preloaded in its place). */
 #include "config.h"
 

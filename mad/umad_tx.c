@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* The write queue of one umad port whose writes sleep (see umad_tx.h). */
 #include "config.h"
 

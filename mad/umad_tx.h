@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * A write queue for one umad port whose writes sleep, with its own writer
  * thread or written by the thread that gives the progress loop up.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * zalloc(n): calloc(1, n), for the small objects made for every connection
  * or event (CM connections, librdmacm ids and events, QP attributes kept

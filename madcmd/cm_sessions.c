@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * CM sessions: a program's commands run on the port's runtime, and the
  * events of the ids it made routed back to it only.

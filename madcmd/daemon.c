@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The daemon's ports: every Active port of every CA gets a CM runtime on
  * the daemon's loop (its engine's events routed by madcmd_cm_event, its

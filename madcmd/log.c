@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcmd's log: stderr (foreground, tests) or syslog (-l syslog), one line
  * per message, filtered by priority.

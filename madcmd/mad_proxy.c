@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * MAD sessions: the daemon's SA requester agent serves the SA clients of
  * programs that may not open umad themselves.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcmd's core: the daemon that owns the CM (and an SA requester agent)
  * of every active port of a host and serves programs over UNIX

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcmd's core, inside: the structures the core's files share.  One
  * loop thread owns all of it; nothing here is locked.

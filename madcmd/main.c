@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcmd: the per-host daemon that owns the CM of every port (see
  * madcmd(8), docs/madcmd-protocol.md).  This file is the program around

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The host-wide port space: which session's binding holds which (port
  * space, port), with the rules of lib/cma_ports.c (the kernel's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Sessions: accepting them, who the peer is (SO_PEERCRED), HELLO, reading
  * packets and checking each (madcmd_check), the per-session output queue,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * What the daemon holds, for programs (STAT: one STAT_REP per id of every
  * visible session, then one with .last) and for its operator (counters on

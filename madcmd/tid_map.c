@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The TIDs of one MAD session's requests in flight through the SA proxy
  * (madcmd_int.h, struct madcmd_tid_map).  A new client TID takes the next

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* QP attributes known ahead, per connection (see qp_ahead.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * QP attributes known ahead, per connection: what rdma_init_qp_attr will
  * ask for, which madcmd computes when the REQ or REP that fixes them is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The program's side of the madcmd protocol: sessions, the remote CM of a
  * port (commands in order, events kept while a command waits for its

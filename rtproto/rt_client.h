@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The program's side of the madcmd protocol (rtproto/rt_proto.h): sessions to
  * the daemon, used by the CM runtime when madcmd serves its port

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The madcmd protocol's checks (rtproto/rt_proto.h): what a received packet
  * must be before either side reads it.

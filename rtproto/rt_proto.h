@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The madcmd protocol: the CM runtime's commands and events (cm/runtime.h)
  * between a program (the library) and madcmd, the per-host daemon that

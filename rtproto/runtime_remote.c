@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The CM runtime's madcmd backend (cm/runtime_int.h): the port's CM is
  * the daemon's, reached through a CM session (rt_client.h).  Commands

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * libibumad's calls for an SA client whose port is madcmd's: each opened
  * port is a MAD session (rtproto/rt_proto.h).  The daemon sends the requests

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * SA client: PathRecord, MCMemberRecord, ServiceRecord and ClassPortInfo
  * queries to the subnet administrator, over the MAD transport; InformInfo

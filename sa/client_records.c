@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* Record codecs of the SA client: struct <-> wire through sa/sa_wire.h tables. */
 #include "config.h"
 

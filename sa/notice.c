@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * InformInfo and Notice codecs, and the checks and answer of an SA Report
  * (IBA 13.4.8.2, 13.4.8.3, 14.2.5.1; methods Report and ReportResp).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Path cache: PathRecord answers keyed by the query that produced them
  * (method, component mask and the encoded template record), each kept for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* SA header and records: tables, enum names, SA MAD build and check. */
 #include "config.h"
 

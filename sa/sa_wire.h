@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Subnet Administration wire formats (IBA chapter 15): the SA header, the
  * records a connection manager needs (PathRecord, MCMemberRecord,

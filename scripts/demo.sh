@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The demo: Debian's unmodified rping between two simulated hosts, on
 # madcm's librdmacm.so.1 (`madcm run`), with no kernel rdma_cm anywhere:
 #   1. bring up a two-host fabric (fabsimd + Debian's OpenSM) in a private

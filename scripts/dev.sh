@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # One entry point for newcomers and CI.
 #   scripts/dev.sh demo   install what is missing, build, run the demo
 #   scripts/dev.sh test   install what is missing, build, run every test:

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Text commands of the fabsim CLI (FSP_ADMIN): hosts, status, link,
  * fault, capture, shutdown.  Replies are plain text for humans and for

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Packet capture at a CA port: pcap files of link type 197 (ERF) whose
  * records are ERF type 21 (InfiniBand) carrying the packet from the LRH

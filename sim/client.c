@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Client side of the fabsim protocol inside a preloaded process: the
  * connection helpers both halves of libfabsim.so use (see client.h).

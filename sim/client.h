@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Client side of the fabsim protocol, inside a preloaded process
  * (libfabsim.so).  Shared by the umad half (sim/preload_umad.c) and the

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * fabsimd internals: the fabric model, connections, the "host kernel" MAD
  * layer, and the hooks the soft verbs module (sim/fabsimd_verbs.c) plugs

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * fabsimd: one process per simulated fabric.  Loads the topology, listens
  * on $FABSIM_DIR/fabsimd.sock and runs everything on one epoll loop.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * fabsimd side of the soft verbs: QPN blocks per CA port, multicast
  * membership, and the routing of data packets (sim/verbs_proto.h).

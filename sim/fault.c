@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Fault injection: rules matching a link (or any link) and/or a
  * management class / attribute, each with an action (drop, dup, delay,

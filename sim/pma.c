@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Performance Management Agent of every node (class 0x04), the part the
  * HCA driver / switch firmware answers before any umad agent sees it:

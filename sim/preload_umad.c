@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The libibumad API served by fabsimd, for any process started with
  * LD_PRELOAD=libfabsim.so.  Every umad_open_port() is one STREAM

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * RMPP (IBA 13.6) done by the simulated host kernel for agents registered
  * with rmpp_version 1, as ib_mad's mad_rmpp.c does: the sender cuts a

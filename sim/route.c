@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The wire: packets are queued, then walked through the fabric from the
  * event loop.  Directed-route SMPs follow their initial/return paths with

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The Subnet Management Agent of every node: the attributes OpenSM reads
  * and programs.  Field layouts come from libibmad (mad_get_field /

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Topologies: the ibnetdiscover format (as ibsim reads it: "Switch N
  * "id"", "Hca/Ca N "id"", port lines "[p] "remote"[rp]", vendid=/devid=/

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The part of a host's kernel that ib_umad and ib_mad are: agents
  * registered per port, TIDs stamped with the agent's hi_tid on requests,

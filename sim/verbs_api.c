@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * libibverbs API of the soft HCA: devices, contexts, PDs, MRs, CQs and
  * completion channels, SRQs, AHs, async events.  QPs are in verbs_qp.c,

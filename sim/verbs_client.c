@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* Minimal fabsimd client for the soft verbs (see verbs_client.h). */
 #ifdef HAVE_CONFIG_H
 #include <config.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The soft verbs' own connections to fabsimd (protocol: sim/proto.h,
  * messages FSP_VERBS_* in sim/verbs_proto.h).  Small and synchronous:

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Data path of the soft HCA: posting and polling, and the transport
  * protocols as IBA vol 1 ch. 9 has them.

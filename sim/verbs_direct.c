@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Cut-through: packets handed from process to process without passing
  * through fabsimd, where the daemon says routing them would not change

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Cut-through between verbs processes (sim/verbs_direct.c); used by the
  * fabric transport (sim/verbs_transport.c), under VERBS_LOCK.

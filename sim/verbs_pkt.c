@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* IBA packet headers of the soft verbs data path: encode and decode. */
 #ifdef HAVE_CONFIG_H
 #include <config.h>

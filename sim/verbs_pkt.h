@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Data packets of the soft verbs as they are on the wire (IBA vol 1
  * ch. 9 and 7.7): LRH, optional GRH, BTH, the extended transport headers

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Device and port attributes of the soft HCA.  They come from fabsimd,
  * the same source umad_get_port() uses, so ibv_query_port and ibstat

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Soft verbs: the objects behind the libibverbs handles our preload hands
  * out, and the interfaces between the files that implement them.

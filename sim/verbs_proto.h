@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Soft verbs messages between the preload and fabsimd, in the range
  * FSP_VERBS_FIRST..FSP_VERBS_LAST that sim/proto.h reserves for them.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * QPs of the soft HCA: create (also the extended form with the ibv_wr_*
  * send API perftest uses by default), modify through the state machine

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The send queue's capabilities as a soft HCA sizes them
  * (sim/verbs_qp_cap.c).

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The transition table: one row per (current, next) pair, listing per
  * transport the attributes a transition must carry and those it may carry.

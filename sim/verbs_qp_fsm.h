@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * QP state machine of the soft verbs: which transitions exist and which
  * attribute masks each one requires and accepts, per transport, as IBA

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Per-QP transport counters (struct vqp_stats), printed on stderr with
  * FABSIM_VERBS_STATS=1: one line per RC QP that saw a NAK, a gap, a

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * XRC (IBA annex A14) in the soft verbs: XRC domains, XRC SRQs and their
  * numbers.  An XRC_SEND QP sends RC's operations with an XRCETH naming an

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # make check-repeat: the integration tests again and again, to find the
 # ones that fail now and then.  N rounds (default 10), each a `make check`
 # of the tests through the automake harness (so each test sees the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # LOG_COMPILER of a sanitizer build (configure --enable-sanitize, see
 # tests/sanitize.inc): runs one test with the sanitizers' reports written
 # to files in a private directory (log_path) instead of the stderr of

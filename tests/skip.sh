@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Sourced by the test scripts: how a test, or a part of one, says it cannot
 # run here.  A skip for something the install step (scripts/dev.sh, whose
 # PKGS lists the Debian packages the tests use) would have installed fails

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm decode: print MADs field by field, from hex text, raw 256-byte
  * MAD files or pcap captures, as text or one JSON object per MAD.

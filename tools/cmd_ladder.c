@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm ladder CAPTURE: draw a capture's CM exchanges as a ladder
  * (sequence) diagram, HTML or SVG, or print its model as JSON.  The

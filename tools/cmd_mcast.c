@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm mcast join|leave|show [MGID]: MCMemberRecord Set (create or join),
  * Delete (leave) and GetTable, for this port.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm path [SRC] DST: PathRecords from the SA, printed as `saquery -p`
  * prints them (same field names and values) or as JSON with the IBA

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm run [-v] [--rsocket] [--] PROGRAM [ARGS...]: run an unmodified
  * librdmacm program on madcm's librdmacm.so.1.  The dynamic linker finds

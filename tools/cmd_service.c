@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm service register|query|delete: ServiceRecord Set, GetTable and
  * Delete.  A record is named by its ServiceID, ServiceGID (default: this

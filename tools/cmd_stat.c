@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm stat: print the CM engine counters and live connections that an
  * engine-owning process publishes in a snapshot file (MADCM_STAT_FILE, see

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm torture: an adversarial CM peer.  Runs the cases of
  * tools/torture_cases.c against the CM of TARGET (a port GID, LID or

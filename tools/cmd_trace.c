@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm trace FILE.pcap: print a MAD capture (MADCM_TRACE, fabsim capture,
  * ibdump); the same as `madcm decode FILE.pcap`, named for what it reads.

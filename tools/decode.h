@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The decode path of `madcm decode`, callable without the command line
  * (the fuzz target drives it): input detection, pcap/raw/hex readers, and

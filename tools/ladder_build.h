@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Inside madcm ladder's model builder (tools/ladder_model.c): the MADs
  * kept while the capture is read, shared with the marks (retries,

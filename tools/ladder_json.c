@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm ladder --json: the model as one JSON document, one lifeline,
  * connection, arrow or timeout a line (see madcm-ladder(1)).

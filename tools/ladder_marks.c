@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm ladder's marks on the model: which MAD is a retry, a duplicate or
  * the echo of a MAD to its own port, which DREQs crossed, where the CM's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm ladder's model: from a capture's MADs to lanes, arrows,
  * connections and timeouts (see ladder_model.h).  The capture is read by

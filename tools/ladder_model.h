@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The model behind `madcm ladder`: a capture's CM exchanges as a ladder
  * (sequence) diagram, independent of how it is drawn.

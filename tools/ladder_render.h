@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Renderers of madcm ladder's model (ladder_model.h): a plain SVG, a
  * self-contained HTML page with that SVG inline, and JSON for scripts.

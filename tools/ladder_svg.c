@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm ladder's drawing: the model as an SVG ladder diagram, bare or
  * inline in a self-contained HTML page (no script, no external resource).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* Generic text/JSON printer of mad_layout fields (see layout_print.h). */
 #include "config.h"
 

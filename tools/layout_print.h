@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Generic printer of any struct mad_layout (mad/field.h): every field by
  * its IBA name, as aligned text or as JSON members.  The printer knows

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* Registry: which layout decodes which MAD (see layouts.h). */
 #include "config.h"
 

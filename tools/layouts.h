@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Which layouts decode a MAD: the registry behind `madcm decode`.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm: the command-line tool.  `madcm SUBCOMMAND [ARGS]`; each
  * subcommand is a function `int cmd_NAME(int argc, char **argv)` in its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* Shared parts of the SA subcommands (see sa_cli.h). */
 #include "config.h"
 

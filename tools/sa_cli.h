@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * What the SA subcommands of `madcm` (path, mcast, service) share: the
  * common options (-C/--ca, -P/--port like infiniband-diags, --timeout,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm torture: the cases.  Each states what it sends and what IBA vol 1
  * ch. 12 and the kernel's ib_cm (drivers/infiniband/core/cm.c) require of

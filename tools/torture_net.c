@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* madcm torture: the port, sending and the queue of answers (tools/torture.h). */
 #include "config.h"
 

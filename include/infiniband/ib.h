@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm: native InfiniBand socket addresses (infiniband/ib.h).
  *

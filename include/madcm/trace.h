@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * MAD tracing: write every MAD this process sends or receives to a pcap
  * file (link type 197, ERF records of type InfiniBand, the packet from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm: the librdmacm connection manager API (rdma/rdma_cma.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm: the rsocket API (rdma/rsocket.h), socket calls over RDMA.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # ABI probe: madcm's public headers (include/rdma/*.h, include/infiniband/ib.h)
 # against the installed librdmacm-dev headers (rdma-core's, the reference).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 """Generate the ABI probe of the librdmacm public headers.
 
 Reads the headers as a compiler sees them (CC -E for declarations, CC -dM -E

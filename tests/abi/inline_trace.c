@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Behaviour probe of the inline helpers of rdma/rdma_verbs.h and
  * infiniband/ib.h.  It is built twice, against rdma-core's headers and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Symbol versions of madcm's librdmacm.so.1.
 #
 #  1. lib/librdmacm.map lists exactly the (name, version) pairs below.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Fuzz the address file parser.  An input with the low bit of its first
  * byte clear is the file itself; otherwise its bytes pick tokens (valid

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Fuzz the rtnetlink parsers.  With the low bit of the first byte clear,
  * the rest is a received buffer as is; otherwise the bytes are framed

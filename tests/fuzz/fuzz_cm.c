@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Fuzz the CM decoders: cm_msg_check on arbitrary bytes, then every field
  * of the layout it returns (and of every layout, on a copy padded to 256

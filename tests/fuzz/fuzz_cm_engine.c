@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Fuzz the CM engine's receive path (cm_engine_recv) with whole state
  * machines behind it: for each input, two engines are wired back to back

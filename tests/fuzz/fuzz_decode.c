@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Fuzz the whole `madcm decode` path on arbitrary bytes: input detection
  * (pcap, hex text, raw MADs), the layout registry, the text and JSON

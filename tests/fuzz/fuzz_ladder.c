@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Fuzz madcm ladder's model and its three renderers on arbitrary bytes.
  * The input is read as a pcap capture; when it is not one, it is wrapped

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Fuzz the MAD common header check and, when it accepts, every field of
  * the common layouts that fit in the input: header, RMPP header, and a

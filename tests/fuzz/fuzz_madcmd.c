@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Fuzz madcmd's session input path: one daemon on a fake fabric of two
  * ports (tests/unit/fake_umad.c), and for each input one session over a

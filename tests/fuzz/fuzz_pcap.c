@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* Fuzz the pcap reader and the IB packet parser on arbitrary bytes. */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The rsocket wire decoders (lib/rsocket_wire.c) on arbitrary bytes: the
  * stream connection data, the datagram header and the side channel's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Fuzz the SA MAD check and, when it accepts, decode everything the SA
  * client and `madcm decode` would: headers, every record the attribute

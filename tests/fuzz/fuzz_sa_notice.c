@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Fuzz what takes the SA's Reports apart (sa/notice.c): sa_report_parse
  * on the input as received and on a copy whose SA header is forced to a

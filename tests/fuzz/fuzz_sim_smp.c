@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The simulator's MAD decoders on arbitrary MADs, in process: a small
  * fabric (b2b, star:3 or fattree:4) is built and configured as OpenSM

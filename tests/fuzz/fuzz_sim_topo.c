@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The simulator's topology parser (sim/topo.c) on arbitrary text: it loads
  * and finishes, or refuses with "FILE:LINE: reason" -- never crashes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Fuzz the receive side of the MAD transport: arbitrary MADs (steered
  * toward matching TIDs, the SA class and active RMPP headers so the input

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Fuzz the soft verbs packet decoder (sim/verbs_pkt.c), which parses what
  * fabsimd and other processes send: raw input, then the same bytes with a

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Stand-in for sim/fabsimd_main.c in the simulator's fuzz targets: the
  * same symbols, no sockets.  Linked with sim/topo.c, sma.c, route.c,

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * What sim/fabsimd_main.c gives the rest of the daemon (the fabric, the
  * clock, the log, connections), without sockets or an event loop, so the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The simulator's fuzz seeds and reproducers (tests/data/fuzz_sim/), each
 # replayed once through its target's standalone driver: all must pass
 # (a reproducer added there keeps its bug fixed).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Driver that lets every libFuzzer target run without clang: it feeds the
  * target each file named on the command line, then a bounded number of

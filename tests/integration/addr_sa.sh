@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Address resolution on the simulated fabric (2sw4h, OpenSM):
 #  - `fabsim up` wrote DIR/hosts and `fabsim run` points MADCM_ADDR_FILE at
 #    it: madcm_addrs_* resolve host names, IPv4 and IPv6 addresses to GIDs

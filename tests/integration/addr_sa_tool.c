@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Driver of tests/integration/addr_sa.sh, run attached to a simulated
  * host (fabsim run HOST -- addr_sa_tool ...):

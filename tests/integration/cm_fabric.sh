@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The CM engine end to end on a simulated fabric (sim/, OpenSM, soft verbs):
 # cm_fabric_connect on two hosts connects N RC QPs through the CM runtime,
 # sends one message on each, disconnects all and checks TimeWait.

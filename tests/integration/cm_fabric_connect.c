@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * cm_fabric_connect: N RC connections between two simulated hosts through
  * the CM runtime (cm/runtime.h), with real (soft) verbs QPs.

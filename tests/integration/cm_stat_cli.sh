@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # madcm stat on a snapshot written by a real engine (cm_stat_gen): the
 # counters table, the per-state count, --conns, --raw, and the errors.
 # Needs no fabric.

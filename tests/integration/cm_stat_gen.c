@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Make a CM stat snapshot the way a real process does (MADCM_STAT_FILE in
  * the environment), for tests/integration/cm_stat_cli.sh: two engines back

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # A program that returns from main with connections it never destroyed,
 # in-process on madcm's librdmacm.so.1: its peer gets DISCONNECTED for each
 # at once, as a kernel rdma_cm peer does when the process's rdma_cm file is

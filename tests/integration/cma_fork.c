@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * cma_fork: fork() beside established connections (tests/integration/
  * cma_fork.sh, lib/cma_fork.c), on the public API only.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # fork() beside established connections (lib/cma_fork.c), on the
 # simulated fabric with tests/integration/cma_fork: a client holding N
 # connections that carry data forks children that

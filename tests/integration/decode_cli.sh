@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # madcm decode on the demo capture (tests/data/cm_handshake.pcap), as text
 # and JSON, both pcap link types, hex text (argument and stdin), raw MAD
 # files, malformed and unknown MADs, broken captures.  Needs no fabric.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The HCA's MAD port going away under live ids (here: the simulated
 # fabric's daemon, which is every host's HCA, killed with -9, so each
 # umad fd hangs up as a removed device's does): an unmodified rping -s

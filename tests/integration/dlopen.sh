@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # madcm's librdmacm.so.1 loaded with dlopen(), as plugins and language
 # bindings load it (docs/architecture.md: no initial-exec TLS), on two
 # simulated hosts with OpenSM, under `madcm run`:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * dlopen_connect LIBRARY server PORT
  * dlopen_connect LIBRARY client ADDR PORT

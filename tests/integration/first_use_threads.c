@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Threads that make a process's first CM calls at the same moment: each
  * binds an id to the host's address and listens, which opens the port's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Eight threads of a fresh process make its first CM calls at once (bind
 # and listen, each on its own port), 20 processes in a row, in-process on
 # madcm's librdmacm.so.1, then 5 more through madcmd: every listen

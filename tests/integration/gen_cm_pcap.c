@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Cross-check of the CM encoder against an independent decoder, tshark.
  *

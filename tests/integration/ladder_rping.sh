@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # madcm ladder on a real handshake: Debian's rping on madcm's
 # librdmacm.so.1 between two simulated hosts, captured at h1's port
 # (fabsim capture).  The JSON model has the two hosts' lifelines, named

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * listen_replace: a server that replaces its listener while its client
  * connects again at once, on the librdmacm API only (listen_replace.sh).

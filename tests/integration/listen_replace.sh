@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Listeners as quick as the kernel's (lib/cma_addr.c): rdma_listen takes
 # REQs before its port's ServiceRecords are at the SA, and rdma_destroy_id
 # does not wait for their Deletes.  On a two-host fabric whose SA answers

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # madcmd, the per-host daemon, on the simulated fabric (three hosts on a
 # switch, one madcmd each), with Debian's unmodified rdmacm-utils under
 # `madcm run` and tests/integration/madcmd_hold:

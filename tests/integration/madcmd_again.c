@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcmd_again IPV4 PORT: a program that outlives its madcmd.  It listens
  * on IPV4:PORT and says "listening"; when the daemon goes away it gets

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # A program that outlives its madcmd: the daemon killed with -9, the
 # program's listener gets DEVICE_REMOVAL; it destroys it and listens again
 # until a new madcmd (started on the same socket) serves it, then connects

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcmd_hold: a librdmacm program for the madcmd tests (madcmd.sh), on
  * the public API only.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # madcmd serves a port it could not open at start once it can: here the
 # port's CM agent is held by a program that runs its CM in-process when
 # madcmd starts (the same happens to a port not yet Active at boot).  The

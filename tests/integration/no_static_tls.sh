@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # No library madcm builds may need static TLS: an initial-exec TLS
 # variable marks a library STATIC_TLS (DT_FLAGS), and dlopen() of it (or
 # of librdmacm.so.1, which needs libmadcm.so.0) then fails with "cannot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * notice_watch [-p PORT] IPV4...: for each address, an id (RDMA_PS_TCP)
  * bound to it on PORT (default 7470) + its index and listening (which opens the CM of its

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Partitions (issue 42 item 7): OpenSM's partitions.conf through
 # `fabsim up --partitions` sets the ports' P_Key tables; madcm takes each
 # address's P_Key from the address file's third column and Debian's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # XRC through madcm: Debian's unmodified rdma_xserver and rdma_xclient
 # (rdmacm-utils) with `-c x` between two simulated hosts (`madcm run`).
 # The client's RDMA_PS_IB id has an XRC_SEND QP (rdma_create_ep), the

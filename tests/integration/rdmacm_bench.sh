@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # bench/rdmacm_bench end to end, small: the benchmark asserts nothing about
 # time, so this only checks that each of its placements runs and reports.
 #   1. the default (two rounds): each simulated host on a CPU of its own,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Datagram ids and multicast: Debian's unmodified udaddy and mckey under
 # `madcm run` on a simulated star of three hosts with OpenSM:
 #   udaddy -c 4 (SIDR for RDMA_PS_UDP, 10 messages each way per

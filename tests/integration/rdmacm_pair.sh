@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Sourced by the tests that run Debian's rdmacm-utils between simulated
 # hosts (rdmacm_utils.sh, rdma_xrc.sh), after sim_common.sh, with MADCM
 # and out (a directory for the programs' output) set and passed=0.

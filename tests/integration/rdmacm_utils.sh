@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Debian's unmodified rdmacm-utils binaries on madcm's librdmacm.so.1
 # (`madcm run`), between two simulated hosts with OpenSM:
 #   rping (data validated, -v output counted), rping -q (the application

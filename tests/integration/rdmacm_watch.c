@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * rdmacm_watch ADDR PORT N: bind an id (RDMA_PS_TCP) to ADDR:PORT, say
  * "bound", then print the next N events on its channel as

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # repoll_create/ctl/wait (RDMACM_1.5) moving data between two simulated
 # hosts: tests/integration/repoll_echo's server accepts 4 rsockets and
 # echoes them in one repoll set that also holds a pipe, its client waits

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * repoll over several rsockets and a pipe in one set (tests/integration/
  * repoll.sh), on madcm's librdmacm.so.1:

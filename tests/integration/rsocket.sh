@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Debian's unmodified rsocket programs on madcm's librdmacm.so.1 (`madcm
 # run`), between two simulated hosts:
 #   rstream with its default series (64 B to 1 MiB, latency and

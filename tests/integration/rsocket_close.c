@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * rsocket_close: rclose beside a thread blocked on the same rsocket
  * (tests/integration/rsocket_close.sh).

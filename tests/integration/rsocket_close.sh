@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # rclose beside a thread blocked in rrecv on the same rsocket, between two
 # simulated hosts (tests/integration/rsocket_close): the rrecv returns -1
 # with EBADF, as one on a closed fd would, and nothing touches the freed

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # rdma-core's rsocket tuning files, /etc/rdma/rsocket/*, read by madcm's
 # rsockets (lib/rsocket_conf.c): a new rsocket's options without the files
 # (rdma-core's defaults), with files (mem_default, wmem_default,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Debian's unmodified udpong (datagram rsockets, SOCK_DGRAM over UD) on
 # madcm's librdmacm.so.1 (`madcm run`), between two simulated hosts:
 #   the client's custom run in each -T mode (n non-blocking, b blocking,

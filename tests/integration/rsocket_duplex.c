@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * rsocket_duplex: two threads on one rsocket, one sending while the other
  * receives (tests/integration/rsocket_duplex.sh), as a program with a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Two threads on one rsocket, between two simulated hosts
 # (tests/integration/rsocket_duplex): a thread sends 4 MiB while another
 # receives the echo, which the server sends back from a second thread of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * SO_KEEPALIVE on a stream rsocket, for tests/integration/rsocket.sh:
  *

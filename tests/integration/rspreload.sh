@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # librspreload.so: Debian's unmodified netcat-openbsd (plain blocking
 # socket calls and poll(2)) on both ends under `madcm run --rsocket`,
 # between two simulated hosts:

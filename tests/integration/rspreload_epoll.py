@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 """Debian's python3 (epoll_create1, epoll_ctl, epoll_wait, accept4 and
 sendfile64 from the interpreter itself) under `madcm run --rsocket`, for
 tests/integration/rspreload_epoll.sh.

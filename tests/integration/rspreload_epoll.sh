@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # librspreload.so's epoll and sendfile64: Debian's python3 (which calls
 # epoll_create1, epoll_ctl, epoll_wait and sendfile64 itself) under `madcm
 # run --rsocket` on two simulated hosts: an epoll echo server with a pipe

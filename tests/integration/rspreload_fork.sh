@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # librspreload.so's fork mode (RDMAV_FORK_SAFE=1, as rdma-core's): Debian's
 # unmodified servers that fork a child per connection, under
 # `madcm run --rsocket` between two simulated hosts (madcmd on each):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * For tests/integration/rspreload_fork.sh: take one count of the
  * semaphore librspreload.so's fork mode serialises on ("/rsocket_fork",

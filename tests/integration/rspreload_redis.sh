@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Debian's unmodified redis-server (an epoll event loop) and redis-tools
 # under `madcm run --rsocket` between two simulated hosts: redis-benchmark
 # -n 2000 -t set,get prints its two results, and a redis-cli set/get

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # A 30% drop fault on SA MADs: single-shot queries sometimes fail, queries
 # with retries all succeed (and the transport counts its retries).
 . "$(dirname "$0")/sa_lib.sh"

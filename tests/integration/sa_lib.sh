@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Sourced by tests/integration/sa_*.sh: start a private simulated fabric
 # (sim/topologies/2sw4h.topo, Debian's OpenSM) in a mktemp -d directory,
 # stop it by PID (fabsim down uses the pid files it wrote) on exit.

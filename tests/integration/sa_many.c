@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * sa_many: N PathRecord queries in flight at once from one process (one
  * SA client, asynchronous API, no cache), to the LIDs given; exits 0 when

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # 1,000 PathRecord queries outstanding at once from one process all
 # complete, each with the path it asked for.
 . "$(dirname "$0")/sa_lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Multicast: create from one host, join from a second, leave from both:
 # OpenSM's group table (saquery -g) is as it was.
 . "$(dirname "$0")/sa_lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The SA's GID notices on the simulated fabric (OpenSM on h1; h2 and h3):
 #   - a program on h2 listening (tests/integration/notice_watch) makes its
 #     port subscribe to traps 64 and 65 (two InformInfo Sets on the wire);

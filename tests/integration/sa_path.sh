@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # `madcm path` between every pair of hosts of 2sw4h agrees with
 # `saquery -p` (SLID, DLID, MTU, rate, SL, P_Key, packet lifetime: the
 # whole record, since both print the same block), by LID, by GID, and by

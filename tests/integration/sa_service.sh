@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # ServiceRecord registered from one host is found from another, and gone
 # after delete.
 . "$(dirname "$0")/sa_lib.sh"

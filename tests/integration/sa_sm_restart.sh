@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # With OpenSM stopped, a query fails with "timed out" after exactly the
 # configured retries (the MADCM_TRACE capture holds 1 + N copies of the
 # request, all with one TID); after OpenSM restarts, queries work again.

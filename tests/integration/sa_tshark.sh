@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # tshark decodes a MADCM_TRACE capture (GetTable with RMPP segments and our
 # ACKs, MCMemberRecord, ServiceRecord) with no malformed packet, and
 # `madcm trace` reads it too.

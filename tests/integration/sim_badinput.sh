@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Bad input: malformed topologies are refused with file:line and a reason;
 # bad MADs from a client are dropped and counted; garbage on the socket
 # does not kill the daemon.

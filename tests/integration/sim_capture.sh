@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # tshark decodes a capture of SA PathRecord queries and CM MADs with no
 # malformed packets.
 . "$(dirname "$0")/sim_common.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Sourced by tests/integration/sim_*.sh: a private fabric per test, torn
 # down on exit (only what this test started, by PID).
 set -u

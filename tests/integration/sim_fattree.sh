@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # A generated two-level fat tree of 32-port switches: 512 hosts + 48
 # switches = 560 nodes.  OpenSM reaches SUBNET UP; SA and discovery see all.
 . "$(dirname "$0")/sim_common.sh"

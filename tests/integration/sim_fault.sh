@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # A seeded 30% drop on SA traffic: counters show it, some single-shot
 # queries time out, retried ones all succeed.
 . "$(dirname "$0")/sim_common.sh"

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Feeds garbage to fabsimd's client socket: random bytes, headers with
  * lying lengths, fragments that never end, unknown types, and truncated /

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # `fabsim up --ip`: each host in a network namespace of its own, with its
 # addresses from DIR/hosts on eth0 and lo up, the namespaces bridged in
 # the fabric's own one.  Programs that bootstrap over TCP then run

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # A link taken down: the switch traps (128) to OpenSM, which resweeps and
 # the path vanishes from SA; bringing it up brings the path back.  The
 # sweep interval is 30 s, so seeing it within 10 s proves the trap path.

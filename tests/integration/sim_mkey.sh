@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # M_Key: OpenSM protects every port (m_key, level 2) and still brings the
 # subnet up; SMPs without the key get no answer and count a violation,
 # with the key they work.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # OpenSM killed and restarted: the subnet comes back and SA answers again.
 . "$(dirname "$0")/sim_common.sh"
 fs up --gen star:4 >/dev/null || fail "fabsim up"

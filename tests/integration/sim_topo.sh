@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Topologies: ibsim's sample files load, and what ibnetdiscover prints of a
 # simulated fabric loads back into the same fabric.
 . "$(dirname "$0")/sim_common.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Two fabrics at once in two directories do not see each other: different
 # topologies, separate SMs, separate counters; down stops only its own.
 . "$(dirname "$0")/sim_common.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # CM-class MADs between processes on different hosts through libibumad
 # only; kernel-like agent registration rules.
 . "$(dirname "$0")/sim_common.sh"

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * CM-class (0x07) MAD exchange through the libibumad API only, as two
  * processes on two hosts would do it through the kernel's ib_umad.  Run

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # OpenSM brings the shipped 2-switch/4-host topology up; diags agree with it.
 . "$(dirname "$0")/sim_common.sh"
 fs up "$top_srcdir/sim/topologies/2sw4h.topo" || fail "fabsim up"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # madcm torture (madcm-torture(1)) on the simulator, h2 against a CM on h1:
 #   - against madcm's engine (tests/integration/torture_target): every
 #     case answered as required, in the table and in --json;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * torture_target: a CM that `madcm torture` can be pointed at, on the CM
  * runtime (cm/runtime.h) with no verbs: it listens on a service ID and

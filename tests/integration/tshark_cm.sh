@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Cross-check of the CM wire formats with an independent decoder: the
 # encoder writes one MAD per CM attribute into an ERF/InfiniBand pcap
 # (the form Debian's tshark 4.0 dissects), tshark decodes it, and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Sourced by the tests that check a data-path capture for malformed packets.
 #
 # tshark_no_payload_guess FILE prints the tshark options that keep it from

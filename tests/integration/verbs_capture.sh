@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # `fabsim capture` shows the data path: RC SEND segments and ACKs, RDMA
 # READ request/response and atomics, decoded by tshark without malformed
 # packets.

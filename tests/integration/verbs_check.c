@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * verbs_check: behaviours of the soft verbs that a connection manager
  * depends on, each stated as a check, run on a simulated host (under

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Resources are freed: a process that exits (or is killed) with live QPs
 # leaves nothing in the daemon; 10,000 QPs created and destroyed run
 # valgrind-clean.  QPNs are not reused soon (a CM refuses a QPN still in

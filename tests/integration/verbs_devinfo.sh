@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # ibv_devinfo -v on a simulated host shows the port as the SM set it: the
 # LID, SM LID and GID that fabsim reports, state Active.
 . "$(dirname "$0")/verbs_lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Cut-through (sim/verbs_direct.c): packets go from process to process
 # without fabsimd only while routing them would not change them, and the
 # moment something a route depends on changes, they route through the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Failures as hardware has them: missing RTR attributes (EINVAL), wrong
 # destination QPN, wrong PSN, peer QP in RESET, RNR, remote write without
 # access rights, bad lkey, flush on ERR, posts to a queue of 0 WRs, a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # `fabsim fault` rules apply to data packets on the links they cross: with
 # 5% of the packets on h1's link dropped, RC still delivers every message
 # (NAK or timeout, then retransmission), and the drops are counted.  (One

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Sourced by tests/integration/verbs_*.sh: a private fabric for one test.
 # Everything started here is stopped at exit, by PID; exit 77 (skip) when
 # the fabric cannot start (no opensm, fabsim not built).

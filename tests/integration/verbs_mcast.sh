@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # UD multicast along the MFTs OpenSM programmed: three hosts join a group
 # through the SA; h1 and h2 attach a QP and get every datagram h3 sends;
 # a QP on h3 that joined but did not attach gets none.

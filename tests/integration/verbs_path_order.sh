@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # One QP's packets arrive in order while the fabric generation changes
 # underneath (issue 45): a `fabsim fault` rule that matches no data packet
 # is added and cleared over and over during RC traffic (SENDs, RDMA WRITEs

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # perftest with default RC and the new post-send API (ibv_wr_*), between
 # two simulated hosts.
 . "$(dirname "$0")/verbs_lib.sh"

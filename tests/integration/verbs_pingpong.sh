@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Debian's unmodified ibv_{rc,uc,ud,srq}_pingpong between two simulated
 # hosts: server on h1, client on h2, QP data exchanged over TCP.
 . "$(dirname "$0")/verbs_lib.sh"

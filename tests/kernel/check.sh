@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # make check-kernel: madcm against the kernel's own rdma_cm on Soft-RoCE, in
 # two qemu VMs (TCG) booting Debian's kernel, linked by a qemu socket netdev
 # on 127.0.0.1.  See tests/kernel/README.md.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Fetch a Debian bookworm kernel image package and unpack it (NOT install it)
 # under $MADCM_KVM_DIR (default /tmp/madcm-kernel), then run depmod on the unpacked tree.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Build a minimal initramfs (static busybox + virtio/9p/overlay modules + init)
 # for an unpacked kernel made by fetch-kernel.sh.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # check.sh pyverbs: the side-by-side table of rdma-core's test_rdmacm cases,
 # kernel rdma_cm against madcm, from DIR/pyverbs.{kernel,madcm}.results
 # (guest/pyverbs_run.py: "NAME PASS|FAIL|ERROR|SKIP SECS [why]").  Exits 1

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * LD_PRELOAD shim over libibumad for `madcm torture` on Soft-RoCE
  * (tests/kernel/guest/torture.sh).  madcm torture is written for IB: it

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Boot a Debian kernel (unpacked by fetch-kernel.sh) in qemu with the host's /
 # as a read-only 9p lower layer under a tmpfs overlay (see init, stage2).
 #

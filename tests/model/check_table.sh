@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The model (tests/model/cm.pml) and the code (cm/state.c) have the same
 # transitions: the model's T() and RETX() lines equal the C table as
 # tests/model/cm_table_dump prints it.  Then shows that the check bites:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * A Promela model of the CM connection protocol (IBA vol 1 ch. 12.6-12.9)
  * as madcm's engine runs it: an active side and a passive side, each an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Print the part of the CM state table (cm/state.c) that the Promela model
  * (tests/model/cm.pml) covers, one line per non-DROP entry, in the model's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Check the CM protocol model (tests/model/cm.pml) with spin.
 #   spin_check.sh [short|long]   (short: what `make check` runs, < 1 min)
 # Each run is one bound (LOSS DUPS REORDER RETRIES) and one kind of search:

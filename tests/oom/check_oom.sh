@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # tests/oom/check_oom.sh: `make check-oom`.  Every unit test of lib/ cm/
 # sa/ mad/ madcmd/ is run with its Nth allocation failing, N = 1, 2, 3, ...
 # until a run completes with no failure injected (tests/oom/oom_alloc.c),

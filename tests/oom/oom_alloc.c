@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * tests/oom/oom_alloc.c: an allocator that fails the Nth allocation, for
  * `make check-oom` (tests/oom/check_oom.sh), after SQLite's malloc tests.

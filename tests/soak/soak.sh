@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The soak test (issue 45 item 7, `make check-soak`): an hour of churn.
 # One simulated fabric of four hosts (star:4), madcmd on each, 8
 # soak_client processes per host (each listens on its own port and, at

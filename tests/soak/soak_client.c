@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * soak_client: one churning librdmacm program of the soak test (soak.sh),
  * on the public API only.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* CM engine test harness: see cm_harness.h. */
 #include <assert.h>
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Test harness for the CM engine: two engines ("A" active, index 0, and
  * "B" passive, index 1) on one fake clock, wired back to back through a

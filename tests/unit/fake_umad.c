@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* Fake libibumad port for unit tests (see fake_umad.h). */
 #include <errno.h>
 #include <stdio.h>

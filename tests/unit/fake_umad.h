@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * A fake libibumad port for unit tests of anything built on the MAD
  * transport: sent MADs are recorded, received MADs are queued by the test.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* Fake libibverbs and the lib/ test environment (see fake_verbs.h). */
 #include "config.h"
 

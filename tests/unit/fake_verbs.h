@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Fake libibverbs for unit tests of lib/ (no HCA, no kernel): the verbs
  * lib/ calls are defined here, and the executable's definitions win over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* Checks shared by the wire-format tests: see layout_check.h. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Checks that hold for every table-driven layout (mad/field.h), shared by
  * the wire-format tests of mad/, sa/ and cm/: every field round-trips

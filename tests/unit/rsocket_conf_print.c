@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Prints the options a new rsocket starts with (on fake verbs, no
  * fabric), for tests/integration/rsocket_conf.sh, which runs it with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The address file: parsing (addresses, names, IPv6, ibacm's lines,
  * comments and white space), each kind of broken line with file and line

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * rtnetlink parsers on canned dump replies built here (no machine of ours
  * has IPoIB): InfiniBand links and their GIDs, addresses and neighbours

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The ServiceRecord convention of lib/addr_sa.h: ServiceID per address
  * (prefix, family, IPv4 address or IPv6 hash), name, ServiceData8, P_Key

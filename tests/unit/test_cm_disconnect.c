@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * CM engine, connection release: DREQ/DREP from either side and from both
  * at once, lost DREQ and DREP, DREQ timeout, TimeWait and QPN reuse,

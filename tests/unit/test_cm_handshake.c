@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * CM engine, connection establishment: both sides of the REQ/REP/RTU
  * handshake, losses and retries, MRA, timeouts, REJ in each state it may

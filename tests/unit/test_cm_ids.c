@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * CM engine identity and scale: unique comm IDs even from a bad random
  * source, bounded tables (REJ "no resources", -ENOMEM), a thousand

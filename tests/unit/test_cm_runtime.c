@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * CM runtime on two fake umad ports wired back to back: the engine hosted
  * on a progress loop, commands from the test thread, events through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * CM engine: service ID resolution (SIDR) for UD, with every status, loss
  * and timeout; alternate path loading (LAP/APR) accepted, rejected,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The CM state table (cm/state.c) is well formed: every target is a state,
  * every retransmitting state says where its timeout leads, TimeWait ends

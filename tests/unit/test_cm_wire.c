@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * CM message formats: every table checked, every field round-tripped,
  * golden bytes worked out by hand from the IBA vol 1 ch. 12 tables, limits

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * CM engine, XRC connections (IBA annex A14, as the kernel's cm.c sends
  * them): the REQ of an XRC initiator says transport service type 3 with

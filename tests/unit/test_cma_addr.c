@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Address resolution in lib/: rdma_resolve_addr through the address file
  * (ADDR_RESOLVED with the device, port and source address filled in; an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * lib/ (the librdmacm API) without a fabric: argument checks and errno of
  * every call, event channels (O_NONBLOCK, migrate, destroy waiting for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * rdma_bind_addr opens the CM of the ports the id may listen on, so that
  * rdma_listen itself registers the listener at once: a client told the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Connections through lib/ between two "hosts" in one process: h1
  * (fake0, 198.18.0.1) connects to a listener on h2 (fake1, 198.18.0.2)

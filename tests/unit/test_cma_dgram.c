@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Datagram ids through the librdmacm API, between the two fake hosts of
  * fake_verbs.h (h1 = fake0, 198.18.0.1; h2 = fake1, 198.18.0.2), with the

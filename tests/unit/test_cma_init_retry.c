@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * lib/'s first-use set-up is tried again after a failure, as rdma-core's
  * ucma_init is: a call made while there was no device, or while a set-up

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * lib/ and the SA's GID notices, on the fake fabric: a listening id's
  * port subscribes to traps 64 and 65 when its CM opens; a Report of trap

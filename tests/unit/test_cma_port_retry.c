@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * A port whose CM cannot be opened at a program's first call (the process
  * that owned its CM class had not gone yet; through madcmd, a port the

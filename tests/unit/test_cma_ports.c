@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * lib/'s port-space table through rdma_bind_addr and rdma_listen: the
  * kernel's rules (specific and wildcard addresses, ephemeral ports,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * RoCE in lib/ (lib/cma_roce.c) on fake GID tables: the sysfs reader (a
  * fake tree: GIDs in sysfs's text form, types "IB/RoCE v1" / "RoCE v2",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Synchronous ids (NULL channel): each call waits for its own event and
  * returns its outcome as 0 or -1/errno; rdma_create_ep / rdma_get_request

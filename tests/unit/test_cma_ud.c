@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * lib/'s datagram mappings, as the kernel's rdma_cm makes them (cma.c
  * cma_set_mgid, with ip_ib_mc_map / ipv6_ib_mc_map of the IPoIB

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* The generic field get/set: bit numbering, spanning, range errors. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The rdma_cm IP private-data header (the kernel's struct cma_hdr) and the
  * port-space service IDs.  Golden bytes worked out by hand from cma.c's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcm ladder's model: which arrow, which lane, which label, which flags
  * and timeouts, on captures built here with cm/'s encoders (a clean

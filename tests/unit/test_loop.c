@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The progress loop with its thread: mad_loop_call runs on the loop and
  * waits; posted commands run in order; a watched fd and a timer wake it;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * MAD common header, RMPP header and ClassPortInfo: table sanity, round
  * trips of every field, golden bytes worked out by hand from the IBA

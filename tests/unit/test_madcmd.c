@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcmd: the protocol checks (rtproto/rt_proto.c), and the daemon's core on a
  * fake fabric of two CAs (fake0 LID 5, fake1 LID 6) with client sessions

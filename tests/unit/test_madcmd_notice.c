@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * madcmd and the SA's notices, on a fake fabric of two CAs with client
  * sessions over socketpairs (the loop driven here): a session registers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* Path cache: hit, expiry after the lifetime, flush, key ignores unmasked fields. */
 #include <stdarg.h>
 #include <stddef.h>

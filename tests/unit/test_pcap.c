@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* mad/pcap: write then read back both link types; reject broken files. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* rtproto/qp_ahead.c: QP attributes kept per connection until RTS is taken. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * repoll_create/ctl/wait (lib/repoll.c) without a fabric: epoll's errors,
  * timeouts 0 and -1, pipes next to an idle rsocket (fake verbs), a

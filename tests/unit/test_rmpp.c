@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * RMPP receiver: in-order transfer with window ACKs, lost segment (ACK of
  * the prefix so the sender resends), out-of-order within the window,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The rsocket calls' errors without a fabric (lib/ on fake verbs and fake
  * umad ports): bad descriptors, calls in the wrong state, bad options,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The rsocket wire format (lib/rsocket_wire.c): the 40-byte connection
  * data byte by byte, its decode errors, the immediate-data encoding and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * SA client on a fake umad port, driven by a loop without a thread (real
  * clock; short timeouts only where a timeout is what is tested, generous

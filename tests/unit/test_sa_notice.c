@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * SA notices on a fake umad port with a fake SA: the InformInfo and
  * Notice codecs (round trip, the wire bytes of a generic subscription,

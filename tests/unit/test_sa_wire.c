@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * SA header and records: table sanity, round trips of every field, golden
  * bytes of an SA PathRecord query and of PathRecord / MCMemberRecord /

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /* Timer heap on a fake clock: order, re-arm, cancel, arm from callbacks. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * MAD transport on a fake umad port and a fake clock: TID matching,
  * timeout -> retry -> -ETIMEDOUT after exactly N retries, late and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The umad write queue (mad/umad_tx.h) on a fake write: order, a queue
  * call that never waits for a sleeping write, the bound, failed writes,

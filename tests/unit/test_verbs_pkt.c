@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Soft verbs packet headers: what we encode decodes back, the bytes sit
  * where IBA vol 1 ch. 9 puts them, and malformed input is refused without

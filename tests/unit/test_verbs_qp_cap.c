@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The send WQE's data area, as rxe sizes it (sim/verbs_qp_cap.c): the
  * larger of max_send_sge 16-byte entries and max_inline_data, reported

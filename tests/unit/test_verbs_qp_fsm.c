@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * QP state machine: the masks each transition requires and accepts, per
  * transport, as the IBA spec and real HCAs have them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Wait until another thread of this process sleeps in a poll(2) or
  * epoll_wait(2) (as its /proc/self/task/TID/syscall shows, which names a

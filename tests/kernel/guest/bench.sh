@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The bench phase of tests/kernel/check.sh, run by both VMs of one pair:
 # cmtime kernel-to-kernel and madcm-to-madcm on the same two VMs, in turns,
 # the kernel's CM modules loaded for a kernel turn and unloaded for a madcm

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Sourced by the guest scripts (tests/kernel/guest/*.sh).  Every fork costs
 # ~20 ms under TCG: use bash builtins where a loop would fork.
 IP=${RXEVM_ip%/*}

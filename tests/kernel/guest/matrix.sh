@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The interop matrix, run in both VMs of tests/kernel/check.sh (same rows, same
 # order, so the two scripts meet at every step).
 #   RXEVM_side   A or B (A listens on the qemu socket; which VM is which)

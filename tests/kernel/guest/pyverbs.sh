@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The pyverbs phase (tests/kernel/check.sh pyverbs), in one VM: rdma-core's
 # own librdmacm tests (python3-pyverbs, /usr/share/doc/rdma-core/tests,
 # test_rdmacm) on rxe0, first on madcm (madcmd on rxe0, ib_cm, iw_cm,

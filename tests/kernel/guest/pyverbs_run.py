@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # rdma-core's pyverbs tests (unpacked by guest/pyverbs.sh into a directory
 # of their own, this file copied beside run_tests.py), run as run_tests.py
 # runs them, with two differences:

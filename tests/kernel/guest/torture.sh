@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The torture phase of tests/kernel/check.sh: `madcm torture` on VM A (only
 # rdma_rxe and ib_umad: torture owns rxe0's CM class, nothing else of madcm
 # runs) against the kernel's rdma_cm on VM B, where Debian's `rping -s -P`
