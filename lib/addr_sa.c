@@ -139,7 +139,8 @@ int madcm_addr_sa_publish_async(struct sa_client *c, bool on, const struct socka
 	    arg);
 }
 
-int madcm_addr_sa_resolve(struct sa_client *c, const struct sockaddr *ip, uint8_t gid[16])
+int madcm_addr_sa_resolve(struct sa_client *c, const struct sockaddr *ip, uint8_t gid[16],
+			  uint16_t *pkey)
 {
 	struct sa_service q, *all = NULL;
 	unsigned n = 0;
@@ -160,6 +161,8 @@ int madcm_addr_sa_resolve(struct sa_client *c, const struct sockaddr *ip, uint8_
 		for (unsigned i = 0; i < n; i++)
 			if (all[i].id == q.id && !memcmp(all[i].data8, a, 16)) {
 				memcpy(gid, all[i].gid, 16);
+				if (pkey) /* a record without one (0): the default partition */
+					*pkey = all[i].pkey & 0x7fff ? all[i].pkey : 0xffff;
 				rc = 0;
 				break;
 			}

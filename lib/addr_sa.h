@@ -67,9 +67,11 @@ int madcm_addr_sa_publish_async(struct sa_client *c, bool on, const struct socka
 				void (*cb)(void *arg, int status), void *arg);
 
 /*
- * The GID that `ip` is registered at.  0, -ENOENT when no record names
- * it, -EAFNOSUPPORT, or the SA client's -errno.
+ * The GID that `ip` is registered at, and the P_Key of the record (the
+ * address's partition; pkey may be NULL).  0, -ENOENT when no record
+ * names it, -EAFNOSUPPORT, or the SA client's -errno.
  */
-int madcm_addr_sa_resolve(struct sa_client *c, const struct sockaddr *ip, uint8_t gid[16]);
+int madcm_addr_sa_resolve(struct sa_client *c, const struct sockaddr *ip, uint8_t gid[16],
+			  uint16_t *pkey);
 
 #endif

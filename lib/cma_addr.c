@@ -326,6 +326,7 @@ static void *addr_sa_thread(void *arg)
 	struct cm_runtime *rt = NULL;
 	struct cma_port *p;
 	uint8_t dgid[16];
+	uint16_t pkey = 0xffff;
 	int rc = -ENOENT;
 	long left;
 
@@ -334,7 +335,8 @@ static void *addr_sa_thread(void *arg)
 	p = id->port ? id->port : cma_first_active_port();
 	cma_unlock();
 	if (p && !cma_port_runtime(p, &rt) && cm_runtime_sa(rt))
-		rc = madcm_addr_sa_resolve(cm_runtime_sa(rt), &id->id.route.addr.dst_addr, dgid);
+		rc = madcm_addr_sa_resolve(cm_runtime_sa(rt), &id->id.route.addr.dst_addr, dgid,
+					   &pkey);
 	if (rc) {
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		left = w->timeout_ms -
@@ -349,7 +351,7 @@ static void *addr_sa_thread(void *arg)
 	if (id->op_gen == w->gen && id->state == CMA_ADDR_QUERY) {
 		if (!rc) {
 			fill_src_ip((struct sockaddr *)&id->id.route.addr.src_addr, p);
-			rc = resolved_locked(id, p, p->gid, dgid, 0xffff);
+			rc = resolved_locked(id, p, p->gid, dgid, pkey);
 		}
 		if (rc && cma_comp_exch(id, CMA_ADDR_QUERY, CMA_ADDR_BOUND)) {
 			struct cma_event *e =
@@ -720,11 +722,15 @@ static void sr_step(struct cma_port *p)
 	pst.rounds++;
 	for (unsigned i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		struct sockaddr_storage ip;
+		uint16_t pkey = 0xffff;
+		uint8_t gid[16];
 		int rc;
 
 		if (madcm_addrs_ip(cma.addrs, p->gid, families[i], &ip))
 			continue;
-		rc = madcm_addr_sa_publish_async(sa, want, (struct sockaddr *)&ip, p->gid, 0xffff,
+		/* The record names the address's partition: a peer connects in it. */
+		madcm_addrs_gid_pkey(cma.addrs, (struct sockaddr *)&ip, gid, &pkey);
+		rc = madcm_addr_sa_publish_async(sa, want, (struct sockaddr *)&ip, p->gid, pkey,
 						 SA_SR_LEASE_INFINITE, sr_done, p);
 		if (rc)
 			sr_fail(p, rc);

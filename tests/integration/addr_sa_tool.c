@@ -159,7 +159,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(cmd, "unregister"))
 			rc = madcm_addr_sa_unregister(c, (struct sockaddr *)&ss, pa.gid, pa.pkey0);
 		else if (!strcmp(cmd, "resolve")) {
-			rc = madcm_addr_sa_resolve(c, (struct sockaddr *)&ss, gid);
+			rc = madcm_addr_sa_resolve(c, (struct sockaddr *)&ss, gid, NULL);
 			if (rc == 0)
 				print_gid(gid);
 		} else {

@@ -97,7 +97,7 @@ static void test_other_family(void **state)
 	/* refused before any SA client is used */
 	assert_int_equal(madcm_addr_sa_register(NULL, &sa, gid, 0xffff, 0), -EAFNOSUPPORT);
 	assert_int_equal(madcm_addr_sa_unregister(NULL, &sa, gid, 0xffff), -EAFNOSUPPORT);
-	assert_int_equal(madcm_addr_sa_resolve(NULL, &sa, g), -EAFNOSUPPORT);
+	assert_int_equal(madcm_addr_sa_resolve(NULL, &sa, g, NULL), -EAFNOSUPPORT);
 	assert_int_equal(madcm_addr_sa_register(NULL, NULL, gid, 0xffff, 0), -EINVAL);
 }
 
