@@ -68,11 +68,10 @@
  *        Left to the scheduler, a round's numbers depend on where it puts
  *        fabsimd and the hosts' threads, and the one-at-a-time ratio moved
  *        between 1.0 and 1.6 from run to run on a 2-CPU machine
- *        (docs/connect-latency.md).  -F CPU: the fabric's processes on that
- *        CPU in every round; -F any: on any CPU (what -H gave before
- *        2026-12-07).  -S: no placement at all, every process on any CPU
- *        (the default before 2026-12-07).  -H, which asked for the hosts'
- *        CPUs, is accepted and changes nothing.
+ *        (docs/results/connect-latency.md).  -F CPU: the fabric's
+ *        processes on that CPU in every round; -F any: on any CPU.  -S: no
+ *        placement at all, every process on any CPU.  -H, which asked for
+ *        the hosts' CPUs, is accepted and changes nothing.
  *   rdmacm_bench server [-P PORT] [-C]                 # on one fabric host
  *   rdmacm_bench client -s ADDR --dlid LID [-n N] [-i ITERS] [-p PINGS]
  *        [-P PORT] [-C] [--engine-rate CONN_PER_S] [--engine-lat US]
@@ -992,7 +991,7 @@ static int cpu_of(const char *host)
  * How an idle CPU of this machine waits, printed with the numbers: in a
  * VM whose idle vCPUs halt at once, every MAD to a process on the other
  * CPU pays a halted vCPU's wake-up, and the umad floor is several times
- * what it is when they poll a while first (docs/connect-latency.md).
+ * what it is when they poll a while first (docs/results/connect-latency.md).
  */
 /* The first line of a small file (sysfs), without its newline; "" if unread. */
 static void first_line(const char *path, char *buf, size_t cap)

@@ -11,7 +11,7 @@
  * drive it with a fake transport and a fake clock.
  *
  * Commands and events are plain message structs (no pointers into engine
- * state), so a future daemon can carry them over a socket: a connection is
+ * state), so madcmd carries them over a socket (rtproto/): a connection is
  * named by its local communication ID (uint32_t), a listener by a small
  * integer, and every user context is an opaque uint64_t cookie.
  *

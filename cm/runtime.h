@@ -7,7 +7,10 @@
  * (cm/umad.h: the CM agent, class 0x07 version 2, whose Sends feed
  * cm_engine_recv() and whose Get(ClassPortInfo) is answered), the engine's
  * timers (on the loop's timer heap) and its sends.  Nothing else touches
- * them.
+ * them.  That is the in-process backend (cm/runtime_local.c); with
+ * params.daemon the engine is madcmd's and the runtime carries the same
+ * commands and events to and from it (rtproto/runtime_remote.c).  Both
+ * sit behind struct rt_ops (cm/runtime_int.h); this API is the same.
  *
  * Application threads talk to it by messages, as docs/design.md asks:
  *   - commands: a struct cm_rt_cmd (a copy of every argument, a place for
@@ -19,7 +22,8 @@
  *     eventfd (cm_runtime_event_fd) is readable while it is not empty, so
  *     the librdmacm layer can hand it out as a channel fd.
  * A command may also be made from the loop thread itself (it then runs
- * inline), which is how a future lib/ would answer from a loop callback.
+ * inline), which is how lib/'s event hook answers from a loop callback
+ * (lib/cma_events.c: the REJ for a REQ no listener takes, the RTU).
  * "On the loop" below means by whichever thread holds the loop.
  *
  * QPs, rdma_cm style (auto QP): CM_RT_CONNECT and CM_RT_ACCEPT may carry

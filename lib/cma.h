@@ -3,22 +3,45 @@
  * lib/: the librdmacm API on madcm's CM runtime (cm/runtime.h) and SA
  * client (sa/client.h).  Internal declarations shared by lib/cma_*.c.
  *
- * What is where:
+ * What is where: every .c file of lib/ is in librdmacm.so.1 (addr*.c via
+ * lib/libmadcm_addr.la, rsocket*.c from lib/rsocket.inc) but rspreload*.c,
+ * which are librspreload.so:
  *   cma_init.c     process state: devices, their ports and the CM runtime
  *                  of each port (opened on first use), the address sources
+ *   cma_daemon.c   who owns the CM: madcmd (found at the first call) or
+ *                  this process; the HOST session (port space, STAT)
  *   cma_state.c    the id states and every allowed transition (one table)
  *   cma_channel.c  event channels, the event queue, get/ack, sync ids
  *   cma_id.c       create/destroy/migrate ids, options, devices, ports
  *   cma_ports.c    the port-space table: bind rules, ephemeral ports
+ *   cma_pkey.c     P_Key -> P_Key table index, as ib_find_cached_pkey
  *   cma_addr.c     bind, resolve_addr, resolve_route
+ *   cma_roce.c     RoCE ports: GIDs from IP addresses, routes without SA
  *   cma_conn.c     connect/accept/reject/disconnect/establish, QP attrs
+ *   cma_ud.c       datagram ids: SIDR_REQ/SIDR_REP for connect/accept
  *   cma_events.c   CM runtime events -> rdma_cm events (runs on the loop)
+ *   cma_async.c    port changes from the verbs async events -> ADDR_CHANGE
+ *   cma_notice.c   the SA's GID notices (traps 64/65) -> ADDR_CHANGE
+ *   cma_mcast.c    join/leave multicast through the SA client
  *   cma_qp.c       QPs, SRQs, the default PD and CQs
  *   cma_ep.c       getaddrinfo, endpoints (create_ep, get_request)
  *   cma_exit.c     at exit, connections left are released (DREQ/REJ) and
  *                  multicast joins left at the SA
  *   cma_fork.c     fork(): a child forgets its parent's state, makes its own
- *   rpoll.c        rpoll/rselect for plain fds (rsockets come later)
+ *   addr.c         the address sources, loaded once, looked up in order
+ *   addr_file.c    the address file parser (madcm-hosts(5))
+ *   addr_netlink.c rtnetlink dumps of IPoIB links, addresses, neighbours
+ *   addr_sa.c      IP <-> GID ServiceRecords at the SA (addr_sa.h)
+ *   rsocket.c      stream rsockets (SOCK_STREAM over RC)
+ *   rsocket_dgram.c datagram rsockets (SOCK_DGRAM over UD, SIDR)
+ *   rsocket_wire.c the rsocket connection data and SGE/iomap encodings
+ *   rsocket_conf.c rdma-core's rsocket tuning files, /etc/rdma/rsocket/
+ *   rsocket_keepalive.c  SO_KEEPALIVE: one thread posts keepalives
+ *   rpoll.c        rpoll/rselect over rsockets and ordinary fds
+ *   repoll.c       repoll_* (RDMACM_1.5): epoll over rsockets and fds
+ *   rspreload.c    librspreload.so: a program's TCP sockets as rsockets
+ *   rspreload_epoll.c  librspreload.so: epoll sets as repoll sets
+ *   rspreload_fork.c   librspreload.so: RDMAV_FORK_SAFE fork mode
  *
  * Locking.  One process mutex, cma.lock, guards every lib/ structure (ids,
  * channels and their queues, the port-space table).  The CM runtime calls

@@ -303,7 +303,7 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 	 * Read before cma.lock when the queue looks empty, the usual case: a
 	 * system call under the lock stalls every thread that needs it, such
 	 * as a server's rdma_create_qp() while this thread comes back for its
-	 * next CONNECT_REQUEST (tests/kernel/README.md).
+	 * next CONNECT_REQUEST (docs/results/kernel-bed.md).
 	 */
 	if (!has_events(ch))
 		nonblock = fd_nonblock(ch->ch.fd);

@@ -85,7 +85,7 @@ void mad_field_set_bits(void *buf, const struct mad_field *f, uint64_t value);
  * whose contents the compiler sees (the CM's, under LTO) folds to a
  * constant offset and mask, a load or a store or two.  cmtime under
  * callgrind: madcm's instructions a connection 14% fewer on each side
- * (bench/cmtime_instr.sh, docs/connect-latency.md).
+ * (bench/cmtime_instr.sh, docs/results/connect-latency.md).
  */
 #define MAD_FIELD_INLINE inline __attribute__((always_inline))
 

@@ -6,9 +6,10 @@
  * Other threads never touch that state: they post commands, self-contained
  * messages (struct mad_loop_cmd embedded in a caller struct that carries
  * copies of the arguments and a place for the result), which the loop
- * runs in order.  This is the interface a future daemon would speak over a
- * socket.  Events go back by whatever the command's owner chose (a
- * condition variable in mad_loop_call(), an event channel's fd later).
+ * runs in order (mad_loop_call), or runs on the caller's thread while it
+ * holds the loop (mad_loop_call_here).  Events go back by whatever the
+ * command's owner chose (a condition variable in mad_loop_call(), the CM
+ * runtime's eventfd queue, cm/runtime.h).
  *
  * Tests drive a loop without its thread: mad_loop_run_once() polls, runs
  * due timers and queued commands, on a clock they supply.

@@ -242,7 +242,7 @@ static void note_nonblock(int portid, bool open)
  * thread on a host with more than one CPU online.  On one CPU the sleep
  * is the kworker using that CPU: nothing overlaps it, and the hop to the
  * writer costs two context switches per MAD (measured slower,
- * tests/kernel/README.md).
+ * docs/results/kernel-bed.md).
  */
 enum tx_mode { TX_AUTO, TX_THREAD, TX_RELEASE, TX_SYNC };
 
@@ -263,7 +263,7 @@ static enum tx_mode tx_mode(void)
  * MADCM_MAD_SEND=qp: CM MADs on an Ethernet port leave from a UD QP of
  * ours (umad_qp.h).  Asked for only: it puts a source QP other than 1 on
  * the wire, where a kernel CM always sends from QP1 (on the one-vCPU RoCE
- * guests it is faster: tests/kernel/README.md, 2026-12-06).
+ * guests it is faster: docs/results/kernel-bed.md).
  */
 static bool qp_send_wanted(void)
 {

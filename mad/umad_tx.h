@@ -29,7 +29,7 @@
  * synchronous writes, but outside the loop: the loop thread and the
  * application's other threads run the engine meanwhile instead of
  * waiting for the lock (a one-CPU host has no CPU for a writer thread,
- * tests/kernel/README.md).  Asked for only (MADCM_UMAD_TX=release): on
+ * docs/results/kernel-bed.md).  Asked for only (MADCM_UMAD_TX=release): on
  * one-vCPU RoCE guests it measured the same as writing in place.
  */
 #ifndef MADCM_MAD_UMAD_TX_H

@@ -9,7 +9,7 @@
  * malloc() looks in first.  malloc() and memset() of the same size take a
  * chunk of that size freed earlier, as on every connection after the
  * first, without the lock: about 250 instructions fewer a call under
- * callgrind (docs/connect-latency.md).
+ * callgrind (docs/results/connect-latency.md).
  */
 #ifndef MADCM_MAD_ZALLOC_H
 #define MADCM_MAD_ZALLOC_H

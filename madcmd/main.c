@@ -61,7 +61,7 @@ static int parse_u32(const char *s, uint32_t *out)
  * RTU before the program's ESTABLISHED returns), and a program waiting
  * for an answer blocks at once either way.  Under SCHED_BATCH the daemon
  * runs when the program blocks or on another CPU, and takes what came
- * meanwhile in one turn (docs/connect-latency.md has the measurements).
+ * meanwhile in one turn (docs/results/connect-latency.md has the measurements).
  * On a host whose CPUs are all busy it waits for a time slice, which the
  * CM's timeouts (seconds) do not notice.
  */
