@@ -18,6 +18,7 @@
  *   cma_exit.c     at exit, connections left are released (DREQ/REJ) and
  *                  multicast joins left at the SA
  *   cma_fork.c     fork(): a child forgets its parent's state, makes its own
+ *   cma_publish.c  the id table in a file for `madcm ids`, written lazily
  *   rpoll.c        rpoll/rselect for plain fds (rsockets come later)
  *
  * Locking.  One process mutex, cma.lock, guards every lib/ structure (ids,
@@ -590,6 +591,13 @@ void cma_mc_leave_all(struct cma_id *id);
 void cma_mc_rejoin(struct cma_port *p);
 /* Watch each device's async events (port changes), from cma_init. */
 void cma_async_start(struct cma_device *d);
+
+/*
+ * The id table changed (under cma.lock): it is published for `madcm ids`
+ * a moment later, by the loop (cma_publish.c).  forget: a fork()ed child.
+ */
+void cma_publish_mark(void);
+void cma_publish_forget(void);
 
 /* Service ID of an id's port space and port. */
 uint64_t cma_service_id(enum rdma_port_space ps, uint16_t port);
