@@ -28,12 +28,13 @@
  *   cma_exit.c     at exit, connections left are released (DREQ/REJ) and
  *                  multicast joins left at the SA
  *   cma_fork.c     fork(): a child forgets its parent's state, makes its own
+ *   cma_publish.c  the id table in a file for `madcm ids`, written lazily
  *   addr.c         the address sources, loaded once, looked up in order
  *   addr_file.c    the address file parser (madcm-hosts(5))
  *   addr_netlink.c rtnetlink dumps of IPoIB links, addresses, neighbours
  *   addr_sa.c      IP <-> GID ServiceRecords at the SA (addr_sa.h)
  *   rsocket.c      stream rsockets (SOCK_STREAM over RC)
- *   rsocket_dgram.c datagram rsockets (SOCK_DGRAM over UD, SIDR)
+ *   rsocket_dgram.c datagram rsockets (SOCK_DGRAM over UD, UDP side channel)
  *   rsocket_wire.c the rsocket connection data and SGE/iomap encodings
  *   rsocket_conf.c rdma-core's rsocket tuning files, /etc/rdma/rsocket/
  *   rsocket_keepalive.c  SO_KEEPALIVE: one thread posts keepalives
@@ -613,6 +614,13 @@ void cma_mc_leave_all(struct cma_id *id);
 void cma_mc_rejoin(struct cma_port *p);
 /* Watch each device's async events (port changes), from cma_init. */
 void cma_async_start(struct cma_device *d);
+
+/*
+ * The id table changed (under cma.lock): it is published for `madcm ids`
+ * a moment later, by the loop (cma_publish.c).  forget: a fork()ed child.
+ */
+void cma_publish_mark(void);
+void cma_publish_forget(void);
 
 /* Service ID of an id's port space and port. */
 uint64_t cma_service_id(enum rdma_port_space ps, uint16_t port);

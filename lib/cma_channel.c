@@ -197,6 +197,7 @@ void cma_report(struct cma_id *id, struct cma_event *e)
 {
 	cma_assert_locked();
 	id->events_reported++;
+	cma_publish_mark(); /* the CM state may have moved */
 	if (e->listen)
 		e->listen->events_reported++;
 	/* A CONNECT_REQUEST is the listener's event, read from its channel. */

@@ -84,6 +84,7 @@ static void fork_child(void)
 		cma_ports_forget();
 		cma_mc_forget();
 		cma_addr_forget();
+		cma_publish_forget();
 		if (cma.daemon)
 			madcmd_mad_sessions_forked();
 		cma_daemon_forget();

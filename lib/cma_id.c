@@ -88,6 +88,7 @@ struct cma_id *cma_id_alloc(struct cma_channel *ch, void *context, enum rdma_por
 	id->cookie = ++next_cookie;
 	id->cookie_next = by_cookie[id->cookie % COOKIE_BUCKETS];
 	by_cookie[id->cookie % COOKIE_BUCKETS] = id;
+	cma_publish_mark();
 	return id;
 }
 
@@ -97,6 +98,7 @@ void cma_id_free_locked(struct cma_id *id)
 	if (id->has_conn && id->port) /* no link may outlive its id */
 		cma_conn_del(id->port, id->conn, id);
 	cookie_del(id);
+	cma_publish_mark();
 	rdma_freeaddrinfo(id->addrinfo);
 	cma_channel_unref_locked(cma_channel_of(&id->id));
 	pthread_cond_destroy(&id->cond);

@@ -61,6 +61,7 @@ void cma_set_state(struct cma_id *id, enum cma_state to)
 	if (!(allowed[id->state] & B(to)) && id->state != to)
 		cma_state_bad++;
 	id->state = to;
+	cma_publish_mark();
 }
 
 bool cma_comp_exch(struct cma_id *id, enum cma_state from, enum cma_state to)

@@ -21,6 +21,7 @@
 	X(trace, "print a MAD capture (MADCM_TRACE=FILE.pcap)") \
 	X(ladder, "draw a capture's CM exchanges as a ladder diagram") \
 	X(stat, "print CM engine counters and connections (MADCM_STAT_FILE)") \
+	X(ids, "list every rdma_cm id on the host (rdma resource show cm_id)") \
 	X(run, "run a librdmacm program on madcm's librdmacm.so.1") \
 	X(torture, "run adversarial CM cases against a target CM") \
 	/* one line per subcommand above this one */
