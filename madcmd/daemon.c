@@ -215,6 +215,8 @@ int madcmd_open(struct madcmd **out, const struct madcmd_params *p)
 		d->p.rescan_ms = MADCMD_DEFAULT_RESCAN_MS;
 	if (!d->p.may_bind_privileged)
 		d->p.may_bind_privileged = madcmd_default_may_bind_privileged;
+	if (!d->p.netns_of)
+		d->p.netns_of = madcmd_default_netns_of;
 	d->loop = p->loop;
 	d->ops = p->ops ? p->ops : &mad_umad_real_ops;
 	d->ops_ctx = p->ops_ctx;

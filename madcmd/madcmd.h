@@ -41,11 +41,24 @@ struct madcmd_params {
 	uint32_t max_events;   /* messages queued for a slow session; 0: 65536 */
 	uint32_t max_sessions; /* 0: 1024 */
 	/*
+	 * SO_SNDBUF of each session's socket, what the kernel holds for a
+	 * client before max_events counts, at least a batch (64 KiB + 4 KiB);
+	 * 0: 1 MiB (madcmd_socket_bufs).
+	 */
+	uint32_t sndbuf;
+	/*
 	 * May the peer (pid, uid) bind a port below 1024?  NULL: uid 0 or
 	 * CAP_NET_BIND_SERVICE in the CapEff of /proc/PID/status.
 	 */
 	bool (*may_bind_privileged)(void *ctx, pid_t pid, uid_t uid);
 	void *priv_ctx;
+	/*
+	 * The network namespace of the peer pid, a key of its port space (the
+	 * kernel keeps one per namespace); 0 when unknown.  NULL: the device
+	 * and inode of /proc/PID/ns/net.
+	 */
+	uint64_t (*netns_of)(void *ctx, pid_t pid);
+	void *netns_ctx;
 	/* Start of the ephemeral port search; NULL: getrandom(2). */
 	uint32_t (*random32)(void *ctx);
 	void *random_ctx;
@@ -116,6 +129,12 @@ enum madcmd_log_to { MADCMD_LOG_NONE, MADCMD_LOG_STDERR, MADCMD_LOG_SYSLOG };
 
 /* Where messages go, and the least important priority shown (LOG_*). */
 void madcmd_log_setup(enum madcmd_log_to to, int max_prio);
+/*
+ * A line that cannot be written (a full disk or /dev/full behind stderr, a
+ * closed pipe) is dropped, never retried, and counted.
+ */
 void madcmd_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Lines dropped so far because their write failed. */
+uint64_t madcmd_log_lost(void);
 
 #endif

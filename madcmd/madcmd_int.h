@@ -172,6 +172,7 @@ struct madcmd_bind {
 	struct madcmd_bind *snext; /* the session's list */
 	struct madcmd_session *s;
 	uint64_t token;
+	uint64_t netns; /* the session's: one port space per network namespace */
 	uint32_t ps;
 	uint16_t port;
 	uint16_t family;
@@ -185,7 +186,8 @@ struct madcmd_session {
 	int fd;
 	pid_t pid;
 	uid_t uid;
-	uint32_t kind; /* 0 until HELLO, then enum madcmd_kind */
+	uint64_t netns; /* its network namespace at accept (params.netns_of) */
+	uint32_t kind;	/* 0 until HELLO, then enum madcmd_kind */
 	struct madcmd_served *port;
 	bool closing;	 /* no more input or output; reaped on the loop */
 	bool logged_bad; /* a malformed packet was logged */
@@ -284,6 +286,7 @@ void madcmd_ps_session_end(struct madcmd_session *s);
 int madcmd_ps_conflict(const struct madcmd_bind *me, const struct madcmd_bind *other,
 		       bool reuseaddr);
 bool madcmd_default_may_bind_privileged(void *ctx, pid_t pid, uid_t uid);
+uint64_t madcmd_default_netns_of(void *ctx, pid_t pid);
 
 /* stat.c */
 void madcmd_stat(struct madcmd_session *s, const struct madcmd_port *m);

@@ -30,11 +30,13 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: madcmd [-f] [-s PATH] [-l stderr|syslog] [-v] [--max-ids N]\n"
-		"              [--max-events N] [--max-sessions N] [--sched batch|normal]\n"
+		"              [--max-events N] [--max-sessions N] [--sndbuf BYTES]\n"
+		"              [--sched batch|normal]\n"
 		"  -s PATH   socket (default $%s, else %s)\n"
 		"  -f        stay in the foreground (the default; for systemd Type=simple)\n"
 		"  -l WHERE  log to stderr (default) or syslog\n"
 		"  -v        more log; counters at exit\n"
+		"  --sndbuf B send room of each session's socket (default 1 MiB)\n"
 		"  --sched P batch (the default: the daemon woken by a program's command\n"
 		"            never preempts the program) or normal\n",
 		MADCMD_SOCKET_ENV, MADCMD_SOCKET_DEFAULT);
@@ -159,7 +161,7 @@ static void on_signal(struct mad_loop *l, int fd, void *arg)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_MAX_IDS = 256, OPT_MAX_EVENTS, OPT_MAX_SESSIONS, OPT_SCHED };
+	enum { OPT_MAX_IDS = 256, OPT_MAX_EVENTS, OPT_MAX_SESSIONS, OPT_SCHED, OPT_SNDBUF };
 	static const struct option opts[] = {
 	    {"socket", required_argument, NULL, 's'},
 	    {"foreground", no_argument, NULL, 'f'},
@@ -169,6 +171,7 @@ int main(int argc, char **argv)
 	    {"max-events", required_argument, NULL, OPT_MAX_EVENTS},
 	    {"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
 	    {"sched", required_argument, NULL, OPT_SCHED},
+	    {"sndbuf", required_argument, NULL, OPT_SNDBUF},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -204,10 +207,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_MAX_IDS:
 		case OPT_MAX_EVENTS:
-		case OPT_MAX_SESSIONS: {
-			uint32_t *v = c == OPT_MAX_IDS	    ? &p.max_ids
-				      : c == OPT_MAX_EVENTS ? &p.max_events
-							    : &p.max_sessions;
+		case OPT_MAX_SESSIONS:
+		case OPT_SNDBUF: {
+			uint32_t *v = c == OPT_MAX_IDS	      ? &p.max_ids
+				      : c == OPT_MAX_EVENTS   ? &p.max_events
+				      : c == OPT_MAX_SESSIONS ? &p.max_sessions
+							      : &p.sndbuf;
 
 			if (parse_u32(optarg, v)) {
 				fprintf(stderr, "madcmd: %s: not a positive number\n", optarg);

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
- * The host-wide port space: which session's binding holds which (port
- * space, port), with the rules of lib/cma_ports.c (the kernel's
- * cma_get_port, cma_check_port, cma_alloc_any_port) applied across every
- * program of the host instead of one process:
+ * The host's port spaces: which session's binding holds which (network
+ * namespace, port space, port), with the rules of lib/cma_ports.c (the
+ * kernel's cma_get_port, cma_check_port, cma_alloc_any_port) applied
+ * across every program of the host instead of one process.  As the
+ * kernel's rdma_cm (its port spaces are per network namespace), programs
+ * of two namespaces never conflict; a session's namespace is its peer's
+ * /proc/PID/ns/net at accept (madcmd_default_netns_of).
  *   - port 0 takes a free port of 32768..60999 from a random start, upward
  *     with wraparound; EADDRNOTAVAIL when none is free;
  *   - an explicit port below 1024 needs uid 0 or CAP_NET_BIND_SERVICE of
@@ -23,6 +26,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "madcmd/madcmd_int.h"
 
@@ -34,9 +38,15 @@
 #define EPHEMERAL_HI 60999
 #define CAP_BIT_NET_BIND_SERVICE 10
 
-static unsigned ps_bucket(uint32_t ps, uint16_t port)
+static unsigned ps_bucket(uint64_t ns, uint32_t ps, uint16_t port)
 {
-	return ((unsigned)ps * 31u + port) % MADCMD_PS_BUCKETS;
+	return (unsigned)(((ns ^ (ns >> 32)) * 131u + (unsigned)ps * 31u + port) %
+			  MADCMD_PS_BUCKETS);
+}
+
+static bool same_space(const struct madcmd_bind *b, uint64_t ns, uint32_t ps, uint16_t port)
+{
+	return b->netns == ns && b->ps == ps && b->port == port;
 }
 
 static bool addr_equal(const struct madcmd_bind *a, const struct madcmd_bind *b)
@@ -71,10 +81,11 @@ int madcmd_ps_conflict(const struct madcmd_bind *me, const struct madcmd_bind *o
 /* Every other binding of me's (ps, port), in bind order, as the kernel. */
 static int check(struct madcmd *d, const struct madcmd_bind *me, bool reuseaddr)
 {
-	for (const struct madcmd_bind *b = d->ps[ps_bucket(me->ps, me->port)]; b; b = b->hnext) {
+	for (const struct madcmd_bind *b = d->ps[ps_bucket(me->netns, me->ps, me->port)]; b;
+	     b = b->hnext) {
 		int rc;
 
-		if (b == me || b->ps != me->ps || b->port != me->port)
+		if (b == me || !same_space(b, me->netns, me->ps, me->port))
 			continue;
 		rc = madcmd_ps_conflict(me, b, reuseaddr);
 		if (rc)
@@ -83,17 +94,17 @@ static int check(struct madcmd *d, const struct madcmd_bind *me, bool reuseaddr)
 	return 0;
 }
 
-static bool port_used(const struct madcmd *d, uint32_t ps, uint16_t port)
+static bool port_used(const struct madcmd *d, uint64_t ns, uint32_t ps, uint16_t port)
 {
-	for (const struct madcmd_bind *b = d->ps[ps_bucket(ps, port)]; b; b = b->hnext)
-		if (b->ps == ps && b->port == port)
+	for (const struct madcmd_bind *b = d->ps[ps_bucket(ns, ps, port)]; b; b = b->hnext)
+		if (same_space(b, ns, ps, port))
 			return true;
 	return false;
 }
 
 static void link_bind(struct madcmd *d, struct madcmd_bind *b)
 {
-	struct madcmd_bind **pp = &d->ps[ps_bucket(b->ps, b->port)];
+	struct madcmd_bind **pp = &d->ps[ps_bucket(b->netns, b->ps, b->port)];
 
 	while (*pp)
 		pp = &(*pp)->hnext;
@@ -106,7 +117,7 @@ static void link_bind(struct madcmd *d, struct madcmd_bind *b)
 
 static void unlink_bind(struct madcmd *d, struct madcmd_bind *b)
 {
-	struct madcmd_bind **pp = &d->ps[ps_bucket(b->ps, b->port)];
+	struct madcmd_bind **pp = &d->ps[ps_bucket(b->netns, b->ps, b->port)];
 
 	while (*pp && *pp != b)
 		pp = &(*pp)->hnext;
@@ -154,6 +165,18 @@ bool madcmd_default_may_bind_privileged(void *ctx, pid_t pid, uid_t uid)
 	return ok;
 }
 
+uint64_t madcmd_default_netns_of(void *ctx, pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	(void)ctx;
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	if (pid <= 0 || stat(path, &st))
+		return 0; /* no /proc, or the peer's pid is not ours to see: one space */
+	return ((uint64_t)st.st_dev << 32) ^ (uint64_t)st.st_ino;
+}
+
 static uint32_t random_start(struct madcmd *d)
 {
 	uint32_t r = 0;
@@ -176,7 +199,7 @@ static int bind_port(struct madcmd_session *s, struct madcmd_bind *b)
 		for (unsigned i = 0; i < range; i++) {
 			uint16_t p = (uint16_t)(EPHEMERAL_LO + (start + i) % range);
 
-			if (!port_used(d, b->ps, p)) {
+			if (!port_used(d, b->netns, b->ps, p)) {
 				b->port = p;
 				return 0;
 			}
@@ -214,6 +237,7 @@ void madcmd_port_msg(struct madcmd_session *s, const struct madcmd_port *m, int 
 		}
 		b->s = s;
 		b->token = m->token;
+		b->netns = s->netns;
 		b->ps = m->ps;
 		b->port = m->port;
 		b->family = m->family;

@@ -433,8 +433,18 @@ int madcmd_session_add(struct madcmd *d, int fd)
 	s->fd = fd;
 	s->pid = cred.pid;
 	s->uid = cred.uid;
+	/* Read now, while the peer is connected: its pid is not reused yet. */
+	s->netns = d->p.netns_of(d->p.netns_ctx, cred.pid);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	madcmd_socket_bufs(fd);
+	if (d->p.sndbuf) {
+		/* Never below a batch: a larger packet would fail (EMSGSIZE), not wait. */
+		uint32_t want =
+		    d->p.sndbuf < MADCMD_BATCH_MAX + 4096 ? MADCMD_BATCH_MAX + 4096 : d->p.sndbuf;
+		int sz = (int)(want > INT32_MAX / 2 ? INT32_MAX / 2 : want);
+
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	}
 	rc = mad_loop_set_ctl(d->loop, EPOLL_CTL_ADD, fd, slot, EPOLLIN);
 	if (rc) {
 		close(fd);
@@ -443,7 +453,8 @@ int madcmd_session_add(struct madcmd *d, int fd)
 	}
 	d->slots[slot] = s;
 	d->nsessions++;
-	madcmd_log(LOG_DEBUG, "session %u: pid %d uid %u", slot, (int)s->pid, (unsigned)s->uid);
+	madcmd_log(LOG_DEBUG, "session %u: pid %d uid %u netns %#llx", slot, (int)s->pid,
+		   (unsigned)s->uid, (unsigned long long)s->netns);
 	return (int)slot;
 }
 

@@ -102,8 +102,9 @@ void madcmd_log_counters(const struct madcmd *d)
 
 	madcmd_log(LOG_NOTICE,
 		   "daemon: %u sessions open, %" PRIu64 " HOST sessions, %" PRIu64
-		   " refused, %" PRIu64 " closed as too slow, %" PRIu64 " malformed",
-		   d->nsessions, c->sessions, c->refused, c->slow, c->malformed);
+		   " refused, %" PRIu64 " closed as too slow, %" PRIu64 " malformed, %" PRIu64
+		   " log lines lost",
+		   d->nsessions, c->sessions, c->refused, c->slow, c->malformed, madcmd_log_lost());
 	for (unsigned i = 0; i < d->nports; i++) {
 		c = &d->ports[i].c;
 		madcmd_log(LOG_NOTICE,

@@ -6,12 +6,14 @@
  *   madcmd_hold server PORT N     accept N connections (an RC QP each),
  *                                 print "established N", then wait until
  *                                 all N are DISCONNECTED: "disconnected N",
- *                                 exit 0
+ *                                 exit 0 (connections that fail during
+ *                                 the handshake are destroyed, not counted)
  *   madcmd_hold client ADDR PORT N
  *                                 connect N ids to ADDR:PORT, print
  *                                 "connected N", then hold them until
  *                                 killed (or a DEVICE_REMOVAL: "removal",
- *                                 exit 3)
+ *                                 exit 3; a DISCONNECTED: "disconnected",
+ *                                 exit 4)
  *   madcmd_hold client ADDR PORT N exit
  *                                 the same, but return from main once
  *                                 connected, destroying nothing (the
@@ -20,10 +22,13 @@
  *                                 join multicast GROUP from ADDR (a UDP
  *                                 id), print "joined", and return from
  *                                 main without leaving
- *   madcmd_hold bind ADDR PORT [hold]
+ *   madcmd_hold bind ADDR PORT [hold|listen]
  *                                 rdma_bind_addr: "bound PORT" (and with
  *                                 `hold` keep it until killed) or
- *                                 "bind: ERRNO-NAME", exit 1
+ *                                 "bind: ERRNO-NAME", exit 1; with
+ *                                 `listen` rdma_listen too: "listening
+ *                                 PORT", held until killed, or
+ *                                 "listen: ERRNO-NAME", exit 1
  * Every wait has a timeout (60 s): a lost event fails, never hangs.
  */
 #include <errno.h>
@@ -129,6 +134,17 @@ static int server(int port, int n)
 		case RDMA_CM_EVENT_DISCONNECTED:
 			disc++;
 			break;
+		case RDMA_CM_EVENT_CONNECT_ERROR:
+		case RDMA_CM_EVENT_REJECTED:
+		case RDMA_CM_EVENT_UNREACHABLE: {
+			/* A client gone mid-handshake (madcmd_faults.sh kills its madcmd). */
+			struct rdma_cm_id *id = ev->id;
+
+			rdma_ack_cm_event(ev);
+			rdma_destroy_qp(id);
+			rdma_destroy_id(id);
+			continue;
+		}
 		default:
 			fprintf(stderr, "server: %s\n", rdma_event_str(ev->event));
 			return 2;
@@ -187,6 +203,9 @@ static int client(const char *host, int port, int n, bool leave)
 		case RDMA_CM_EVENT_DEVICE_REMOVAL:
 			printf("removal\n");
 			return 3;
+		case RDMA_CM_EVENT_DISCONNECTED:
+			printf("disconnected\n");
+			return 4;
 		default:
 			fprintf(stderr, "client: %s\n", rdma_event_str(t));
 			return 2;
@@ -229,7 +248,7 @@ static int join(const char *host, const char *group)
 	}
 }
 
-static int bind_only(const char *host, int port, bool hold)
+static int bind_only(const char *host, int port, bool hold, bool listen)
 {
 	struct sockaddr_storage a;
 	struct rdma_cm_id *id;
@@ -243,8 +262,13 @@ static int bind_only(const char *host, int port, bool hold)
 		printf("bind: %s\n", errno_name(errno));
 		return 1;
 	}
-	printf("bound %u\n", ntohs(rdma_get_src_port(id)));
+	if (listen && rdma_listen(id, 16)) {
+		printf("listen: %s\n", errno_name(errno));
+		return 1;
+	}
+	printf("%s %u\n", listen ? "listening" : "bound", ntohs(rdma_get_src_port(id)));
 	fflush(stdout);
+	hold |= listen;
 	while (hold)
 		pause();
 	return 0;
@@ -264,9 +288,10 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "join"))
 		return join(argv[2], argv[3]);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "bind"))
-		return bind_only(argv[2], atoi(argv[3]), argc == 5);
+		return bind_only(argv[2], atoi(argv[3]), argc == 5 && strcmp(argv[4], "listen"),
+				 argc == 5 && !strcmp(argv[4], "listen"));
 	fprintf(stderr,
 		"usage: madcmd_hold server PORT N | client ADDR PORT N [exit] | join ADDR GROUP | "
-		"bind ADDR PORT [hold]\n");
+		"bind ADDR PORT [hold|listen]\n");
 	return 2;
 }

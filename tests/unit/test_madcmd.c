@@ -36,7 +36,8 @@ static struct env {
 	struct fake_fabric fb;
 	struct mad_loop *loop;
 	struct madcmd *d;
-	bool priv; /* what the privilege check answers */
+	bool priv;	/* what the privilege check answers */
+	uint64_t netns; /* the network namespace of the next session added */
 	/* The SA's multicast answers (mc_ops): Deletes seen, per JoinState. */
 	unsigned mc_sets, mc_deletes;
 	uint8_t mc_last_delete_js;
@@ -52,6 +53,13 @@ static bool priv_cb(void *ctx, pid_t pid, uid_t uid)
 	(void)pid;
 	(void)uid;
 	return E.priv;
+}
+
+static uint64_t netns_cb(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	(void)pid;
+	return E.netns;
 }
 
 static uint32_t fixed_random(void *ctx)
@@ -140,6 +148,7 @@ static void env_up_ports(uint32_t max_ids, uint32_t max_events, uint8_t state1, 
 	p.max_events = max_events;
 	p.may_bind_privileged = priv_cb;
 	p.random32 = fixed_random;
+	p.netns_of = netns_cb;
 	p.rescan_ms = rescan_ms;
 	assert_int_equal(madcmd_open(&E.d, &p), 0);
 	assert_int_equal(madcmd_port_count(E.d), state1 == 4 ? 2 : 1);
@@ -1286,6 +1295,47 @@ static void test_portspace(void **state)
 	env_down();
 }
 
+/* One port space per network namespace, as the kernel's rdma_cm. */
+static void test_portspace_netns(void **state)
+{
+	uint16_t p1, p2;
+	int a, b, c;
+
+	(void)state;
+	env_up(0, 0);
+	E.netns = 0x1111;
+	a = client();
+	E.netns = 0x2222;
+	b = client();
+	c = client();
+	E.netns = 0;
+	assert_int_equal(hello(a, MADCMD_SESSION_HOST, "", 0, NULL), 0);
+	assert_int_equal(hello(b, MADCMD_SESSION_HOST, "", 0, NULL), 0);
+	assert_int_equal(hello(c, MADCMD_SESSION_HOST, "", 0, NULL), 0);
+	/* The same address and port in two namespaces: both bind and listen. */
+	assert_int_equal(port_op(a, MADCMD_PORT_BIND, 1, 5000, "10.0.0.1", false, NULL), 0);
+	assert_int_equal(port_op(b, MADCMD_PORT_BIND, 1, 5000, "10.0.0.1", false, NULL), 0);
+	assert_int_equal(port_op(a, MADCMD_PORT_LISTEN, 1, 0, "10.0.0.1", false, NULL), 0);
+	assert_int_equal(port_op(b, MADCMD_PORT_LISTEN, 1, 0, "10.0.0.1", false, NULL), 0);
+	/* ... and a wildcard there too; within b's namespace, c conflicts. */
+	assert_int_equal(port_op(a, MADCMD_PORT_BIND, 2, 5001, NULL, false, NULL), 0);
+	assert_int_equal(port_op(c, MADCMD_PORT_BIND, 2, 5001, NULL, false, NULL), 0);
+	assert_int_equal(port_op(c, MADCMD_PORT_BIND, 3, 5000, "10.0.0.1", false, NULL),
+			 -EADDRINUSE);
+	assert_int_equal(port_op(c, MADCMD_PORT_BIND, 4, 5000, NULL, false, NULL), -EADDRNOTAVAIL);
+	/* Ephemeral ports: the same one may come out in each namespace. */
+	assert_int_equal(port_op(a, MADCMD_PORT_BIND, 10, 0, NULL, false, &p1), 0);
+	assert_int_equal(port_op(b, MADCMD_PORT_BIND, 10, 0, NULL, false, &p2), 0);
+	assert_int_equal(p1, 32768 + 7);
+	assert_int_equal(p2, 32768 + 7);
+	close(a);
+	close(b);
+	close(c);
+	pump();
+	assert_int_equal(tables().bindings, 0);
+	env_down();
+}
+
 /* The rule itself, pair by pair (lib/cma_ports.c's check_port). */
 static void test_ps_rule(void **state)
 {
@@ -1624,16 +1674,16 @@ static void test_service_records(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_check_accepts),     cmocka_unit_test(test_check_rejects),
-	    cmocka_unit_test(test_hello_errors),      cmocka_unit_test(test_hello_port),
-	    cmocka_unit_test(test_port_comes_up),     cmocka_unit_test(test_port_comes_back),
-	    cmocka_unit_test(test_cm_ownership),      cmocka_unit_test(test_cm_close_rejects),
-	    cmocka_unit_test(test_cm_limits),	      cmocka_unit_test(test_slow_client),
-	    cmocka_unit_test(test_portspace),	      cmocka_unit_test(test_ps_rule),
-	    cmocka_unit_test(test_mad_proxy),	      cmocka_unit_test(test_mad_proxy_burst),
-	    cmocka_unit_test(test_mcast_memberships), cmocka_unit_test(test_service_records),
-	    cmocka_unit_test(test_connect_as),	      cmocka_unit_test(test_batch_codec),
-	    cmocka_unit_test(test_batched_replies),
+	    cmocka_unit_test(test_check_accepts),   cmocka_unit_test(test_check_rejects),
+	    cmocka_unit_test(test_hello_errors),    cmocka_unit_test(test_hello_port),
+	    cmocka_unit_test(test_port_comes_up),   cmocka_unit_test(test_port_comes_back),
+	    cmocka_unit_test(test_cm_ownership),    cmocka_unit_test(test_cm_close_rejects),
+	    cmocka_unit_test(test_cm_limits),	    cmocka_unit_test(test_slow_client),
+	    cmocka_unit_test(test_portspace),	    cmocka_unit_test(test_ps_rule),
+	    cmocka_unit_test(test_portspace_netns), cmocka_unit_test(test_mad_proxy),
+	    cmocka_unit_test(test_mad_proxy_burst), cmocka_unit_test(test_mcast_memberships),
+	    cmocka_unit_test(test_service_records), cmocka_unit_test(test_connect_as),
+	    cmocka_unit_test(test_batch_codec),	    cmocka_unit_test(test_batched_replies),
 	};
 
 	madcmd_log_setup(getenv("MADCMD_TEST_LOG") ? MADCMD_LOG_STDERR : MADCMD_LOG_NONE,
