@@ -11,6 +11,11 @@ PINGPONG=$top_builddir/tests/integration/sim_umad_pingpong
 [ -x /usr/sbin/opensm ] || skip_missing opensm opensm
 FABSIM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/fabsim-test.XXXXXX")
 export FABSIM_DIR
+# The id tables programs publish for `madcm ids` stay in the test's own
+# directory, not the host's /run/madcm.
+MADCM_IDS_DIR=$FABSIM_DIR/ids
+mkdir -p "$MADCM_IDS_DIR"
+export MADCM_IDS_DIR
 bg_pids=""
 cleanup() {
 	for p in $bg_pids; do kill -9 "$p" 2>/dev/null; done
