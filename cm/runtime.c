@@ -1067,6 +1067,36 @@ int cm_runtime_resolve_path(struct cm_runtime *rt, const uint8_t dgid[16], uint1
 	return cm_path_from_sa(&path, out);
 }
 
+struct path_args {
+	struct cm_runtime *rt;
+	const struct sa_path_query *q;
+	cm_path_cb cb;
+	void *arg;
+	int rc;
+};
+
+static void path_on_loop(void *arg)
+{
+	struct path_args *a = arg;
+
+	a->rc = a->rt->ops->path_query(a->rt, a->q, a->cb, a->arg);
+}
+
+int cm_runtime_path_query_async(struct cm_runtime *rt, const struct sa_path_query *q, cm_path_cb cb,
+				void *arg)
+{
+	struct path_args a = {rt, q, cb, arg, 0};
+	int rc;
+
+	mad_assert_no_lib_lock();
+	if (!rt || !q || !cb)
+		return -EINVAL;
+	if (!rt->ops->path_query)
+		return rt->sa ? sa_path_query_async(rt->sa, q, cb, arg) : -ENOTSUP;
+	rc = mad_loop_call_here(rt->loop, path_on_loop, &a);
+	return rc ? rc : a.rc;
+}
+
 /* ---- wrappers ---- */
 
 int cm_runtime_listen(struct cm_runtime *rt, uint64_t service_id, uint64_t mask, uint64_t user)

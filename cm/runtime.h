@@ -304,6 +304,18 @@ struct mad_loop *cm_runtime_loop(const struct cm_runtime *rt);
 struct sa_client *cm_runtime_sa(const struct cm_runtime *rt);
 
 /*
+ * PathRecords for q (sa/client.h), as sa_path_query_async: on this
+ * process's SA client and its path cache, or, when madcmd serves the
+ * port, asked of the daemon (PATH_QUERY), whose one cache and SA client
+ * serve every program of the host.  cb runs once, on the loop (or here),
+ * with 0 and the paths (valid during the call) or -errno.
+ */
+struct sa_path_query;
+typedef void (*cm_path_cb)(void *arg, int status, const struct sa_path *paths, unsigned n);
+int cm_runtime_path_query_async(struct cm_runtime *rt, const struct sa_path_query *q, cm_path_cb cb,
+				void *arg);
+
+/*
  * Ask the SA for a path from this port to `dgid` (P_Key `pkey`, or any
  * when 0) and fill *out for a connect command.  Needs params.sa.
  */

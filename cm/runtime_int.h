@@ -99,6 +99,12 @@ struct rt_ops {
 			    struct ibv_qp_attr *attr, int *mask, int *rc);
 	/* In a fork()ed child: let go of the parent's.  NULL: nothing. */
 	void (*forked)(struct cm_runtime *rt);
+	/*
+	 * cm_runtime_path_query_async answered elsewhere than the SA client
+	 * (madcmd's host-wide path cache); NULL: the SA client.
+	 */
+	int (*path_query)(struct cm_runtime *rt, const struct sa_path_query *q, cm_path_cb cb,
+			  void *arg);
 };
 
 extern const struct rt_ops rt_local_ops;  /* cm/runtime_local.c */

@@ -616,7 +616,7 @@ CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
 	cma_unlock();
 	rc = cma_port_runtime(id->port, &rt);
 	if (!rc)
-		rc = sa_path_query_async(cm_runtime_sa(rt), &pq, route_done, q);
+		rc = cm_runtime_path_query_async(rt, &pq, route_done, q);
 	if (rc) {
 		cma_lock();
 		id->pins--;

@@ -647,7 +647,8 @@ int mad_transport_port(struct mad_transport *t, struct mad_port_attr *out, bool 
 		return rc;
 	if (changed)
 		*changed = a.lid != t->port.lid || a.sm_lid != t->port.sm_lid ||
-			   a.sm_sl != t->port.sm_sl || a.state != t->port.state;
+			   a.sm_sl != t->port.sm_sl || a.state != t->port.state ||
+			   a.pkey0 != t->port.pkey0;
 	t->port = a;
 	if (out)
 		*out = a;

@@ -105,7 +105,7 @@ int mad_transport_poll(struct mad_transport *t, unsigned budget);
 
 /*
  * The port as it is now (re-read from umad; cheap, no MADs).  Sets
- * *changed (when not NULL) if the LID, SM LID, SM SL or state differ from
+ * *changed (when not NULL) if the LID, SM LID, SM SL, state or P_Key 0 differ from
  * the previous read.
  */
 int mad_transport_port(struct mad_transport *t, struct mad_port_attr *out, bool *changed);

@@ -80,6 +80,8 @@ struct madcmd_counters {
 	uint64_t mads_dropped;	/* received with a TID no session owns, or refused sends */
 	uint64_t mads_local;	/* Deletes answered by the daemon (membership still held) */
 	uint64_t leaves;	/* Deletes sent for closed sessions' memberships */
+	uint64_t path_asks; /* PATH_QUERYs answered (from the cache, a query, or one in flight) */
+	uint64_t paths_dropped; /* cached paths dropped for a GID out of service */
 	uint64_t refused;	/* daemon: sessions refused (limit) */
 	uint64_t slow;		/* daemon: sessions closed for not reading */
 };

@@ -18,6 +18,7 @@
 #include "sa/sa_wire.h"
 
 struct madcmd_session;
+struct madcmd_path_ask;
 
 /*
  * One id a session owns: a connection (local comm ID) or a listener.
@@ -219,6 +220,8 @@ struct madcmd_session {
 	struct madcmd_service *services;
 	uint32_t notice_agents; /* agents registered for the SA's Reports (bit i = id i) */
 	struct madcmd_inform *informs;
+	/* CM: PATH_QUERYs waiting for the SA (path_query.c) */
+	struct madcmd_path_ask *path_asks;
 	/* HOST */
 	struct madcmd_bind *binds;
 	uint32_t nbinds;
@@ -287,6 +290,13 @@ int madcmd_ps_conflict(const struct madcmd_bind *me, const struct madcmd_bind *o
 		       bool reuseaddr);
 bool madcmd_default_may_bind_privileged(void *ctx, pid_t pid, uid_t uid);
 uint64_t madcmd_default_netns_of(void *ctx, pid_t pid);
+
+/* path_query.c */
+void madcmd_path_query(struct madcmd_session *s, const struct madcmd_path_query *m);
+/* Its asks still waiting get no answer: the session is going. */
+void madcmd_path_session_end(struct madcmd_session *s);
+/* The SA reported `gid` out of service: its cached paths go. */
+void madcmd_path_gid_gone(struct madcmd_served *p, const uint8_t gid[16]);
 
 /* stat.c */
 void madcmd_stat(struct madcmd_session *s, const struct madcmd_port *m);

@@ -49,6 +49,7 @@ static void session_free(struct madcmd_session *s)
 
 	switch (s->kind) {
 	case MADCMD_SESSION_CM:
+		madcmd_path_session_end(s);
 		madcmd_cm_session_end(s);
 		break;
 	case MADCMD_SESSION_MAD:
@@ -319,6 +320,10 @@ void madcmd_session_input(struct madcmd_session *s, const void *buf, size_t len)
 	}
 	switch (s->kind) {
 	case MADCMD_SESSION_CM:
+		if (type == MADCMD_PATH_QUERY) {
+			madcmd_path_query(s, buf);
+			return;
+		}
 		if (type != MADCMD_CMD)
 			break;
 		madcmd_cm_cmd(s, buf);

@@ -111,11 +111,12 @@ void madcmd_log_counters(const struct madcmd *d)
 			   "%s/%d: sessions %" PRIu64 " (%" PRIu64 " open), commands %" PRIu64
 			   ", events %" PRIu64 ", dropped %" PRIu64 ", malformed %" PRIu64
 			   ", MADs sent %" PRIu64 " received %" PRIu64 " dropped %" PRIu64
-			   " answered locally %" PRIu64 ", leaves %" PRIu64,
+			   " answered locally %" PRIu64 ", leaves %" PRIu64 ", path asks %" PRIu64
+			   ", paths dropped %" PRIu64,
 			   d->ports[i].attr.ca_name, d->ports[i].attr.portnum, c->sessions,
 			   c->sessions_now, c->commands, c->events, c->dropped, c->malformed,
 			   c->mads_sent, c->mads_received, c->mads_dropped, c->mads_local,
-			   c->leaves);
+			   c->leaves, c->path_asks, c->paths_dropped);
 		madcmd_log_notices(&d->ports[i]);
 	}
 }

@@ -225,6 +225,58 @@ static void keep(struct rt_remote *r, const struct cm_event *ev)
 static void lose(struct rt_remote *r)
 {
 	r->lost = true;
+	/* No answer will come: each wait ends with -ENOTCONN. */
+	for (struct rt_path_wait *w = r->paths; w; w = w->next)
+		if (!w->answered) {
+			w->answered = true;
+			w->rep.rc = -ENOTCONN;
+			w->rep.n = 0;
+		}
+}
+
+static void path_rep(struct rt_remote *r, const struct madcmd_path_rep *rep)
+{
+	for (struct rt_path_wait *w = r->paths; w; w = w->next)
+		if (w->seq == rep->h.seq && !w->answered) {
+			w->rep = *rep;
+			w->answered = true;
+			return;
+		}
+	r->malformed++; /* an answer to nothing asked */
+}
+
+int rt_remote_path_send(struct rt_remote *r, struct madcmd_path_query *q, struct rt_path_wait *w)
+{
+	struct rt_path_wait **pp = &r->paths;
+
+	if (r->lost)
+		return -ENOTCONN;
+	madcmd_hdr_init(&q->h, MADCMD_PATH_QUERY, sizeof(*q), ++r->seq);
+	if (madcmd_client_send(r->fd, q, sizeof(*q))) {
+		lose(r);
+		return -ENOTCONN;
+	}
+	memset(&w->rep, 0, sizeof(w->rep));
+	w->seq = q->h.seq;
+	w->answered = false;
+	w->next = NULL;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = w;
+	return 0;
+}
+
+struct rt_path_wait *rt_remote_path_pop(struct rt_remote *r)
+{
+	for (struct rt_path_wait **pp = &r->paths; *pp; pp = &(*pp)->next)
+		if ((*pp)->answered) {
+			struct rt_path_wait *w = *pp;
+
+			*pp = w->next;
+			w->next = NULL;
+			return w;
+		}
+	return NULL;
 }
 
 static void grants_put(struct rt_remote *r, const struct madcmd_grant *g)
@@ -270,6 +322,7 @@ static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len, str
 		struct madcmd_cmd c;
 		struct madcmd_event e;
 		struct madcmd_grant g;
+		struct madcmd_path_rep p;
 		uint8_t b[MADCMD_MSG_MAX];
 	} in;
 
@@ -280,6 +333,8 @@ static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len, str
 		keep(r, &in.e.ev);
 	} else if (t == MADCMD_GRANT) {
 		grants_put(r, &in.g);
+	} else if (t == MADCMD_PATH_REP) {
+		path_rep(r, &in.p);
 	} else if (t == MADCMD_REPLY && (in.h.flags & MADCMD_F_ASYNC)) {
 		async_failed(r, &in.c.cmd);
 	} else if (t == MADCMD_REPLY && want && in.h.seq == seq) {

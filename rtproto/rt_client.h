@@ -56,6 +56,18 @@ int madcmd_session_open(const char *path, enum madcmd_kind kind, const char *ca,
 /* Packets one receive takes: two, so that one packet costs one system call. */
 #define RT_RECV_PACKETS 2
 
+/*
+ * A PATH_QUERY waiting for its PATH_REP (runtime_remote.c's): answered
+ * once the reply (or the daemon's loss, rc -ENOTCONN) came.
+ */
+struct rt_path_wait {
+	struct rt_path_wait *next;
+	uint32_t seq;
+	bool answered;
+	struct madcmd_path_rep rep;
+	void *arg; /* the caller's */
+};
+
 /* The CM of a port served by madcmd, as rtproto/runtime_remote.c uses it. */
 struct rt_remote {
 	int fd;
@@ -70,7 +82,8 @@ struct rt_remote {
 	/* Events read while a command waited for its REPLY, in order. */
 	struct cm_event *pend;
 	unsigned phead, pcount, pcap;
-	uint64_t malformed; /* packets dropped by madcmd_check */
+	uint64_t malformed;	    /* packets dropped by madcmd_check */
+	struct rt_path_wait *paths; /* PATH_QUERYs sent, in order */
 	/* [RT_RECV_PACKETS][MADCMD_BATCH_MAX]: packets from the daemon */
 	uint8_t *in[RT_RECV_PACKETS];
 };
@@ -96,6 +109,13 @@ int rt_remote_post(struct rt_remote *r, const struct cm_rt_cmd *c);
 int rt_remote_post_async(struct rt_remote *r, const struct cm_rt_cmd *c);
 /* A comm ID the daemon granted, for a CONNECT_AS: false when none is left. */
 bool rt_remote_grant(struct rt_remote *r, uint32_t *id);
+/*
+ * Send a PATH_QUERY (q->h is filled here) and keep w until its answer:
+ * 0, or -ENOTCONN (w not kept).
+ */
+int rt_remote_path_send(struct rt_remote *r, struct madcmd_path_query *q, struct rt_path_wait *w);
+/* The first PATH_QUERY answered, taken off the list; NULL when none. */
+struct rt_path_wait *rt_remote_path_pop(struct rt_remote *r);
 /* Read what the socket holds without waiting: messages read, or -ENOTCONN. */
 int rt_remote_poll(struct rt_remote *r);
 /*

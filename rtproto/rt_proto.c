@@ -96,6 +96,10 @@ size_t madcmd_msg_size(int type)
 		return sizeof(struct madcmd_stat_rep);
 	case MADCMD_GRANT:
 		return sizeof(struct madcmd_grant);
+	case MADCMD_PATH_QUERY:
+		return sizeof(struct madcmd_path_query);
+	case MADCMD_PATH_REP:
+		return sizeof(struct madcmd_path_rep);
 	default:
 		return 0;
 	}
@@ -271,6 +275,22 @@ int madcmd_check(const void *buf, size_t len)
 		for (uint32_t i = 0; i < m.n; i++)
 			if (!m.ids[i])
 				return -EPROTO;
+		break;
+	}
+	case MADCMD_PATH_QUERY: {
+		struct madcmd_path_query m;
+
+		memcpy(&m, buf, sizeof(m));
+		if (m.table > 1)
+			return -EPROTO;
+		break;
+	}
+	case MADCMD_PATH_REP: {
+		struct madcmd_path_rep m;
+
+		memcpy(&m, buf, sizeof(m));
+		if (m.n > MADCMD_PATH_MAX || m.rc > 0 || (m.rc && m.n))
+			return -EPROTO;
 		break;
 	}
 	case MADCMD_STAT_REP: {

@@ -16,6 +16,9 @@
  *     daemon's view of everything (STAT);
  *   - CM:   the CM of one port: commands (CMD -> REPLY, in order) and the
  *     events of the connections and listeners this session made (EVENT);
+ *     PathRecords of the port (PATH_QUERY -> PATH_REP, in any order),
+ *     answered from the daemon's one path cache and SA client, shared by
+ *     every program of the host;
  *   - MAD:  a MAD port proxied by the daemon for the program's SA client:
  *     requests go out from the daemon's agent, their responses (and RMPP
  *     segments) come back to the session that sent them.
@@ -40,8 +43,9 @@
 #include "cm/runtime.h"
 #include "mad/addr.h"
 #include "mad/umad_ops.h"
+#include "sa/sa_wire.h"
 
-#define MADCMD_PROTO_VERSION 5
+#define MADCMD_PROTO_VERSION 6
 /* Where madcmd listens unless told (madcmd -s, MADCM_DAEMON). */
 #define MADCMD_SOCKET_DEFAULT "/run/madcm/madcmd.sock"
 #define MADCMD_SOCKET_ENV "MADCM_DAEMON"
@@ -69,6 +73,8 @@ enum madcmd_type {
 	MADCMD_STAT,	    /* c->d (HOST): every session's ids */
 	MADCMD_STAT_REP,    /* d->c: one per id, then one with .last */
 	MADCMD_GRANT,	    /* d->c (CM): comm IDs reserved for the session's CONNECT_AS */
+	MADCMD_PATH_QUERY,  /* c->d (CM): PathRecords, from the daemon's cache or SA */
+	MADCMD_PATH_REP,    /* d->c (CM): its answer, same seq */
 	MADCMD__TYPES
 };
 
@@ -156,6 +162,29 @@ struct madcmd_grant {
 	uint32_t n; /* entries of ids[] used, 1..MADCMD_GRANT_MAX */
 	uint32_t reserved;
 	uint32_t ids[MADCMD_GRANT_MAX];
+};
+
+/*
+ * PATH_QUERY: a PathRecord query (sa/client.h's struct sa_path_query) the
+ * daemon answers from its SA client, whose cache and in-flight queries
+ * serve every session: one SA query per path however many ask.  The
+ * answer (PATH_REP) echoes seq and comes when the SA's does, not in the
+ * order of CMD's REPLYs.
+ */
+#define MADCMD_PATH_MAX 16 /* paths one PATH_REP carries */
+struct madcmd_path_query {
+	struct madcmd_hdr h;
+	uint64_t comp_mask; /* SA_PR_COMP_* */
+	uint8_t table;	    /* 1: GetTable, 0: Get */
+	uint8_t reserved[7];
+	uint8_t rec[SA_PR_SIZE]; /* the template, PathRecord wire layout */
+};
+
+struct madcmd_path_rep {
+	struct madcmd_hdr h;
+	int32_t rc; /* 0 or -errno, as sa_path_query_async's status */
+	uint32_t n; /* paths in recs[], 0..MADCMD_PATH_MAX */
+	uint8_t recs[MADCMD_PATH_MAX][SA_PR_SIZE];
 };
 
 struct madcmd_mad_reg {

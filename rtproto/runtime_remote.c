@@ -16,6 +16,7 @@
 
 #include "cm/runtime_int.h"
 #include "rtproto/rt_client.h"
+#include "sa/client.h"
 
 /* A command in the daemon, waiting for its REPLY: its result. */
 static int remote_exec(struct cm_runtime *rt, struct cm_rt_cmd *c)
@@ -123,6 +124,53 @@ static int remote_accept_send(struct cm_runtime *rt, struct cm_rt_cmd *c)
 
 /* ---- events ---- */
 
+/* ---- PathRecords: the daemon's host-wide cache (PATH_QUERY) ---- */
+
+struct remote_path {
+	struct rt_path_wait w; /* first: rt_remote_path_pop gives it back */
+	cm_path_cb cb;
+	void *arg;
+};
+
+static int remote_path_query(struct cm_runtime *rt, const struct sa_path_query *q, cm_path_cb cb,
+			     void *arg)
+{
+	struct madcmd_path_query m;
+	struct remote_path *p;
+	int rc;
+
+	if (!rt->remote)
+		return -ESHUTDOWN;
+	memset(&m, 0, sizeof(m));
+	rc = sa_path_encode(&q->rec, m.rec);
+	if (rc)
+		return rc;
+	m.comp_mask = q->comp_mask;
+	m.table = q->table;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->cb = cb;
+	p->arg = arg;
+	rc = rt_remote_path_send(rt->remote, &m, &p->w);
+	if (rc)
+		free(p);
+	return rc;
+}
+
+/* One answer to its asker (status: the daemon's, or `force` when not 0). */
+static void path_answer(struct remote_path *p, int force)
+{
+	struct sa_path paths[MADCMD_PATH_MAX];
+	int rc = force ? force : p->w.rep.rc;
+	unsigned n = rc ? 0 : p->w.rep.n;
+
+	for (unsigned i = 0; i < n; i++)
+		sa_path_decode(p->w.rep.recs[i], &paths[i]);
+	p->cb(p->arg, rc, n ? paths : NULL, n);
+	free(p);
+}
+
 /* The attributes sent ahead for a connection that ends before its QP took them go with it. */
 static void ahead_on_event(struct cm_runtime *rt, const struct cm_event *ev)
 {
@@ -157,6 +205,8 @@ static void remote_drain(struct cm_runtime *rt)
 		ahead_on_event(rt, &ev);
 		rt_engine_event(rt, &ev);
 	}
+	for (struct rt_path_wait *w; (w = rt_remote_path_pop(rt->remote));)
+		path_answer((struct remote_path *)w, 0);
 	rt->draining = false;
 }
 
@@ -218,6 +268,13 @@ fail:
 static void remote_close(struct cm_runtime *rt)
 {
 	rt_unwatch_tfd(rt);
+	/* Queries still waiting end as the SA client's do when it closes. */
+	while (rt->remote->paths) {
+		struct rt_path_wait *w = rt->remote->paths;
+
+		rt->remote->paths = w->next;
+		path_answer((struct remote_path *)w, -ECANCELED);
+	}
 	rt_remote_close(rt->remote);
 	free(rt->remote);
 	rt->remote = NULL;
@@ -324,4 +381,5 @@ const struct rt_ops rt_madcmd_ops = {
     .accept_qp = remote_accept_qp,
     .qp_attr_now = remote_qp_attr_now,
     .forked = remote_forked,
+    .path_query = remote_path_query,
 };

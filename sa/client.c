@@ -25,6 +25,8 @@ struct sa_client {
 	struct mad_agent *agent;
 	struct mad_send_opts opts;
 	struct sa_path_cache *cache;
+	/* PathRecord queries in flight that later asks for the same path join (loop side). */
+	struct async_cmd *inflight;
 	bool own_transport; /* opened here (else borrowed) */
 	/* Loop-side state. */
 	struct mad_addr dst; /* the SA: SM LID/SL, or a redirect */
@@ -564,6 +566,7 @@ int sa_path_query(struct sa_client *c, const struct sa_path_query *q, struct sa_
 	struct sa_path_key key;
 	struct sync_cmd s;
 	struct sa_path *all = NULL;
+	uint64_t gen = 0;
 	int rc;
 
 	if (!c || !q || !n || (max && !out))
@@ -578,6 +581,7 @@ int sa_path_query(struct sa_client *c, const struct sa_path_query *q, struct sa_
 		sa_path_key_make(&key, q);
 		if (sa_path_cache_lookup(c->cache, &key, out, max, n) == 0)
 			return 0;
+		gen = sa_path_cache_gen(c->cache);
 	}
 	rc = query_sync(c, &s, path_method(q), SA_ATTR_PATH_RECORD, q->comp_mask, rec, SA_PR_SIZE);
 	if (mad_status)
@@ -594,20 +598,54 @@ int sa_path_query(struct sa_client *c, const struct sa_path_query *q, struct sa_
 		memcpy(out, all, sizeof(*out) * *n);
 	}
 	if (rc == 0 && c->cache && !q->no_cache)
-		sa_path_cache_insert(c->cache, &key, all, s.n);
+		sa_path_cache_insert_gen(c->cache, &key, all, s.n, gen);
 	free(all);
 	free(s.recs);
 	return rc;
 }
 
+/*
+ * An asynchronous PathRecord query.  Asks for the same path (same key)
+ * while one is in flight wait on it (waiters) instead of sending their
+ * own: one SA query however many ask at once.
+ */
 struct async_cmd {
 	struct mad_loop_cmd cmd;
 	struct sa_query q;
 	struct sa_path_key key;
-	bool cache;
+	bool cache, keyed;
+	uint64_t gen;		   /* the cache's when sent: a flush since makes the answer stale */
+	struct async_cmd *next;	   /* c->inflight */
+	struct async_cmd *waiters; /* joined this one (next_waiter) */
+	struct async_cmd *next_waiter;
 	sa_path_cb cb;
 	void *arg;
 };
+
+static void unlink_inflight(struct async_cmd *a)
+{
+	for (struct async_cmd **pp = &a->q.c->inflight; *pp; pp = &(*pp)->next)
+		if (*pp == a) {
+			*pp = a->next;
+			return;
+		}
+}
+
+/* Run a's callback and its waiters', then free them all. */
+static void async_answer(struct async_cmd *a, int status, const struct sa_path *paths, unsigned n)
+{
+	struct async_cmd *w = a->waiters;
+
+	a->cb(a->arg, status, paths, n);
+	free(a);
+	while (w) {
+		struct async_cmd *next = w->next_waiter;
+
+		w->cb(w->arg, status, paths, n);
+		free(w);
+		w = next;
+	}
+}
 
 static void async_done(struct sa_query *q, int status, uint16_t mad_status, const uint8_t *recs,
 		       unsigned n, size_t rec_size)
@@ -616,33 +654,60 @@ static void async_done(struct sa_query *q, int status, uint16_t mad_status, cons
 	struct sa_path one, *paths = &one;
 
 	(void)mad_status;
+	if (a->keyed)
+		unlink_inflight(a);
 	if (status || n == 0) {
-		a->cb(a->arg, status, NULL, 0);
-		free(a);
+		async_answer(a, status, NULL, 0);
 		return;
 	}
 	if (n > 1) {
 		paths = calloc(n, sizeof(*paths));
 		if (!paths) {
-			a->cb(a->arg, -ENOMEM, NULL, 0);
-			free(a);
+			async_answer(a, -ENOMEM, NULL, 0);
 			return;
 		}
 	}
 	for (unsigned i = 0; i < n; i++)
 		sa_path_decode(recs + i * rec_size, &paths[i]);
 	if (a->cache)
-		sa_path_cache_insert(q->c->cache, &a->key, paths, n);
-	a->cb(a->arg, 0, paths, n);
+		sa_path_cache_insert_gen(q->c->cache, &a->key, paths, n, a->gen);
+	async_answer(a, 0, paths, n);
 	if (paths != &one)
 		free(paths);
-	free(a);
 }
 
 static void async_run(struct mad_loop *l, struct mad_loop_cmd *cmd)
 {
+	struct async_cmd *a = (struct async_cmd *)cmd;
+	struct sa_client *c = a->q.c;
+
 	(void)l;
-	query_start(&((struct async_cmd *)cmd)->q);
+	if (a->keyed) {
+		struct sa_path hit[ASYNC_HIT_MAX];
+		unsigned n;
+
+		/* Answered while this waited for the loop: no second query. */
+		if (a->cache &&
+		    sa_path_cache_peek(c->cache, &a->key, hit, ASYNC_HIT_MAX, &n) == 0) {
+			c->st.cache_hits_late++;
+			a->cb(a->arg, 0, hit, n);
+			free(a);
+			return;
+		}
+		for (struct async_cmd *f = c->inflight; f; f = f->next)
+			if (!memcmp(f->key.b, a->key.b, SA_PATH_KEY_LEN)) {
+				a->next_waiter = f->waiters;
+				f->waiters = a;
+				c->st.path_coalesced++;
+				return;
+			}
+		if (a->cache)
+			a->gen = sa_path_cache_gen(c->cache);
+		a->next = c->inflight;
+		c->inflight = a;
+	}
+	c->st.path_queries++;
+	query_start(&a->q);
 }
 
 int sa_path_query_async(struct sa_client *c, const struct sa_path_query *q, sa_path_cb cb,
@@ -661,11 +726,14 @@ int sa_path_query_async(struct sa_client *c, const struct sa_path_query *q, sa_p
 		free(a);
 		return rc;
 	}
+	if (!q->no_cache) {
+		sa_path_key_make(&a->key, q);
+		a->keyed = true;
+	}
 	if (c->cache && !q->no_cache) {
 		struct sa_path hit[ASYNC_HIT_MAX];
 		unsigned n;
 
-		sa_path_key_make(&a->key, q);
 		if (sa_path_cache_lookup(c->cache, &a->key, hit, ASYNC_HIT_MAX, &n) == 0) {
 			free(a);
 			cb(arg, 0, hit, n);
@@ -686,6 +754,17 @@ int sa_path_query_async(struct sa_client *c, const struct sa_path_query *q, sa_p
 	if (rc)
 		free(a);
 	return rc;
+}
+
+unsigned sa_client_path_gid_gone(struct sa_client *c, const uint8_t gid[16])
+{
+	unsigned n;
+
+	if (!c || !c->cache || !gid)
+		return 0;
+	n = sa_path_cache_drop_gid(c->cache, gid);
+	__atomic_add_fetch(&c->st.cache_dropped, n, __ATOMIC_RELAXED);
+	return n;
 }
 
 /* ---- MCMemberRecord ---- */

@@ -131,6 +131,10 @@ struct sa_client_stats {
 	uint64_t cache_hits;
 	uint64_t cache_misses;
 	uint64_t cache_flushes;
+	uint64_t cache_dropped;	  /* entries dropped for a GID out of service */
+	uint64_t cache_hits_late; /* asks answered by a path cached while they waited */
+	uint64_t path_queries;	  /* asynchronous PathRecord queries sent to the SA */
+	uint64_t path_coalesced;  /* ... asks that joined one in flight instead */
 	uint64_t port_changes;
 	/* Notices (sa_notice_handler): Reports taken, answered, ... */
 	uint64_t reports;	   /* Reports delivered to the handler */
@@ -149,6 +153,11 @@ int sa_client_port(struct sa_client *c, struct mad_port_attr *out);
 int sa_client_stats(struct sa_client *c, struct sa_client_stats *out);
 /* Drop every cached path now. */
 void sa_client_flush_cache(struct sa_client *c);
+/*
+ * Drop the cached paths to `gid` (a Report of trap 65, "GID out of
+ * service"): how many.  Any thread.
+ */
+unsigned sa_client_path_gid_gone(struct sa_client *c, const uint8_t gid[16]);
 
 /* ---- PathRecord ---- */
 
@@ -163,7 +172,11 @@ int sa_path_query(struct sa_client *c, const struct sa_path_query *q, struct sa_
 /*
  * Asynchronous: cb runs once on the loop thread (or, on a cache hit,
  * right here on the caller's thread) with status 0 and the paths, or
- * -errno.  The paths are valid during the call only.
+ * -errno.  The paths are valid during the call only.  Asks for the same
+ * path (query) while one is in flight share its SA query and its answer
+ * (unless no_cache), so any number of concurrent asks cost one query;
+ * an answer that comes after the cache was flushed or the GID dropped
+ * is delivered but not cached.
  */
 typedef void (*sa_path_cb)(void *arg, int status, const struct sa_path *paths, unsigned n);
 int sa_path_query_async(struct sa_client *c, const struct sa_path_query *q, sa_path_cb cb,

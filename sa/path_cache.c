@@ -25,6 +25,7 @@ struct sa_path_cache {
 	unsigned nbuckets; /* power of two */
 	unsigned entries, max_entries;
 	uint64_t lifetime_ns;
+	uint64_t gen; /* bumped by every flush and drop */
 	uint64_t (*now_ns)(void *);
 	void *clock_ctx;
 	struct sa_path_cache_stats st;
@@ -151,8 +152,8 @@ static struct entry **find(struct sa_path_cache *c, const struct sa_path_key *k)
 	return pp;
 }
 
-int sa_path_cache_lookup(struct sa_path_cache *c, const struct sa_path_key *k, struct sa_path *out,
-			 unsigned max, unsigned *n)
+static int lookup(struct sa_path_cache *c, const struct sa_path_key *k, struct sa_path *out,
+		  unsigned max, unsigned *n, bool count)
 {
 	struct entry **pp, *e;
 	uint64_t now;
@@ -171,16 +172,28 @@ int sa_path_cache_lookup(struct sa_path_cache *c, const struct sa_path_key *k, s
 		e = NULL;
 	}
 	if (!e) {
-		c->st.misses++;
+		c->st.misses += count;
 		pthread_mutex_unlock(&c->lock);
 		return -ENOENT;
 	}
 	*n = e->n < max ? e->n : max;
 	if (*n)
 		memcpy(out, e->paths, sizeof(*out) * *n);
-	c->st.hits++;
+	c->st.hits += count;
 	pthread_mutex_unlock(&c->lock);
 	return 0;
+}
+
+int sa_path_cache_lookup(struct sa_path_cache *c, const struct sa_path_key *k, struct sa_path *out,
+			 unsigned max, unsigned *n)
+{
+	return lookup(c, k, out, max, n, true);
+}
+
+int sa_path_cache_peek(struct sa_path_cache *c, const struct sa_path_key *k, struct sa_path *out,
+		       unsigned max, unsigned *n)
+{
+	return lookup(c, k, out, max, n, false);
 }
 
 /* Make room: drop expired entries, else (rarely) everything. */
@@ -205,8 +218,8 @@ static void evict_locked(struct sa_path_cache *c, uint64_t now)
 	}
 }
 
-int sa_path_cache_insert(struct sa_path_cache *c, const struct sa_path_key *k,
-			 const struct sa_path *paths, unsigned n)
+static int insert(struct sa_path_cache *c, const struct sa_path_key *k, const struct sa_path *paths,
+		  unsigned n, bool check_gen, uint64_t gen)
 {
 	struct entry **pp, *e;
 	struct sa_path *copy = NULL;
@@ -222,6 +235,12 @@ int sa_path_cache_insert(struct sa_path_cache *c, const struct sa_path_key *k,
 	}
 	now = c->now_ns(c->clock_ctx);
 	pthread_mutex_lock(&c->lock);
+	if (check_gen && gen != c->gen) {
+		c->st.stale++;
+		pthread_mutex_unlock(&c->lock);
+		free(copy);
+		return -ESTALE;
+	}
 	pp = find(c, k);
 	e = *pp;
 	if (!e) {
@@ -250,11 +269,75 @@ int sa_path_cache_insert(struct sa_path_cache *c, const struct sa_path_key *k,
 	return 0;
 }
 
+int sa_path_cache_insert(struct sa_path_cache *c, const struct sa_path_key *k,
+			 const struct sa_path *paths, unsigned n)
+{
+	return insert(c, k, paths, n, false, 0);
+}
+
+int sa_path_cache_insert_gen(struct sa_path_cache *c, const struct sa_path_key *k,
+			     const struct sa_path *paths, unsigned n, uint64_t gen)
+{
+	return insert(c, k, paths, n, true, gen);
+}
+
+uint64_t sa_path_cache_gen(struct sa_path_cache *c)
+{
+	uint64_t g;
+
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	g = c->gen;
+	pthread_mutex_unlock(&c->lock);
+	return g;
+}
+
+static bool leads_to(const struct entry *e, const uint8_t gid[16])
+{
+	struct sa_path q;
+
+	sa_path_decode(e->key.b, &q); /* the query's record: DGID zero unless masked */
+	if (!memcmp(q.dgid, gid, 16))
+		return true;
+	for (unsigned i = 0; i < e->n; i++)
+		if (!memcmp(e->paths[i].dgid, gid, 16))
+			return true;
+	return false;
+}
+
+unsigned sa_path_cache_drop_gid(struct sa_path_cache *c, const uint8_t gid[16])
+{
+	unsigned dropped = 0;
+
+	if (!c || !gid)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	c->gen++;
+	for (unsigned i = 0; i < c->nbuckets; i++)
+		for (struct entry **pp = &c->buckets[i]; *pp;) {
+			struct entry *e = *pp;
+
+			if (leads_to(e, gid)) {
+				*pp = e->next;
+				entry_free(e);
+				c->entries--;
+				dropped++;
+			} else {
+				pp = &e->next;
+			}
+		}
+	c->st.dropped += dropped;
+	pthread_mutex_unlock(&c->lock);
+	return dropped;
+}
+
 void sa_path_cache_flush(struct sa_path_cache *c)
 {
 	if (!c)
 		return;
 	pthread_mutex_lock(&c->lock);
+	c->gen++;
 	flush_locked(c);
 	c->st.flushes++;
 	pthread_mutex_unlock(&c->lock);

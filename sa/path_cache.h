@@ -28,7 +28,7 @@ void sa_path_key_make(struct sa_path_key *k, const struct sa_path_query *q);
 struct sa_path_cache;
 
 struct sa_path_cache_stats {
-	uint64_t hits, misses, expired, inserts, evictions, flushes;
+	uint64_t hits, misses, expired, inserts, evictions, flushes, dropped, stale;
 	unsigned entries;
 };
 
@@ -46,7 +46,23 @@ int sa_path_cache_lookup(struct sa_path_cache *c, const struct sa_path_key *k, s
 /* Insert or replace; the lifetime starts now.  0, -EINVAL, -ENOMEM. */
 int sa_path_cache_insert(struct sa_path_cache *c, const struct sa_path_key *k,
 			 const struct sa_path *paths, unsigned n);
+/*
+ * The same, unless the cache was flushed or had entries dropped since
+ * sa_path_cache_gen() returned `gen` (the answer of a query sent before
+ * then may be stale): 0, -ESTALE (not inserted), -EINVAL, -ENOMEM.
+ */
+int sa_path_cache_insert_gen(struct sa_path_cache *c, const struct sa_path_key *k,
+			     const struct sa_path *paths, unsigned n, uint64_t gen);
+uint64_t sa_path_cache_gen(struct sa_path_cache *c);
+/* A lookup that counts no hit or miss (a second look for the same ask). */
+int sa_path_cache_peek(struct sa_path_cache *c, const struct sa_path_key *k, struct sa_path *out,
+		       unsigned max, unsigned *n);
 void sa_path_cache_flush(struct sa_path_cache *c);
+/*
+ * Drop the entries whose query named `gid` as DGID or whose paths lead
+ * to it (the SA said the GID went out of service): how many.
+ */
+unsigned sa_path_cache_drop_gid(struct sa_path_cache *c, const uint8_t gid[16]);
 void sa_path_cache_stats(struct sa_path_cache *c, struct sa_path_cache_stats *out);
 
 #endif
