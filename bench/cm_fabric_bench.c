@@ -25,6 +25,8 @@
  */
 #include "config.h"
 
+#include "bench_common.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
@@ -48,8 +50,6 @@
 
 #include "cm/runtime.h"
 
-#define PING_CLASS 0x09 /* vendor range 1: no OUI, no RMPP */
-#define PING_VERSION 1
 #define SERVICE (0x0000000001060000ull + 18516)
 #define SERVICE_CM_ONLY (SERVICE + 1)
 #define SERVICE_ON_LOOP (SERVICE + 2) /* CM only, answered on the loop thread */
@@ -59,6 +59,8 @@
 #define FIRST_SLOT 16 /* server QP slots: above the listeners' cookies */
 
 /* Active side, on-loop run: when each connection reached ESTABLISHED. */
+const char *bench_prog = "cm_fabric_bench";
+
 static uint64_t *est_at;
 static unsigned est_n;
 #define EST_BASE (1ull << 40)
@@ -68,35 +70,6 @@ static uint8_t dgid[16];
 static int dlid = -1;
 static atomic_bool stop;
 static int server_pid = -1, fabsimd_pid = -1; /* for wake-up counts (same machine) */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "cm_fabric_bench: %s: %s\n", what, strerror(err < 0 ? -err : err));
-	exit(1);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double pct_us(uint64_t *v, unsigned n, unsigned pct)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return v[(size_t)(n - 1) * pct / 100] / 1000.0;
-}
 
 /*
  * Wake-ups: voluntary context switches (a thread went to sleep, then was
@@ -114,14 +87,6 @@ struct wakes {
 };
 
 static uint64_t probe_ns; /* the CPU time wakes_get() itself costs, in total */
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void proc_wakes(int pid, uint64_t out[W__N], uint64_t cpu[W__N])
 {
@@ -174,12 +139,12 @@ static void proc_wakes(int pid, uint64_t out[W__N], uint64_t cpu[W__N])
 
 static void wakes_get(struct wakes *w)
 {
-	uint64_t t0 = thread_cpu_ns();
+	uint64_t t0 = bench_thread_cpu_ns();
 
 	proc_wakes(getpid(), w->v[0], w->cpu[0]);
 	proc_wakes(server_pid, w->v[1], w->cpu[1]);
 	proc_wakes(fabsimd_pid, w->v[2], w->cpu[2]);
-	probe_ns += thread_cpu_ns() - t0;
+	probe_ns += bench_thread_cpu_ns() - t0;
 	w->probe = probe_ns;
 }
 
@@ -222,7 +187,7 @@ static uint32_t rand24(void)
 	uint32_t v = 0;
 
 	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
-		v = (uint32_t)now_ns();
+		v = (uint32_t)bench_now_ns();
 	return v & 0xffffff;
 }
 
@@ -239,15 +204,15 @@ static void dev_open(struct dev *d)
 	struct ibv_device **l = ibv_get_device_list(NULL);
 
 	if (!l || !l[0])
-		die("no verbs device", ENODEV);
+		bench_die("no verbs device", ENODEV);
 	d->ctx = ibv_open_device(l[0]);
 	ibv_free_device_list(l);
 	if (!d->ctx)
-		die("ibv_open_device", errno);
+		bench_die("ibv_open_device", errno);
 	d->pd = ibv_alloc_pd(d->ctx);
 	d->cq = d->pd ? ibv_create_cq(d->ctx, 4096, NULL, NULL, 0) : NULL;
 	if (!d->cq)
-		die("pd/cq", errno);
+		bench_die("pd/cq", errno);
 }
 
 static struct ibv_qp *qp_new(struct dev *d)
@@ -297,78 +262,14 @@ rt_open(bool sa, unsigned max, bool (*hook)(void *, struct cm_runtime *, const s
 	p.max_conns = max;
 	rc = cm_runtime_open(&rt, &p);
 	if (rc)
-		die("cm_runtime_open", rc);
+		bench_die("cm_runtime_open", rc);
 	return rt;
 }
 
 /* ---- umad ping-pong ---- */
 
-static int ping_open(int *agent, bool responder)
-{
-	long mask[16 / sizeof(long)] = {0};
-	int port = umad_open_port(NULL, 0);
-
-	if (port < 0)
-		die("umad_open_port", port);
-	if (responder)
-		mask[0] = 1L << 0x01; /* Get */
-	*agent = umad_register(port, PING_CLASS, PING_VERSION, 0, responder ? mask : NULL);
-	if (*agent < 0)
-		die("umad_register", *agent);
-	return port;
-}
-
-static void *ping_responder(void *arg)
-{
-	size_t sz = umad_size() + 256;
-	uint8_t *buf = calloc(1, sz);
-	int agent, port = ping_open(&agent, true);
-
-	(void)arg;
-	while (!atomic_load(&stop)) {
-		int len = 256, rc = umad_recv(port, buf, &len, 100);
-		ib_mad_addr_t *a;
-		uint8_t *mad;
-
-		if (rc < 0 || umad_status(buf))
-			continue;
-		mad = umad_get_mad(buf);
-		if (mad[1] != PING_CLASS || mad[3] != 0x01)
-			continue;
-		a = umad_get_mad_addr(buf);
-		mad[3] = 0x81; /* GetResp, same TID */
-		umad_set_addr(buf, ntohs(a->lid), (int)ntohl(a->qpn), a->sl, (int)ntohl(a->qkey));
-		umad_send(port, agent, buf, 256, 0, 0);
-	}
-	umad_close_port(port);
-	free(buf);
-	return NULL;
-}
-
 /* The client's ping port, open for the whole run: pings go between connects too. */
-static struct {
-	int port, agent;
-	size_t sz;
-	uint8_t *buf, *rbuf;
-	unsigned seq;
-} pg;
-
-static void pinger_open(void)
-{
-	pg.sz = umad_size() + 256;
-	pg.buf = calloc(1, pg.sz);
-	pg.rbuf = calloc(1, pg.sz);
-	if (!pg.buf || !pg.rbuf)
-		die("ping", ENOMEM);
-	pg.port = ping_open(&pg.agent, false);
-}
-
-static void pinger_close(void)
-{
-	umad_close_port(pg.port);
-	free(pg.buf);
-	free(pg.rbuf);
-}
+static struct bench_pinger pg;
 
 /* One umad round trip (Get, GetResp) to the server's responder: ns, or 0 if lost. */
 static uint64_t ping_once(void)
@@ -387,12 +288,12 @@ static uint64_t ping_once(void)
 	mad[14] = (uint8_t)(i >> 8);
 	mad[17] = 0x10; /* some attribute */
 	umad_set_addr(pg.buf, dlid, 1, 0, 0x80010000);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	if (umad_send(pg.port, pg.agent, pg.buf, 256, 1000, 0) < 0)
 		return 0;
 	if (umad_recv(pg.port, pg.rbuf, &len, 2000) < 0 || umad_status(pg.rbuf))
 		return 0;
-	return now_ns() - t0;
+	return bench_now_ns() - t0;
 }
 
 static double ping_floor(double *p99)
@@ -402,15 +303,15 @@ static double ping_floor(double *p99)
 	double med;
 
 	if (!t)
-		die("ping", ENOMEM);
+		bench_die("ping", ENOMEM);
 	for (unsigned i = 0; i < n_pings + 100; i++) {
 		uint64_t d = ping_once();
 
 		if (d && i >= 100) /* the first 100 warm up */
 			t[ok++] = d;
 	}
-	med = pct_us(t, ok, 50);
-	*p99 = pct_us(t, ok, 99);
+	med = bench_pct_us(t, ok, 50);
+	*p99 = bench_pct_us(t, ok, 99);
 	if (ok < n_pings)
 		printf("  (%u of %u pings answered)\n", ok, n_pings);
 	free(t);
@@ -460,12 +361,12 @@ static int server(void)
 	int rc;
 
 	if (!qps)
-		die("server", ENOMEM);
+		bench_die("server", ENOMEM);
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 	dev_open(&d);
-	if (pthread_create(&th, NULL, ping_responder, NULL))
-		die("pthread_create", errno);
+	if (pthread_create(&th, NULL, bench_ping_responder, &stop))
+		bench_die("pthread_create", errno);
 	rc = cm_runtime_listen(rt, SERVICE, ~0ull, 0);
 	if (rc >= 0)
 		rc = cm_runtime_listen(rt, SERVICE_CM_ONLY, ~0ull, 1);
@@ -474,7 +375,7 @@ static int server(void)
 	if (rc >= 0)
 		rc = cm_runtime_listen(rt, SERVICE_LOOP_QP, ~0ull, LOOP_QP_USER);
 	if (rc < 0)
-		die("listen", rc);
+		bench_die("listen", rc);
 	printf("server listening\n");
 	fflush(stdout);
 	while (!atomic_load(&stop)) {
@@ -563,31 +464,31 @@ static bool client_hook(void *arg, struct cm_runtime *rt, const struct cm_event 
 	if (ev->user < EST_BASE || ev->type != CM_EV_REP_RCVD)
 		return false;
 	if (cm_runtime_rtu(rt, ev->id) == 0 && ev->user - EST_BASE < est_n)
-		est_at[ev->user - EST_BASE] = now_ns();
+		est_at[ev->user - EST_BASE] = bench_now_ns();
 	return false; /* the application still hears of it */
 }
 
 /* The path (rdma_resolve_route's work): from the SA, then from the cache. */
 static void connect_tmpl(struct cm_runtime *rt, struct cm_connect_cmd *c)
 {
-	uint64_t t = now_ns(), hit[100];
+	uint64_t t = bench_now_ns(), hit[100];
 	int rc;
 
 	memset(c, 0, sizeof(*c));
 	rc = cm_runtime_resolve_path(rt, dgid, 0, &c->primary);
 	if (rc)
-		die("path from the SA", rc);
-	t = now_ns() - t;
+		bench_die("path from the SA", rc);
+	t = bench_now_ns() - t;
 	for (unsigned i = 0; i < 100; i++) {
 		struct cm_path p;
 
-		hit[i] = now_ns();
+		hit[i] = bench_now_ns();
 		if (cm_runtime_resolve_path(rt, dgid, 0, &p))
-			die("path from the cache", EIO);
-		hit[i] = now_ns() - hit[i];
+			bench_die("path from the cache", EIO);
+		hit[i] = bench_now_ns() - hit[i];
 	}
 	printf("path lookup: from the SA %.1f us, cached: median %.2f us\n", t / 1000.0,
-	       pct_us(hit, 100, 50));
+	       bench_pct_us(hit, 100, 50));
 	c->service_id = SERVICE;
 	c->qp_type = CM_QPT_RC;
 	c->responder_resources = 1;
@@ -616,17 +517,17 @@ static void disconnect_all(struct cm_runtime *rt, const uint32_t *ids, unsigned 
 {
 	struct cm_rt_cmd *c = calloc(n, sizeof(*c));
 	unsigned left = n;
-	uint64_t end = now_ns() + 30000000000ull;
+	uint64_t end = bench_now_ns() + 30000000000ull;
 
 	if (!c)
-		die("disconnect", ENOMEM);
+		bench_die("disconnect", ENOMEM);
 	for (unsigned i = 0; i < n; i++) {
 		c[i].op = CM_RT_DISCONNECT;
 		c[i].id = ids[i];
 	}
 	cm_runtime_exec_batch(rt, c, n);
 	free(c);
-	while (left && now_ns() < end) {
+	while (left && bench_now_ns() < end) {
 		struct cm_event ev;
 
 		if (cm_runtime_wait_event(rt, &ev, 100))
@@ -673,11 +574,11 @@ static int wait_rep(struct cm_runtime *rt, uint32_t id)
 static void print_latency(uint64_t *rep, uint64_t *lat, unsigned ok, uint64_t *fl, unsigned nfl,
 			  double first_floor)
 {
-	double lat_med = pct_us(lat, ok, 50), floor_med = pct_us(fl, nfl, 50);
+	double lat_med = bench_pct_us(lat, ok, 50), floor_med = bench_pct_us(fl, nfl, 50);
 
 	printf("  floor alongside (pings between the connects): median %.1f us\n", floor_med);
 	if (rep) {
-		double rep_med = pct_us(rep, ok, 50);
+		double rep_med = bench_pct_us(rep, ok, 50);
 
 		printf("  REQ sent -> REP received: median %.1f us (%.2fx the floor alongside, "
 		       "%.2fx the first)\n",
@@ -686,7 +587,7 @@ static void print_latency(uint64_t *rep, uint64_t *lat, unsigned ok, uint64_t *f
 	}
 	printf("  REQ sent -> ESTABLISHED : median %.1f us, p99 %.1f us (%.2fx the floor "
 	       "alongside, %.2fx the first)\n",
-	       lat_med, pct_us(lat, ok, 99), floor_med > 0 ? lat_med / floor_med : 0,
+	       lat_med, bench_pct_us(lat, ok, 99), floor_med > 0 ? lat_med / floor_med : 0,
 	       first_floor > 0 ? lat_med / first_floor : 0);
 }
 
@@ -763,18 +664,18 @@ static void row_verbs(struct run *r)
 		c.starting_psn = rand24();
 		c.user = i;
 		ping_between(r, i);
-		t = now_ns();
+		t = bench_now_ns();
 		rc = cm_runtime_connect(r->rt, &c, &r->ids[i]);
 		if (!rc)
 			rc = qp_move(r->rt, r->ids[i], r->qp[i], IBV_QPS_INIT);
 		if (!rc)
 			rc = wait_rep(r->rt, r->ids[i]);
 		if (!rc) {
-			r->rep[ok] = now_ns() - t;
+			r->rep[ok] = bench_now_ns() - t;
 			rc = finish(r->rt, r->ids[i], r->qp[i]);
 		}
 		if (!rc)
-			r->lat[ok++] = now_ns() - t;
+			r->lat[ok++] = bench_now_ns() - t;
 	}
 	printf("connect one at a time (%u of %u), active side\n", ok, n_seq);
 	print_latency(r->rep, r->lat, ok, r->fl, r->nfl, r->floor_med);
@@ -803,12 +704,12 @@ static void row_loop_qp(struct run *r)
 		c.starting_psn = rand24();
 		c.user = i;
 		ping_between(r, i);
-		t = now_ns();
+		t = bench_now_ns();
 		rc = cm_runtime_connect_qp(r->rt, &c, q, CM_RT_QP_INIT, &r->ids[i]);
 		if (!rc)
 			rc = wait_for(r->rt, r->ids[i], CM_EV_ESTABLISHED);
 		if (!rc)
-			r->lat[ok++] = now_ns() - t;
+			r->lat[ok++] = bench_now_ns() - t;
 	}
 	printf("connect one at a time, with verbs, QP transitions on the loop thread "
 	       "(rdma_cm style, %u)\n",
@@ -834,16 +735,16 @@ static void row_cm_only(struct run *r)
 		c.starting_psn = rand24();
 		c.user = i;
 		ping_between(r, i);
-		t = now_ns();
+		t = bench_now_ns();
 		rc = cm_runtime_connect(r->rt, &c, &r->ids[i]);
 		if (!rc)
 			rc = wait_rep(r->rt, r->ids[i]);
 		if (!rc) {
-			r->rep[ok] = now_ns() - t;
+			r->rep[ok] = bench_now_ns() - t;
 			rc = cm_runtime_rtu(r->rt, r->ids[i]);
 		}
 		if (!rc)
-			r->lat[ok++] = now_ns() - t;
+			r->lat[ok++] = bench_now_ns() - t;
 	}
 	printf("connect one at a time, CM only (no QP transitions on either side, %u)\n", ok);
 	print_latency(r->rep, r->lat, ok, r->fl, r->nfl, r->floor_med);
@@ -868,7 +769,7 @@ static void row_on_loop(struct run *r)
 		c.user = EST_BASE + i;
 		est_at[i] = 0;
 		ping_between(r, i);
-		t = now_ns();
+		t = bench_now_ns();
 		rc = cm_runtime_connect(r->rt, &c, &r->ids[i]);
 		if (!rc)
 			rc = wait_rep(r->rt, r->ids[i]);
@@ -884,9 +785,9 @@ static void row_on_loop(struct run *r)
 static void row_flight(struct run *r)
 {
 	unsigned est = 0, next = 0, fails = 0, base = 2 * n_seq;
-	uint64_t t0 = now_ns(), t1;
+	uint64_t t0 = bench_now_ns(), t1;
 
-	while (est + fails < n_flight && now_ns() - t0 < 60000000000ull) {
+	while (est + fails < n_flight && bench_now_ns() - t0 < 60000000000ull) {
 		struct cm_rt_cmd cmds[64];
 		struct cm_event ev;
 		unsigned k = 0;
@@ -927,7 +828,7 @@ static void row_flight(struct run *r)
 			fails++;
 		}
 	}
-	t1 = now_ns();
+	t1 = bench_now_ns();
 	printf("connect %u in flight at once: %u established, %u failed in %.3f s: %.0f conn/s\n",
 	       n_flight, est, fails, (t1 - t0) / 1e9, est / ((t1 - t0) / 1e9));
 	disconnect_all(r->rt, r->ids + base, n_flight);
@@ -952,7 +853,7 @@ static int client(void)
 
 	r.nq = 2 * n_seq + n_flight;
 	printf("umad round trip (plain libibumad ping-pong between the hosts)\n");
-	pinger_open();
+	bench_pinger_open(&pg);
 	wakes_get(&w0);
 	r.floor_med = ping_floor(&floor_p99);
 	printf("  floor: median %.1f us, p99 %.1f us (%u pings)\n", r.floor_med, floor_p99,
@@ -962,7 +863,7 @@ static int client(void)
 	est_n = n_seq;
 	est_at = calloc(n_seq, sizeof(*est_at));
 	if (!est_at)
-		die("client", ENOMEM);
+		bench_die("client", ENOMEM);
 	r.rt = rt_open(true, 4 * r.nq + 64, client_hook);
 	dev_open(&d);
 	connect_tmpl(r.rt, &r.tmpl);
@@ -972,16 +873,16 @@ static int client(void)
 	r.rep = calloc(r.nq, sizeof(*r.rep));
 	r.fl = calloc(n_seq, sizeof(*r.fl));
 	if (!r.qp || !r.ids || !r.lat || !r.rep || !r.fl)
-		die("client", ENOMEM);
+		bench_die("client", ENOMEM);
 	for (unsigned i = 0; i < r.nq; i++)
 		if (!(r.qp[i] = qp_new(&d)))
-			die("ibv_create_qp", errno);
+			bench_die("ibv_create_qp", errno);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		if (!only || !strcmp(only, rows[i].name))
 			rows[i].fn(&r);
 	printf("engine memory per connection: %zu bytes\n", cm_engine_conn_size());
 	cm_runtime_close(r.rt);
-	pinger_close();
+	bench_pinger_close(&pg);
 	for (unsigned i = 0; i < r.nq; i++)
 		ibv_destroy_qp(r.qp[i]);
 	free(r.qp);
@@ -994,14 +895,6 @@ static int client(void)
 }
 
 /* ---- auto: a fabric of our own ---- */
-
-static int sh(const char *fmt, const char *a, const char *b)
-{
-	char cmd[PATH_MAX * 3];
-
-	snprintf(cmd, sizeof(cmd), fmt, a, b);
-	return system(cmd);
-}
 
 static int run_auto(const char *argv0, char **extra)
 {
@@ -1016,7 +909,7 @@ static int run_auto(const char *argv0, char **extra)
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (n <= 0)
-		die("readlink /proc/self/exe", errno);
+		bench_die("readlink /proc/self/exe", errno);
 	self[n] = 0;
 	if (env) {
 		snprintf(fabsim, sizeof(fabsim), "%s", env);
@@ -1032,12 +925,12 @@ static int run_auto(const char *argv0, char **extra)
 		strncat(fabsim, "../sim/fabsim", sizeof(fabsim) - strlen(fabsim) - 1);
 	}
 	if (access(fabsim, X_OK))
-		die(fabsim, errno);
+		bench_die(fabsim, errno);
 	if (!mkdtemp(dir))
-		die("mkdtemp", errno);
+		bench_die("mkdtemp", errno);
 	printf("cm_fabric_bench: fabric in %s (fabsim up --gen b2b)\n", dir);
 	fflush(stdout);
-	if (sh("'%s' --dir '%s' up --gen b2b >/dev/null", fabsim, dir)) {
+	if (bench_sh("'%s' --dir '%s' up --gen b2b >/dev/null", fabsim, dir)) {
 		fprintf(stderr, "fabsim up failed\n");
 		goto out;
 	}
@@ -1067,7 +960,7 @@ static int run_auto(const char *argv0, char **extra)
 		goto down;
 	}
 	if (pipe(pfd))
-		die("pipe", errno);
+		bench_die("pipe", errno);
 	sp = fork();
 	if (sp == 0) {
 		dup2(pfd[1], 1);
@@ -1109,9 +1002,9 @@ static int run_auto(const char *argv0, char **extra)
 	if (f)
 		fclose(f);
 down:
-	sh("'%s' --dir '%s' down >/dev/null 2>&1", fabsim, dir);
+	bench_sh("'%s' --dir '%s' down >/dev/null 2>&1", fabsim, dir);
 out:
-	sh("rm -rf '%s'%s", dir, "");
+	bench_sh("rm -rf '%s'%s", dir, "");
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
@@ -1148,7 +1041,7 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			if (inet_pton(AF_INET6, optarg, &a6) != 1)
-				die("bad --dgid", EINVAL);
+				bench_die("bad --dgid", EINVAL);
 			memcpy(dgid, &a6, 16);
 			break;
 		case 'l':
@@ -1174,16 +1067,16 @@ int main(int argc, char **argv)
 	}
 	if (!n_flight || n_flight > 100000 || !n_seq || n_seq > 100000 || !n_pings ||
 	    n_pings > 1000000)
-		die("bad count", EINVAL);
+		bench_die("bad count", EINVAL);
 	if (!strcmp(mode, "server"))
 		return server();
 	if (!strcmp(mode, "client")) {
 		if (dlid < 0)
-			die("client needs --dgid and --dlid", EINVAL);
+			bench_die("client needs --dgid and --dlid", EINVAL);
 		return client();
 	}
 	if (!strcmp(mode, "auto"))
 		return run_auto(argv[0], opts_start);
-	die(mode, EINVAL);
+	bench_die(mode, EINVAL);
 	return 2;
 }

@@ -83,6 +83,8 @@
  */
 #include "config.h"
 
+#include "bench_common.h"
+
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -108,13 +110,13 @@
 #include <infiniband/umad.h>
 #include <rdma/rdma_cma.h>
 
-#define PING_CLASS 0x09 /* vendor range 1: no OUI, no RMPP */
-#define PING_VERSION 1
 #define EVENT_TIMEOUT_MS 10000 /* per event wait within a step */
 #define STEP_TIMEOUT_MS 60000  /* a whole step, N ids at once */
 #define RESOLVE_TIMEOUT_MS 2000
 #define CLIENT_WATCHDOG_S 900 /* SIGALRM ends a process left behind */
 #define SERVER_WATCHDOG_S 1200
+
+const char *bench_prog = "rdmacm_bench";
 
 static unsigned n_conn = 1000, n_iter = 200, n_pings = 1000;
 static unsigned port = 7471;
@@ -139,47 +141,6 @@ static bool fabric_any;	    /* -F any: the fabric where the scheduler puts it */
 static int fabric_cpu = -1; /* -F: where fabsimd and OpenSM run (-1: any CPU) */
 static const char *host_name[2];
 static atomic_bool stop;
-
-static uint64_t clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t now_ns(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
-
-/* CPU time of the calling thread (user and system), ns. */
-static uint64_t thread_cpu_ns(void)
-{
-	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
-}
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "rdmacm_bench: %s: %s\n", what, strerror(err < 0 ? -err : err));
-	exit(1);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Percentile of v[0..n) in us (sorts v). */
-static double pct_us(uint64_t *v, unsigned n, unsigned pct)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return v[(size_t)(n - 1) * pct / 100] / 1000.0;
-}
 
 /*
  * The floor of one hop to madcmd: the median round trip of a command-sized
@@ -221,80 +182,12 @@ static double daemon_hop_floor_us(unsigned n)
 	close(sv[0]);
 	if (pid > 0)
 		waitpid(pid, NULL, 0);
-	return k == n ? pct_us(v, k, 50) : 0;
+	return k == n ? bench_pct_us(v, k, 50) : 0;
 }
 
 /* ---- umad ping-pong (as bench/cm_fabric_bench) ---- */
 
-static int ping_open(int *agent, bool responder)
-{
-	long mask[16 / sizeof(long)] = {0};
-	int p = umad_open_port(NULL, 0);
-
-	if (p < 0)
-		die("umad_open_port", p);
-	if (responder)
-		mask[0] = 1L << 0x01 | 1L << 0x02; /* Get; Set: the handshake floor's third MAD */
-	*agent = umad_register(p, PING_CLASS, PING_VERSION, 0, responder ? mask : NULL);
-	if (*agent < 0)
-		die("umad_register", *agent);
-	return p;
-}
-
-static void *ping_responder(void *arg)
-{
-	size_t sz = umad_size() + 256;
-	uint8_t *buf = calloc(1, sz);
-	int agent, p = ping_open(&agent, true);
-
-	(void)arg;
-	if (!buf)
-		die("ping", ENOMEM);
-	while (!atomic_load(&stop)) {
-		int len = 256, rc = umad_recv(p, buf, &len, 100);
-		ib_mad_addr_t *a;
-		uint8_t *mad;
-
-		if (rc < 0 && rc != -ETIMEDOUT && rc != -EINTR && rc != -EAGAIN)
-			break; /* the port is gone (its fabric went down): do not spin */
-		if (rc < 0 || umad_status(buf))
-			continue;
-		mad = umad_get_mad(buf);
-		if (mad[1] != PING_CLASS || mad[3] != 0x01)
-			continue;
-		a = umad_get_mad_addr(buf);
-		mad[3] = 0x81; /* GetResp, same TID */
-		umad_set_addr(buf, ntohs(a->lid), (int)ntohl(a->qpn), a->sl, (int)ntohl(a->qkey));
-		umad_send(p, agent, buf, 256, 0, 0);
-	}
-	umad_close_port(p);
-	free(buf);
-	return NULL;
-}
-
-static struct {
-	int port, agent;
-	size_t sz;
-	uint8_t *buf, *rbuf;
-	unsigned seq;
-} pg;
-
-static void pinger_open(void)
-{
-	pg.sz = umad_size() + 256;
-	pg.buf = calloc(1, pg.sz);
-	pg.rbuf = calloc(1, pg.sz);
-	if (!pg.buf || !pg.rbuf)
-		die("ping", ENOMEM);
-	pg.port = ping_open(&pg.agent, false);
-}
-
-static void pinger_close(void)
-{
-	umad_close_port(pg.port);
-	free(pg.buf);
-	free(pg.rbuf);
-}
+static struct bench_pinger pg;
 
 /*
  * One umad round trip (Get, GetResp) to the server's responder: ns, or 0
@@ -318,7 +211,7 @@ static uint64_t ping_once(bool third)
 	mad[14] = (uint8_t)(i >> 8);
 	mad[17] = 0x10;
 	umad_set_addr(pg.buf, dlid, 1, 0, 0x80010000);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	if (umad_send(pg.port, pg.agent, pg.buf, 256, 1000, 0) < 0)
 		return 0;
 	if (umad_recv(pg.port, pg.rbuf, &len, 2000) < 0 || umad_status(pg.rbuf))
@@ -328,7 +221,7 @@ static uint64_t ping_once(bool third)
 		if (umad_send(pg.port, pg.agent, pg.buf, 256, 0, 0) < 0)
 			return 0;
 	}
-	return now_ns() - t0;
+	return bench_now_ns() - t0;
 }
 
 /* ---- events ---- */
@@ -346,7 +239,7 @@ static bool blocking_waits = true;
 
 static int next_event(struct rdma_cm_event **ev, int timeout_ms)
 {
-	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t end = bench_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 
 	/* Blocking (default), as rping and ucmatose wait: the watchdog covers it. */
 	if (blocking_waits) {
@@ -364,7 +257,7 @@ static int next_event(struct rdma_cm_event **ev, int timeout_ms)
 			return 0;
 		if (errno != EAGAIN && errno != EINTR)
 			return -errno;
-		now = now_ns();
+		now = bench_now_ns();
 		if (now >= end)
 			return -ETIMEDOUT;
 		rc = poll(&pfd, 1, (int)((end - now + 999999) / 1000000));
@@ -379,12 +272,12 @@ static void chan_open(void)
 
 	chan = rdma_create_event_channel();
 	if (!chan)
-		die("rdma_create_event_channel", errno);
+		bench_die("rdma_create_event_channel", errno);
 	if (blocking_waits)
 		return;
 	fl = fcntl(chan->fd, F_GETFL);
 	if (fl < 0 || fcntl(chan->fd, F_SETFL, fl | O_NONBLOCK))
-		die("fcntl O_NONBLOCK", errno);
+		bench_die("fcntl O_NONBLOCK", errno);
 }
 
 /*
@@ -430,16 +323,16 @@ static int server(void)
 	signal(SIGINT, on_term);
 	alarm(SERVER_WATCHDOG_S);
 	chan_open();
-	if (pthread_create(&th, NULL, ping_responder, NULL))
-		die("pthread_create", errno);
+	if (pthread_create(&th, NULL, bench_ping_responder, &stop))
+		bench_die("pthread_create", errno);
 	if (rdma_create_id(chan, &lid, NULL, RDMA_PS_TCP))
-		die("rdma_create_id (listen)", errno);
+		bench_die("rdma_create_id (listen)", errno);
 	sin.sin_port = htons((uint16_t)port);
 	sin.sin_addr.s_addr = htonl(INADDR_ANY);
 	if (rdma_bind_addr(lid, (struct sockaddr *)&sin))
-		die("rdma_bind_addr", errno);
+		bench_die("rdma_bind_addr", errno);
 	if (rdma_listen(lid, 1024))
-		die("rdma_listen", errno);
+		bench_die("rdma_listen", errno);
 	printf("server listening on port %u\n", port);
 	fflush(stdout);
 	while (!atomic_load(&stop)) {
@@ -588,9 +481,10 @@ static void collect(struct node *nodes, unsigned n, enum step s, enum rdma_cm_ev
 		struct node *nd;
 		int rc = next_event(&ev, EVENT_TIMEOUT_MS);
 
-		if (rc || now_ns() - step_start > STEP_TIMEOUT_MS * 1000000ull) {
+		if (rc || bench_now_ns() - step_start > STEP_TIMEOUT_MS * 1000000ull) {
 			fprintf(stderr, "client: %s: %u of %u ids without %s after %.1f s (%s)\n",
-				step_name[s], left, n, ev_name(want), (now_ns() - step_start) / 1e9,
+				step_name[s], left, n, ev_name(want),
+				(bench_now_ns() - step_start) / 1e9,
 				rc ? strerror(-rc) : "step timeout");
 			if (!rc)
 				rdma_ack_cm_event(ev);
@@ -608,7 +502,7 @@ static void collect(struct node *nodes, unsigned n, enum step s, enum rdma_cm_ev
 			continue;
 		}
 		if (ev->event == want) {
-			nd->end = now_ns();
+			nd->end = bench_now_ns();
 		} else {
 			char what[64];
 
@@ -624,7 +518,7 @@ static void collect(struct node *nodes, unsigned n, enum step s, enum rdma_cm_ev
 static void run_step(struct node *nodes, unsigned n, enum step s, struct step_time *st)
 {
 	struct rdma_conn_param cp;
-	uint64_t t0 = now_ns(), calls;
+	uint64_t t0 = bench_now_ns(), calls;
 
 	for (unsigned i = 0; i < n; i++) {
 		struct node *nd = &nodes[i];
@@ -633,7 +527,7 @@ static void run_step(struct node *nodes, unsigned n, enum step s, struct step_ti
 		nd->end = 0;
 		if (nd->failed && s != S_DESTROY)
 			continue;
-		nd->start = now_ns();
+		nd->start = bench_now_ns();
 		switch (s) {
 		case S_CREATE_ID:
 			rc = rdma_create_id(chan, &nd->id, nd, RDMA_PS_TCP);
@@ -680,9 +574,9 @@ static void run_step(struct node *nodes, unsigned n, enum step s, struct step_ti
 			continue;
 		}
 		if (s == S_CREATE_ID || s == S_CREATE_QP || s == S_DESTROY)
-			nd->end = now_ns();
+			nd->end = bench_now_ns();
 	}
-	calls = now_ns() - t0;
+	calls = bench_now_ns() - t0;
 	switch (s) {
 	case S_RESOLVE_ADDR:
 		collect(nodes, n, s, RDMA_CM_EVENT_ADDR_RESOLVED, t0);
@@ -700,7 +594,7 @@ static void run_step(struct node *nodes, unsigned n, enum step s, struct step_ti
 		break;
 	}
 	memset(st, 0, sizeof(*st));
-	st->total = now_ns() - t0;
+	st->total = bench_now_ns() - t0;
 	if (getenv("RDMACM_BENCH_MARKS")) /* windows for perf record -k CLOCK_MONOTONIC */
 		fprintf(stderr, "mark %s %.6f %.6f\n", step_name[s], t0 / 1e9,
 			(t0 + st->total) / 1e9);
@@ -740,7 +634,7 @@ static void bench_steps(void)
 	double api;
 
 	if (!nodes)
-		die("client", ENOMEM);
+		bench_die("client", ENOMEM);
 	printf("\n%u connections, each step all at once (cmtime style, one event channel)\n",
 	       n_conn);
 	fail_msgs = 0;
@@ -783,14 +677,14 @@ static void bench_latency(double first_floor)
 	 * MADs). */
 	uint64_t *cpu_c = calloc(n_iter, sizeof(*cpu_c)), *cpu_p = calloc(n_iter, sizeof(*cpu_p));
 	uint64_t *cpu_h = calloc(n_iter, sizeof(*cpu_h));
-	uint64_t t0 = now_ns(), busy_first = 0, busy_last = 0;
+	uint64_t t0 = bench_now_ns(), busy_first = 0, busy_last = 0;
 	unsigned ok = 0, nfl = 0, nfl3 = 0, busy = 0, other = 0, tries = 0;
 	double lat_med, lat_p90, lat_p99, fl_med, fl3_med;
 
 	if (!lat || !fl || !fl3 || !cpu_c || !cpu_p || !cpu_h)
-		die("client", ENOMEM);
+		bench_die("client", ENOMEM);
 	fail_msgs = 0;
-	while (ok + other < n_iter && now_ns() - t0 < 60000000000ull) {
+	while (ok + other < n_iter && bench_now_ns() - t0 < 60000000000ull) {
 		struct node nd;
 		struct step_time st;
 
@@ -810,7 +704,8 @@ static void bench_latency(double first_floor)
 		 */
 		(void)ping_once(false);
 		if (nfl3 <= ok && nfl3 < n_iter) {
-			uint64_t c0 = thread_cpu_ns(), d = ping_once(true), c1 = thread_cpu_ns();
+			uint64_t c0 = bench_thread_cpu_ns(), d = ping_once(true),
+				 c1 = bench_thread_cpu_ns();
 
 			if (d) {
 				cpu_h[nfl3] = c1 - c0;
@@ -820,7 +715,8 @@ static void bench_latency(double first_floor)
 			continue;
 		}
 		if (nfl <= ok && nfl < n_iter) {
-			uint64_t c0 = thread_cpu_ns(), d = ping_once(false), c1 = thread_cpu_ns();
+			uint64_t c0 = bench_thread_cpu_ns(), d = ping_once(false),
+				 c1 = bench_thread_cpu_ns();
 
 			if (d) {
 				cpu_p[nfl] = c1 - c0;
@@ -830,15 +726,15 @@ static void bench_latency(double first_floor)
 			continue;
 		}
 		tries++;
-		uint64_t c0 = thread_cpu_ns();
+		uint64_t c0 = bench_thread_cpu_ns();
 
 		run_step(&nd, 1, S_CONNECT, &st);
 		if (nd.end) {
-			cpu_c[ok] = thread_cpu_ns() - c0;
+			cpu_c[ok] = bench_thread_cpu_ns() - c0;
 			lat[ok++] = nd.end - nd.start;
 			run_step(&nd, 1, S_DISCONNECT, &st);
 		} else if (nd.fail_step == S_CONNECT && nd.fail_status == -EBUSY) {
-			busy_last = now_ns() - t0;
+			busy_last = bench_now_ns() - t0;
 			if (!busy++)
 				busy_first = busy_last;
 		} else {
@@ -848,14 +744,14 @@ static void bench_latency(double first_floor)
 		if (nd.failed)
 			usleep(1000);
 	}
-	lat_med = pct_us(lat, ok, 50);
-	lat_p90 = pct_us(lat, ok, 90);
-	lat_p99 = pct_us(lat, ok, 99);
-	fl_med = pct_us(fl, nfl, 50);
-	fl3_med = pct_us(fl3, nfl3, 50);
+	lat_med = bench_pct_us(lat, ok, 50);
+	lat_p90 = bench_pct_us(lat, ok, 90);
+	lat_p99 = bench_pct_us(lat, ok, 99);
+	fl_med = bench_pct_us(fl, nfl, 50);
+	fl3_med = bench_pct_us(fl3, nfl3, 50);
 	printf("\nrdma_connect -> ESTABLISHED, one connection at a time (%u of %u in %u tries, "
 	       "%.1f s)\n",
-	       ok, n_iter, tries, (now_ns() - t0) / 1e9);
+	       ok, n_iter, tries, (bench_now_ns() - t0) / 1e9);
 	if (busy)
 		printf("  %u rdma_connect calls failed with EBUSY, from %.3f s to %.3f s into "
 		       "this row (retried)\n",
@@ -880,7 +776,8 @@ static void bench_latency(double first_floor)
 	/* What of the connect is this thread's own work, and what is waiting. */
 	printf("  client thread CPU (user+system): connect median %.1f us, ping median %.1f us, "
 	       "handshake floor median %.1f us\n",
-	       pct_us(cpu_c, ok, 50), pct_us(cpu_p, nfl, 50), pct_us(cpu_h, nfl3, 50));
+	       bench_pct_us(cpu_c, ok, 50), bench_pct_us(cpu_p, nfl, 50),
+	       bench_pct_us(cpu_h, nfl3, 50));
 	if (engine_lat > 0)
 		printf("  raw engine, QPs moved on its loop as rdma_cm does (cm_fabric_bench "
 		       "loopqp, same fabric): median %.1f us; the API is %.2fx that\n",
@@ -901,20 +798,20 @@ static int client(void)
 
 	alarm(CLIENT_WATCHDOG_S);
 	if (!t)
-		die("client", ENOMEM);
+		bench_die("client", ENOMEM);
 	dst.sin_family = AF_INET;
 	dst.sin_port = htons((uint16_t)port);
 	if (inet_pton(AF_INET, server_addr, &dst.sin_addr) != 1)
-		die("bad server address", EINVAL);
-	pinger_open();
+		bench_die("bad server address", EINVAL);
+	bench_pinger_open(&pg);
 	for (unsigned i = 0; i < n_pings + 100; i++) {
 		uint64_t d = ping_once(false);
 
 		if (d && i >= 100) /* the first 100 warm up */
 			t[ok++] = d;
 	}
-	med = pct_us(t, ok, 50);
-	p90 = pct_us(t, ok, 90);
+	med = bench_pct_us(t, ok, 50);
+	p90 = bench_pct_us(t, ok, 90);
 	printf("umad round trip floor (libibumad ping-pong to the server's host): median %.1f "
 	       "us, p90 %.1f us (%u of %u pings)\n",
 	       med, p90, ok, n_pings);
@@ -922,7 +819,7 @@ static int client(void)
 	chan_open();
 	bench_steps();
 	bench_latency(med);
-	pinger_close();
+	bench_pinger_close(&pg);
 	if (shared_cq)
 		ibv_destroy_cq(shared_cq);
 	rdma_destroy_event_channel(chan);
@@ -933,24 +830,16 @@ static int client(void)
 
 static char fabsim[PATH_MAX], fdir[] = "/tmp/rdmacm_bench.XXXXXX";
 
-static int sh(const char *fmt, const char *a, const char *b)
-{
-	char cmd[PATH_MAX * 3];
-
-	snprintf(cmd, sizeof(cmd), fmt, a, b);
-	return system(cmd);
-}
-
 /* Wait for pid up to timeout_ms, then SIGTERM, then SIGKILL: its status. */
 static int reap(pid_t pid, int timeout_ms, bool term_first)
 {
-	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t end = bench_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	int status = -1;
 
 	if (term_first)
 		kill(pid, SIGTERM);
 	for (int phase = 0; phase < 3; phase++) {
-		while (now_ns() < end) {
+		while (bench_now_ns() < end) {
 			pid_t r = waitpid(pid, &status, WNOHANG);
 
 			if (r == pid)
@@ -966,7 +855,7 @@ static int reap(pid_t pid, int timeout_ms, bool term_first)
 			fprintf(stderr, "rdmacm_bench: pid %d still running, SIGKILL\n", (int)pid);
 			kill(pid, SIGKILL);
 		}
-		end = now_ns() + 5000000000ull;
+		end = bench_now_ns() + 5000000000ull;
 	}
 	return status;
 }
@@ -1082,7 +971,7 @@ static pid_t spawn_on(const char *host, char *const *av, struct lines *lr)
 	pid_t pid;
 
 	if (pipe(pfd))
-		die("pipe", errno);
+		bench_die("pipe", errno);
 	argv[k++] = fabsim;
 	argv[k++] = "--dir";
 	argv[k++] = fdir;
@@ -1095,7 +984,7 @@ static pid_t spawn_on(const char *host, char *const *av, struct lines *lr)
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0)
-		die("fork", errno);
+		bench_die("fork", errno);
 	if (pid == 0) {
 		pin_self(cpu_of(host));
 		dup2(pfd[1], 1);
@@ -1117,7 +1006,7 @@ static pid_t spawn_on(const char *host, char *const *av, struct lines *lr)
  */
 static bool read_line(struct lines *lr, char *out, size_t outlen, int timeout_ms)
 {
-	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t end = bench_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	size_t take = 0;
 
 	while (!take) {
@@ -1130,7 +1019,7 @@ static bool read_line(struct lines *lr, char *out, size_t outlen, int timeout_ms
 			take = nl ? (size_t)(nl - lr->buf) + 1 : lr->len;
 			break;
 		}
-		now = now_ns();
+		now = bench_now_ns();
 		if (now >= end || poll(&pfd, 1, (int)((end - now) / 1000000)) <= 0)
 			return false;
 		r = read(lr->fd, lr->buf + lr->len, sizeof(lr->buf) - lr->len);
@@ -1172,14 +1061,14 @@ static pid_t start_server(const char *host, char *const *av, struct lines *lr)
 static int run_client(const char *host, char *const *av, int timeout_ms,
 		      void (*line_fn)(const char *line))
 {
-	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t end = bench_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	static struct lines lr;
 	char line[1024];
 	pid_t pid = spawn_on(host, av, &lr);
 	int status;
 
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = bench_now_ns();
 
 		if (now >= end) {
 			fprintf(stderr, "rdmacm_bench: %s did not finish in %d s\n", av[0],
@@ -1193,7 +1082,8 @@ static int run_client(const char *host, char *const *av, int timeout_ms,
 		else
 			fputs(line, stdout);
 	}
-	status = reap(pid, now_ns() < end ? (int)((end - now_ns()) / 1000000) : 0, now_ns() >= end);
+	status = reap(pid, bench_now_ns() < end ? (int)((end - bench_now_ns()) / 1000000) : 0,
+		      bench_now_ns() >= end);
 	close(lr.fd);
 	return status;
 }
@@ -1468,7 +1358,7 @@ static int run_auto(void)
 	FILE *f;
 
 	if (n <= 0)
-		die("readlink /proc/self/exe", errno);
+		bench_die("readlink /proc/self/exe", errno);
 	self[n] = 0;
 	snprintf(fabsim, sizeof(fabsim), "%s", self);
 	slash = strrchr(fabsim, '/');
@@ -1480,19 +1370,19 @@ static int run_auto(void)
 	if ((env = getenv("CM_FABRIC_BENCH")))
 		snprintf(cfb, sizeof(cfb), "%s", env);
 	if (access(fabsim, X_OK))
-		die(fabsim, errno);
+		bench_die(fabsim, errno);
 	if (!no_engine && access(cfb, X_OK)) {
 		fprintf(stderr, "rdmacm_bench: %s: %s (no engine comparison)\n", cfb,
 			strerror(errno));
 		no_engine = true;
 	}
 	if (!mkdtemp(fdir))
-		die("mkdtemp", errno);
+		bench_die("mkdtemp", errno);
 	printf("rdmacm_bench: fabric in %s (fabsim up --gen b2b)\n", fdir);
 	fflush(stdout);
 	/* The fabric's daemons inherit this process's CPUs (-F). */
 	pin_self(fabric_cpu);
-	if (sh("timeout 120 '%s' --dir '%s' up --gen b2b >/dev/null", fabsim, fdir)) {
+	if (bench_sh("timeout 120 '%s' --dir '%s' up --gen b2b >/dev/null", fabsim, fdir)) {
 		fprintf(stderr, "fabsim up failed\n");
 		goto out;
 	}
@@ -1610,9 +1500,9 @@ static int run_auto(void)
 	if (through_daemon && pairs)
 		daemon_summary(pairs);
 down:
-	sh("timeout 60 '%s' --dir '%s' down >/dev/null 2>&1", fabsim, fdir);
+	bench_sh("timeout 60 '%s' --dir '%s' down >/dev/null 2>&1", fabsim, fdir);
 out:
-	sh("rm -rf '%s'%s", fdir, "");
+	bench_sh("rm -rf '%s'%s", fdir, "");
 	if (status < 0)
 		return 1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
@@ -1685,7 +1575,7 @@ int main(int argc, char **argv)
 			}
 			fabric_cpu = (int)strtol(optarg, NULL, 0);
 			if (fabric_cpu < 0 || fabric_cpu >= sysconf(_SC_NPROCESSORS_ONLN))
-				die("-F: no such CPU", EINVAL);
+				bench_die("-F: no such CPU", EINVAL);
 			break;
 		case 'H': /* the default, kept for scripts that ask for it */
 			share_cpus = false;
@@ -1705,12 +1595,12 @@ int main(int argc, char **argv)
 	}
 	if (!n_conn || n_conn > 100000 || !n_iter || n_iter > 100000 || !n_pings ||
 	    n_pings > 1000000 || !port || port > 65535 || !rounds || rounds > MAX_ROUNDS)
-		die("bad count", EINVAL);
+		bench_die("bad count", EINVAL);
 	if (!strcmp(mode, "server"))
 		return server();
 	if (!strcmp(mode, "client")) {
 		if (dlid < 0)
-			die("client needs --dlid", EINVAL);
+			bench_die("client needs --dlid", EINVAL);
 		return client();
 	}
 	if (!strcmp(mode, "auto")) {
@@ -1723,6 +1613,6 @@ int main(int argc, char **argv)
 		}
 		return run_auto();
 	}
-	die(mode, EINVAL);
+	bench_die(mode, EINVAL);
 	return 2;
 }

@@ -725,10 +725,11 @@ static int run_ctl(const char *dir, const char *cmd)
 
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: fabsimd [--dir DIR] [--seed N] (TOPOLOGY | --gen b2b|star:N|fattree:K)\n"
-		"       fabsimd --check|--dump (TOPOLOGY | --gen SPEC)\n"
-		"       fabsimd [--dir DIR] --ctl 'COMMAND'\n");
+	fprintf(
+	    stderr,
+	    "usage: fabsimd [--dir DIR] [--seed N] (TOPOLOGY | --gen b2b|star:N|fattree:K[:H])\n"
+	    "       fabsimd --check|--dump (TOPOLOGY | --gen SPEC)\n"
+	    "       fabsimd [--dir DIR] --ctl 'COMMAND'\n");
 }
 
 extern uint64_t fsd_fault_seed;

@@ -2,7 +2,7 @@
 /*
  * Topologies: the ibnetdiscover format (as ibsim reads it: "Switch N
  * "id"", "Hca/Ca N "id"", port lines "[p] "remote"[rp]", vendid=/devid=/
- * *guid= lines, "include FILE"), and generators b2b, star:N, fattree:K.
+ * *guid= lines, "include FILE"), and generators b2b, star:N, fattree:K[:H].
  */
 #include <ctype.h>
 #include <errno.h>
@@ -491,15 +491,28 @@ int fsd_topo_generate(const char *spec, FILE *err)
 		return 0;
 	}
 	if (!strncmp(spec, "fattree:", 8)) {
-		long k = strtol(spec + 8, &end, 10);
-		int half, hostno = 1;
+		long k = strtol(spec + 8, &end, 10), hosts;
+		int half, leaves, hostno = 1;
 		struct fsd_node **leaf, **spine;
 
-		if (*end || k < 4 || k > 64 || (k & 1)) {
+		if (end == spec + 8 || k < 4 || k > 64 || (k & 1) || (*end && *end != ':')) {
 			fprintf(err, "--gen %s: fattree:K needs an even K, 4 <= K <= 64\n", spec);
 			return -EINVAL;
 		}
+		/* fattree:K:H: the same tree with only its first H hosts (and
+		 * the leaves they need), for a fabric of any size. */
+		hosts = k * k / 2;
+		if (*end) {
+			const char *h = end + 1;
+
+			hosts = strtol(h, &end, 10);
+			if (end == h || *end || hosts < 1 || hosts > k * k / 2) {
+				fprintf(err, "--gen %s: fattree:K:H needs 1 <= H <= K*K/2\n", spec);
+				return -EINVAL;
+			}
+		}
 		half = (int)k / 2;
+		leaves = (int)((hosts + half - 1) / half);
 		leaf = calloc((size_t)k, sizeof(*leaf));
 		spine = calloc((size_t)half, sizeof(*spine));
 		if (!leaf || !spine)
@@ -509,12 +522,12 @@ int fsd_topo_generate(const char *spec, FILE *err)
 		for (int s = 0; s < half; s++)
 			if (!(spine[s] = gen_sw(s + 1, (int)k, "spine")))
 				return -ENOMEM;
-		for (int l = 0; l < k; l++) {
+		for (int l = 0; l < leaves; l++) {
 			if (!(leaf[l] = gen_sw(half + l + 1, (int)k, "leaf")))
 				return -ENOMEM;
 			for (int s = 0; s < half; s++)
 				connect_ports(leaf[l], half + 1 + s, spine[s], l + 1);
-			for (int p = 1; p <= half; p++) {
+			for (int p = 1; p <= half && hostno <= hosts; p++) {
 				struct fsd_node *h = gen_ca(hostno++);
 
 				if (!h)
@@ -526,7 +539,7 @@ int fsd_topo_generate(const char *spec, FILE *err)
 		free(spine);
 		return 0;
 	}
-	fprintf(err, "--gen %s: unknown generator (b2b, star:N, fattree:K)\n", spec);
+	fprintf(err, "--gen %s: unknown generator (b2b, star:N, fattree:K[:H])\n", spec);
 	return -EINVAL;
 }
 
