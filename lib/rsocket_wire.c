@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * Encoding of the rsocket connection data and the SGE/iomap entries (see
- * rsocket_wire.h).  Written byte by byte, so it does not depend on the
- * host's order or on struct packing.
+ * rsocket_wire.h).  Big-endian fields written and read with mad/field.h's
+ * mad_store_be/mad_load_be, so it depends on neither the host's order nor
+ * struct packing.
  */
 #include "config.h"
 
@@ -12,60 +13,28 @@
 #include <sys/socket.h>
 
 #include "lib/rsocket_wire.h"
-
-static void put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	put_be16(p, (uint16_t)(v >> 16));
-	put_be16(p + 2, (uint16_t)v);
-}
-
-static void put_be64(uint8_t *p, uint64_t v)
-{
-	put_be32(p, (uint32_t)(v >> 32));
-	put_be32(p + 4, (uint32_t)v);
-}
-
-static uint16_t get_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)get_be16(p) << 16 | get_be16(p + 2);
-}
-
-static uint64_t get_be64(const uint8_t *p)
-{
-	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
-}
+#include "mad/field.h"
 
 /* On the wire an SGE is addr, key, length, each big-endian. */
 static void put_sge(uint8_t *p, const struct rs_sge *s)
 {
-	put_be64(p, s->addr);
-	put_be32(p + 8, s->key);
-	put_be32(p + 12, s->length);
+	mad_store_be(p, 8, s->addr);
+	mad_store_be(p + 8, 4, s->key);
+	mad_store_be(p + 12, 4, s->length);
 }
 
 static void get_sge(const uint8_t *p, struct rs_sge *s)
 {
-	s->addr = get_be64(p);
-	s->key = get_be32(p + 8);
-	s->length = get_be32(p + 12);
+	s->addr = mad_load_be(p, 8);
+	s->key = mad_load_be(p + 8, 4);
+	s->length = mad_load_be(p + 12, 4);
 }
 
 void rs_conn_encode(const struct rs_conn *c, uint8_t out[RS_CONN_DATA_LEN])
 {
 	out[0] = c->version;
 	out[1] = c->flags;
-	put_be16(out + 2, c->credits);
+	mad_store_be(out + 2, 2, c->credits);
 	out[4] = out[5] = out[6] = 0; /* reserved */
 	out[7] = c->iomap_scale;
 	put_sge(out + 8, &c->target);
@@ -80,7 +49,7 @@ int rs_conn_decode(const uint8_t *in, size_t len, struct rs_conn *c)
 	if (c->version != RS_CONN_VERSION)
 		return -EPROTONOSUPPORT;
 	c->flags = in[1];
-	c->credits = get_be16(in + 2);
+	c->credits = mad_load_be(in + 2, 2);
 	c->iomap_scale = in[7];
 	get_sge(in + 8, &c->target);
 	get_sge(in + 24, &c->data);
@@ -186,11 +155,11 @@ int ds_udp_encode(uint8_t op, uint32_t qpn, const struct sockaddr *sa, uint8_t o
 	} else {
 		return -EAFNOSUPPORT;
 	}
-	put_be32(out, DS_UDP_TAG);
+	mad_store_be(out, 4, DS_UDP_TAG);
 	out[5] = op;
 	out[6] = (uint8_t)len;
 	out[7] = 0;
-	put_be32(out + 8, qpn & 0xFFFFFF);
+	mad_store_be(out + 8, 4, qpn & 0xFFFFFF);
 	return len;
 }
 
@@ -198,13 +167,13 @@ int ds_udp_decode(const uint8_t *in, size_t len, int family, struct ds_udp_hdr *
 {
 	if (!in || len < DS_UDP_V4_LEN)
 		return -EINVAL;
-	if (get_be32(in) != DS_UDP_TAG)
+	if (mad_load_be(in, 4) != DS_UDP_TAG)
 		return -EPROTO;
 	memset(h, 0, sizeof(*h));
 	h->version = in[4];
 	h->op = in[5];
 	h->length = in[6];
-	h->qpn = get_be32(in + 8) & 0xFFFFFF;
+	h->qpn = mad_load_be(in + 8, 4) & 0xFFFFFF;
 	if (h->version == 4 && family == AF_INET && h->length == DS_UDP_V4_LEN) {
 		memcpy(h->addr, in + 12, 4);
 		return DS_UDP_V4_LEN;

@@ -727,7 +727,7 @@ static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 
 static void default_init(void)
 {
-	struct mad_loop *l;
+	struct mad_loop *l = NULL; /* LTO cannot see mad_loop_create set it */
 
 	if (mad_loop_create(&l, NULL, NULL))
 		return;

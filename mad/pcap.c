@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mad/field.h"
 #include "mad/pcap.h"
 
 #define PCAP_MAGIC_USEC 0xa1b2c3d4u
@@ -25,34 +26,16 @@
 /* ERF flags: the record has a varying length (no fixed-size padding). */
 #define ERF_FLAG_VLEN 0x04
 
-/* ---- byte helpers: explicit orders, never struct overlays ---- */
-
-static void put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	put_be16(p, (uint16_t)(v >> 16));
-	put_be16(p + 2, (uint16_t)v);
-}
+/*
+ * ---- byte helpers: explicit orders, never struct overlays ----
+ * Big-endian through mad/field.h's mad_store_be/mad_load_be; pcap's own
+ * headers are in the writer's (little-endian) order.
+ */
 
 static void put_le32(uint8_t *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint16_t get_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)get_be16(p) << 16 | get_be16(p + 2);
 }
 
 static uint32_t get_le32(const uint8_t *p)
@@ -144,16 +127,17 @@ long mad_pcap_build_packet(const struct mad_pcap_hdr *h, const void *payload, si
 	/* LRH: VL, LVer 0, SL, LNH, DLID, packet length in words up to ICRC. */
 	p[0] = (uint8_t)(h->vl << 4);
 	p[1] = (uint8_t)(h->sl << 4 | (h->grh_present ? LNH_IBA_GLOBAL : LNH_IBA_LOCAL));
-	put_be16(p + 2, h->dlid);
-	put_be16(p + 4, (uint16_t)((total - MAD_PCAP_VCRC_LEN) / 4));
-	put_be16(p + 6, h->slid);
+	mad_store_be(p + 2, 2, h->dlid);
+	mad_store_be(p + 4, 2, (uint16_t)((total - MAD_PCAP_VCRC_LEN) / 4));
+	mad_store_be(p + 6, 2, h->slid);
 	p += MAD_PCAP_LRH_LEN;
 
 	if (h->grh_present) {
-		put_be32(p, 6u << 28 | (uint32_t)h->tclass << 20 | h->flow_label);
+		mad_store_be(p, 4, 6u << 28 | (uint32_t)h->tclass << 20 | h->flow_label);
 		/* Payload length: from after the GRH through the ICRC. */
-		put_be16(p + 4, (uint16_t)(total - MAD_PCAP_VCRC_LEN - MAD_PCAP_LRH_LEN -
-					   MAD_PCAP_GRH_LEN));
+		mad_store_be(
+		    p + 4, 2,
+		    (uint16_t)(total - MAD_PCAP_VCRC_LEN - MAD_PCAP_LRH_LEN - MAD_PCAP_GRH_LEN));
 		p[6] = GRH_NXTHDR_IBA;
 		p[7] = h->hop_limit;
 		memcpy(p + 8, h->sgid, 16);
@@ -164,14 +148,14 @@ long mad_pcap_build_packet(const struct mad_pcap_hdr *h, const void *payload, si
 	/* BTH: UD SEND only, SE 0, M 0, pad count, TVer 0, P_Key, dest QP, PSN. */
 	p[0] = MAD_PCAP_BTH_OPCODE_UD_SEND_ONLY;
 	p[1] = (uint8_t)(pad << 4);
-	put_be16(p + 2, h->pkey);
-	put_be32(p + 4, h->dst_qp);
-	put_be32(p + 8, h->psn);
+	mad_store_be(p + 2, 2, h->pkey);
+	mad_store_be(p + 4, 4, h->dst_qp);
+	mad_store_be(p + 8, 4, h->psn);
 	p += MAD_PCAP_BTH_LEN;
 
 	/* DETH: Q_Key, reserved byte, source QP. */
-	put_be32(p, h->qkey);
-	put_be32(p + 4, h->src_qp);
+	mad_store_be(p, 4, h->qkey);
+	mad_store_be(p + 4, 4, h->src_qp);
 	p += MAD_PCAP_DETH_LEN;
 
 	if (len)
@@ -180,7 +164,7 @@ long mad_pcap_build_packet(const struct mad_pcap_hdr *h, const void *payload, si
 
 	put_le32(p, icrc_compute(out, (size_t)(p - out), h->grh_present));
 	p += MAD_PCAP_ICRC_LEN;
-	put_be16(p, vcrc_compute(out, (size_t)(p - out)));
+	mad_store_be(p, 2, vcrc_compute(out, (size_t)(p - out)));
 	return (long)total;
 }
 
@@ -208,9 +192,9 @@ int mad_pcap_parse_packet(const uint8_t *pkt, size_t len, struct mad_pcap_hdr *h
 	h->vl = pkt[0] >> 4;
 	h->sl = pkt[1] >> 4;
 	lnh = pkt[1] & 3;
-	h->dlid = get_be16(pkt + 2);
-	words = get_be16(pkt + 4) & 0x7ff;
-	h->slid = get_be16(pkt + 6);
+	h->dlid = mad_load_be(pkt + 2, 2);
+	words = mad_load_be(pkt + 4, 2) & 0x7ff;
+	h->slid = mad_load_be(pkt + 6, 2);
 	pos = MAD_PCAP_LRH_LEN;
 	if ((pkt[0] & 0x0f) != 0) {
 		*why = "unknown LRH link version";
@@ -227,7 +211,7 @@ int mad_pcap_parse_packet(const uint8_t *pkt, size_t len, struct mad_pcap_hdr *h
 			*why = "truncated GRH";
 			return -EBADMSG;
 		}
-		w0 = get_be32(pkt + pos);
+		w0 = mad_load_be(pkt + pos, 4);
 		h->grh_present = true;
 		h->tclass = (uint8_t)(w0 >> 20);
 		h->flow_label = w0 & 0xfffff;
@@ -251,12 +235,12 @@ int mad_pcap_parse_packet(const uint8_t *pkt, size_t len, struct mad_pcap_hdr *h
 		return -ENOMSG; /* a well-formed packet that carries no MAD */
 	}
 	pad = (pkt[pos + 1] >> 4) & 3;
-	h->pkey = get_be16(pkt + pos + 2);
-	h->dst_qp = get_be32(pkt + pos + 4) & 0xffffff;
-	h->psn = get_be32(pkt + pos + 8) & 0xffffff;
+	h->pkey = mad_load_be(pkt + pos + 2, 2);
+	h->dst_qp = mad_load_be(pkt + pos + 4, 4) & 0xffffff;
+	h->psn = mad_load_be(pkt + pos + 8, 4) & 0xffffff;
 	pos += MAD_PCAP_BTH_LEN;
-	h->qkey = get_be32(pkt + pos);
-	h->src_qp = get_be32(pkt + pos + 4) & 0xffffff;
+	h->qkey = mad_load_be(pkt + pos, 4);
+	h->src_qp = mad_load_be(pkt + pos + 4, 4) & 0xffffff;
 	pos += MAD_PCAP_DETH_LEN;
 	if (opcode == MAD_PCAP_BTH_OPCODE_UD_SEND_ONLY_IMM)
 		pos += 4; /* ImmDt */
@@ -387,10 +371,10 @@ int mad_pcap_write(struct mad_pcap_writer *w, const struct timespec *ts,
 		put_le32(e, (uint32_t)erf_ts);
 		put_le32(e + 4, (uint32_t)(erf_ts >> 32));
 		e[8] = MAD_PCAP_ERF_TYPE_INFINIBAND;
-		e[9] = ERF_FLAG_VLEN;		     /* interface 0 */
-		put_be16(e + 10, (uint16_t)caplen);  /* rlen: whole record */
-		put_be16(e + 12, 0);		     /* loss counter */
-		put_be16(e + 14, (uint16_t)pkt_len); /* wlen: the packet */
+		e[9] = ERF_FLAG_VLEN;			    /* interface 0 */
+		mad_store_be(e + 10, 2, (uint16_t)caplen);  /* rlen: whole record */
+		mad_store_be(e + 12, 2, 0);		    /* loss counter */
+		mad_store_be(e + 14, 2, (uint16_t)pkt_len); /* wlen: the packet */
 	}
 	put_le32(rec, (uint32_t)ts->tv_sec);
 	put_le32(rec + 4, (uint32_t)(ts->tv_nsec / 1000));
@@ -485,8 +469,8 @@ static const uint8_t *erf_payload(const uint8_t *d, size_t caplen, size_t *pkt_l
 	}
 	if ((type & 0x7f) != MAD_PCAP_ERF_TYPE_INFINIBAND)
 		return NULL;
-	rlen = get_be16(d + 10);
-	wlen = get_be16(d + 14);
+	rlen = mad_load_be(d + 10, 2);
+	wlen = mad_load_be(d + 14, 2);
 	end = caplen;
 	if (rlen >= pos && rlen < end)
 		end = rlen;

@@ -29,7 +29,7 @@ bool mad_trace_on(void)
 
 int madcm_trace_start(const char *path)
 {
-	struct mad_pcap_writer *w;
+	struct mad_pcap_writer *w = NULL; /* LTO cannot see the open set it */
 	int rc;
 
 	if (!path || !*path) {

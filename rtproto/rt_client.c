@@ -83,7 +83,7 @@ int madcmd_client_recv_packets(int fd, uint8_t *const *bufs, size_t cap, size_t 
 ssize_t madcmd_client_recv_packet(int fd, void *buf, size_t cap, bool wait)
 {
 	uint8_t *bufs[1] = {buf};
-	size_t len;
+	size_t len = 0; /* set when n > 0; LTO cannot see it */
 	int n = madcmd_client_recv_packets(fd, bufs, cap, &len, 1, wait);
 
 	return n < 0 ? n : (ssize_t)len;

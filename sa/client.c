@@ -844,32 +844,77 @@ int sa_mcmember_leave_now(struct sa_client *c, const struct sa_mcmember *m, uint
 	return rc;
 }
 
+/*
+ * A GetTable of one attribute: `tmpl` encoded as the template record, the
+ * answer decoded into a calloc'd array the caller frees.
+ */
+struct table_kind {
+	uint16_t attr;
+	size_t rec_len; /* on the wire */
+	size_t size;	/* one decoded element */
+	int (*encode)(const void *tmpl, void *rec);
+	void (*decode)(const void *rec, void *out);
+};
+
+static int table_query(struct sa_client *c, const struct table_kind *k, const void *tmpl,
+		       uint64_t comp_mask, void **out, unsigned *n)
+{
+	uint8_t rec[MAX_REC_LEN];
+	struct sync_cmd s;
+	uint8_t *all;
+	int rc;
+
+	*out = NULL;
+	if (!c || !tmpl || !n)
+		return -EINVAL;
+	*n = 0;
+	rc = k->encode(tmpl, rec);
+	if (rc)
+		return rc;
+	rc = query_sync(c, &s, MAD_METHOD_GET_TABLE, k->attr, comp_mask, rec, k->rec_len);
+	if (rc == 0 && s.n) {
+		all = calloc(s.n, k->size);
+		if (!all)
+			rc = -ENOMEM;
+		for (unsigned i = 0; all && i < s.n; i++)
+			k->decode(s.recs + i * s.rec_size, all + i * k->size);
+		if (all) {
+			*out = all;
+			*n = s.n;
+		}
+	}
+	free(s.recs);
+	return rc;
+}
+
+static int mcmember_encode(const void *tmpl, void *rec)
+{
+	return sa_mcmember_encode(tmpl, rec);
+}
+
+static void mcmember_decode(const void *rec, void *out)
+{
+	sa_mcmember_decode(rec, out);
+}
+
+static const struct table_kind mcmember_table = {
+    .attr = SA_ATTR_MC_MEMBER_RECORD,
+    .rec_len = SA_MCMR_SIZE,
+    .size = sizeof(struct sa_mcmember),
+    .encode = mcmember_encode,
+    .decode = mcmember_decode,
+};
+
 int sa_mcmember_query(struct sa_client *c, const struct sa_mcmember *m, uint64_t comp_mask,
 		      struct sa_mcmember **out, unsigned *n)
 {
-	uint8_t rec[SA_MCMR_SIZE];
-	struct sync_cmd s;
+	void *all;
 	int rc;
 
-	if (!c || !m || !out || !n)
+	if (!out)
 		return -EINVAL;
-	*out = NULL;
-	*n = 0;
-	rc = sa_mcmember_encode(m, rec);
-	if (rc)
-		return rc;
-	rc = query_sync(c, &s, MAD_METHOD_GET_TABLE, SA_ATTR_MC_MEMBER_RECORD, comp_mask, rec,
-			sizeof(rec));
-	if (rc == 0 && s.n) {
-		*out = calloc(s.n, sizeof(**out));
-		if (!*out)
-			rc = -ENOMEM;
-		for (unsigned i = 0; *out && i < s.n; i++)
-			sa_mcmember_decode(s.recs + i * s.rec_size, &(*out)[i]);
-		if (*out)
-			*n = s.n;
-	}
-	free(s.recs);
+	rc = table_query(c, &mcmember_table, m, comp_mask, &all, n);
+	*out = all;
 	return rc;
 }
 
@@ -966,32 +1011,34 @@ int sa_service_delete_async(struct sa_client *c, const struct sa_service *s, uin
 	return service_async(c, MAD_METHOD_DELETE, s, comp_mask, cb, arg);
 }
 
+static int service_encode(const void *tmpl, void *rec)
+{
+	return sa_service_encode(tmpl, rec);
+}
+
+static void service_decode(const void *rec, void *out)
+{
+	sa_service_decode(rec, out);
+}
+
+static const struct table_kind service_table = {
+    .attr = SA_ATTR_SERVICE_RECORD,
+    .rec_len = SA_SR_SIZE,
+    .size = sizeof(struct sa_service),
+    .encode = service_encode,
+    .decode = service_decode,
+};
+
 int sa_service_query(struct sa_client *c, const struct sa_service *sr, uint64_t comp_mask,
 		     struct sa_service **out, unsigned *n)
 {
-	uint8_t rec[SA_SR_SIZE];
-	struct sync_cmd s;
+	void *all;
 	int rc;
 
-	if (!c || !sr || !out || !n)
+	if (!out)
 		return -EINVAL;
-	*out = NULL;
-	*n = 0;
-	rc = sa_service_encode(sr, rec);
-	if (rc)
-		return rc;
-	rc = query_sync(c, &s, MAD_METHOD_GET_TABLE, SA_ATTR_SERVICE_RECORD, comp_mask, rec,
-			sizeof(rec));
-	if (rc == 0 && s.n) {
-		*out = calloc(s.n, sizeof(**out));
-		if (!*out)
-			rc = -ENOMEM;
-		for (unsigned i = 0; *out && i < s.n; i++)
-			sa_service_decode(s.recs + i * s.rec_size, &(*out)[i]);
-		if (*out)
-			*n = s.n;
-	}
-	free(s.recs);
+	rc = table_query(c, &service_table, sr, comp_mask, &all, n);
+	*out = all;
 	return rc;
 }
 

@@ -63,21 +63,7 @@ pairs() {
 pairs "$EXPECTED" >"$tmp/expected"
 pairs "$NOT_YET" >"$tmp/not-yet"
 
-exports() {
-	# The defined, global or weak dynamic symbols of a library, as
-	# name@VERSION ("name@" when unversioned); version definitions skipped.
-	objdump -T "$1" | awk '
-		$2 !~ /^[gwu]/ || /\*UND\*/ || NF < 6 { next }
-		{
-			ver = $(NF - 1)
-			if (ver ~ /^[0-9a-f]+$/) ver = ""	# no version column: the size
-			gsub(/[()]/, "", ver)
-			if (ver == $NF) next			# a version definition
-			if (ver == "Base") ver = ""
-			print $NF "@" ver
-		}
-	' | sort -u
-}
+. "$(dirname "$0")/exports.inc"
 
 echo "== 1. $map"
 # Strip comments, then read "NODE {", names ending in ";", and "local: *;".

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # No library madcm builds may need static TLS: an initial-exec TLS
 # variable marks a library STATIC_TLS (DT_FLAGS), and dlopen() of it (or
-# of librdmacm.so.1, which needs libmadcm.so.0) then fails with "cannot
+# of librdmacm.so.1, which holds libmadcm's code) then fails with "cannot
 # allocate memory in static TLS block" unless its TLS block fits glibc's
 # small surplus: Python's pyverbs, UCX, Open MPI, libfabric and JNI load
 # librdmacm that way (docs/architecture.md).  Every shared library of
@@ -27,7 +27,7 @@ for lib in $libs; do
 		echo "ok: $lib"
 	fi
 done
-# The libraries a dlopen() of librdmacm brings in must be among them.
+# The installed libraries must be among them.
 for want in librdmacm.so.1 libmadcm.so.0; do
 	echo "$libs" | grep -q "/$want" || { echo "FAIL: $want not found under $top_builddir"; fail=1; }
 done

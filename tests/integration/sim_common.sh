@@ -57,13 +57,17 @@ share_build() {
 	d=$1
 	shift
 	mkdir -p "$d/.libs" "$d/lib/.libs" "$d/sim/.libs" || return 1
-	cp -L "$top_builddir/.libs/libmadcm.so.0" "$d/.libs/" &&
-		cp -L "$top_builddir/lib/.libs/librdmacm.so.1" "$top_builddir/lib/.libs/librspreload.so" \
+	cp -L "$top_builddir/lib/.libs/librdmacm.so.1" "$top_builddir/lib/.libs/librspreload.so" \
 			"$d/lib/.libs/" &&
 		cp -L "$top_builddir/sim/.libs/libfabsim.so" "$d/sim/.libs/" || return 1
 	for p in "$@"; do
-		real=$(dirname "$p")/.libs/$(basename "$p")
-		[ -f "$top_builddir/$real" ] || real=$p
+		# A libtool wrapper script's program is in .libs (a program that
+		# links no shared library of the build is itself the binary).
+		real=$p
+		if [ "$(head -c 2 "$top_builddir/$p")" = "#!" ]; then
+			real=$(dirname "$p")/.libs/$(basename "$p")
+			[ -f "$top_builddir/$real" ] || real=$p
+		fi
 		mkdir -p "$d/$(dirname "$p")" && cp -L "$top_builddir/$real" "$d/$p" || return 1
 	done
 	chmod -R a+rX "$d"

@@ -81,7 +81,7 @@ sync_peer() {
 # first turn to run a CM's user-space code would pay for it inside its
 # timed steps.  Read both CMs' libraries once before any turn.
 B_LIBS=${RXEVM_madcm%/tools/madcm}
-cat "$B_LIBS"/.libs/libmadcm.so.0* "$B_LIBS"/lib/.libs/librdmacm.so.1* \
+cat "$B_LIBS"/lib/.libs/librdmacm.so.1* \
     /usr/lib/x86_64-linux-gnu/librdmacm.so.1* /usr/lib/x86_64-linux-gnu/libibverbs.so.1* \
     /usr/lib/x86_64-linux-gnu/libibumad.so.3* /usr/lib/x86_64-linux-gnu/libibverbs/librxe* \
     "$(command -v cmtime)" > /dev/null 2>&1
