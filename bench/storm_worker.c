@@ -59,6 +59,13 @@ static struct conn *conns;
 static unsigned nconns, nactive_done, npassive, expect_passive;
 static struct rdma_cm_id **passive; /* accepted ids, destroyed at exit */
 static unsigned npassive_ids, passive_cap;
+/*
+ * The QP numbers the REQs and REPs carry: the worker makes no QP, but the
+ * host's CM (one madcmd engine for every worker of the host) refuses a
+ * QPN another of its connections holds, so each worker takes its own
+ * range, from its port (unique on the host).
+ */
+static uint32_t qpn_base;
 static unsigned rej_reason[64]; /* CM REJ reasons (IBA 12.6.7.2), larger ones in [63] */
 static int resolve_ms = 10000;
 
@@ -100,8 +107,8 @@ static void on_event(struct rdma_cm_event *ev)
 	if (!c) { /* passive side: a request on the listener, or its connection */
 		switch (ev->event) {
 		case RDMA_CM_EVENT_CONNECT_REQUEST:
-			/* No QP: the QPN the REP carries is arbitrary. */
-			p.qp_num = 0x100 + npassive_ids;
+			/* No QP: the QPN the REP carries is arbitrary, unique on the host. */
+			p.qp_num = qpn_base | (npassive_ids & 0x7ff);
 			if (npassive_ids == passive_cap) {
 				unsigned cap = passive_cap ? 2 * passive_cap : 64;
 				void *np = realloc(passive, cap * sizeof(*passive));
@@ -136,7 +143,7 @@ static void on_event(struct rdma_cm_event *ev)
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		c->t_route = bench_now_ns();
-		p.qp_num = 0x800000 + (uint32_t)(c - conns);
+		p.qp_num = qpn_base | 0x800 | ((uint32_t)(c - conns) & 0x7ff);
 		if (rdma_connect(id, &p))
 			finish(c, C_ERROR, errno);
 		break;
@@ -271,6 +278,7 @@ int main(int argc, char **argv)
 		if (fl < 0 || fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK))
 			bench_die("fcntl", errno);
 	}
+	qpn_base = ((uint32_t)port % 0xfff + 1) << 12; /* never 0, below 2^24 */
 	printf("storm_worker %s listening %d\n", name, port);
 	fflush(stdout);
 	deadline = bench_now_ns() + (uint64_t)timeout_s * 1000000000ull;
