@@ -541,8 +541,17 @@ static struct madcmd_tables tables(void)
 	return t;
 }
 
+static unsigned stat_ids_end(struct madcmd_stat_rep *out, unsigned max,
+			     struct madcmd_stat_end *end);
+
 /* STAT as seen by a HOST session: the ids listed, their count. */
 static unsigned stat_ids(struct madcmd_stat_rep *out, unsigned max)
+{
+	return stat_ids_end(out, max, NULL);
+}
+
+/* The same, and the end of the list (the path cache counters) in *end. */
+static unsigned stat_ids_end(struct madcmd_stat_rep *out, unsigned max, struct madcmd_stat_end *end)
 {
 	int fd = client();
 	struct madcmd_port q;
@@ -559,8 +568,11 @@ static unsigned stat_ids(struct madcmd_stat_rep *out, unsigned max)
 	for (;;) {
 		assert_int_equal(recv_msg(fd, &in, sizeof(in)), MADCMD_STAT_REP);
 		assert_int_equal(in.r.h.seq, 77);
-		if (in.r.last)
+		if (in.r.last) {
+			if (end)
+				memcpy(end, &in, sizeof(*end));
 			break;
+		}
 		if (n < max)
 			out[n] = in.r;
 		n++;
@@ -1779,6 +1791,7 @@ static uint64_t path_asks(void)
  */
 static void test_path_query(void **state)
 {
+	struct madcmd_stat_end end;
 	int a, b, c;
 
 	(void)state;
@@ -1824,6 +1837,16 @@ static void test_path_query(void **state)
 	assert_int_equal(E.npath_tids, 2);
 	assert_int_equal(E.nheld, 0);
 	assert_int_equal(path_asks(), 6);
+
+	/* STAT's last record carries the counters: 3 paths, one ask joined a query. */
+	assert_int_equal(stat_ids_end(NULL, 0, &end), 0);
+	assert_int_equal(end.ports, 2);
+	assert_int_equal(end.path_asks, 6);
+	assert_int_equal(end.path_queries, 3);
+	assert_int_equal(end.path_coalesced + end.cache_hits_late, 1);
+	assert_int_equal(end.cache_dropped, 0);
+	assert_int_equal(end.paths_dropped, 0);
+	assert_int_equal(end.ca[0], 0);
 	close(a);
 	close(b);
 	env_down();
