@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * What the daemon holds, for programs (STAT: one STAT_REP per id of every
- * visible session, then one with .last) and for its operator (counters on
- * SIGUSR1 or at exit with -v).  A program that is not root sees only the
- * sessions of its own uid: another user's connections are not its
- * business.
+ * visible session, then one with .last and the path cache counters) and
+ * for its operator (counters on SIGUSR1 or at exit with -v).  A program that is not root sees only
+ * the sessions of its own uid: another user's connections are not its business.
  */
 #include "config.h"
 
@@ -13,11 +12,34 @@
 #include <string.h>
 
 #include "madcmd/madcmd_int.h"
+#include "sa/client.h"
+
+/* The path cache counters of every served port, summed (the last STAT_REP). */
+static void madcmd_stat_end(const struct madcmd *d, struct madcmd_stat_end *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->last = 1;
+	for (unsigned i = 0; i < d->nports; i++) {
+		const struct madcmd_served *p = &d->ports[i];
+		struct sa_client_stats st;
+
+		out->path_asks += p->c.path_asks;
+		out->paths_dropped += p->c.paths_dropped;
+		if (!p->rt || sa_client_stats(cm_runtime_sa(p->rt), &st))
+			continue;
+		out->ports++;
+		out->path_queries += st.path_queries;
+		out->path_coalesced += st.path_coalesced;
+		out->cache_hits_late += st.cache_hits_late;
+		out->cache_dropped += st.cache_dropped;
+	}
+}
 
 void madcmd_stat(struct madcmd_session *s, const struct madcmd_port *q)
 {
 	struct madcmd *d = s->d;
 	struct madcmd_stat_rep r;
+	struct madcmd_stat_end end;
 
 	for (unsigned i = 1; i <= d->p.max_sessions && !s->closing; i++) {
 		struct madcmd_session *o = d->slots[i];
@@ -47,10 +69,9 @@ void madcmd_stat(struct madcmd_session *s, const struct madcmd_port *q)
 			madcmd_send(s, &r, sizeof(r));
 		}
 	}
-	memset(&r, 0, sizeof(r));
-	madcmd_hdr_init(&r.h, MADCMD_STAT_REP, sizeof(r), q->h.seq);
-	r.last = 1;
-	madcmd_send(s, &r, sizeof(r));
+	madcmd_stat_end(d, &end);
+	madcmd_hdr_init(&end.h, MADCMD_STAT_REP, sizeof(end), q->h.seq);
+	madcmd_send(s, &end, sizeof(end));
 }
 
 int madcmd_counters_get(const struct madcmd *d, int i, struct madcmd_counters *out)
@@ -96,6 +117,22 @@ static void madcmd_log_notices(const struct madcmd_served *p)
 		   n->resps_absorbed);
 }
 
+/* The SA client's path cache on the port (what PATH_QUERY uses). */
+static void madcmd_log_paths(const struct madcmd_served *p)
+{
+	struct sa_client_stats st;
+
+	if (!p->rt || sa_client_stats(cm_runtime_sa(p->rt), &st))
+		return;
+	madcmd_log(LOG_NOTICE,
+		   "%s/%d: path cache: hits %" PRIu64 " misses %" PRIu64 ", flushes %" PRIu64
+		   ", SA queries %" PRIu64 ", coalesced %" PRIu64 ", late hits %" PRIu64
+		   ", dropped %" PRIu64,
+		   p->attr.ca_name, p->attr.portnum, st.cache_hits, st.cache_misses,
+		   st.cache_flushes, st.path_queries, st.path_coalesced, st.cache_hits_late,
+		   st.cache_dropped);
+}
+
 void madcmd_log_counters(const struct madcmd *d)
 {
 	const struct madcmd_counters *c = &d->c;
@@ -118,5 +155,6 @@ void madcmd_log_counters(const struct madcmd *d)
 			   c->mads_sent, c->mads_received, c->mads_dropped, c->mads_local,
 			   c->leaves, c->path_asks, c->paths_dropped);
 		madcmd_log_notices(&d->ports[i]);
+		madcmd_log_paths(&d->ports[i]);
 	}
 }

@@ -533,9 +533,17 @@ int madcmd_host_port(struct madcmd_host *h, enum madcmd_type op, struct madcmd_p
 int madcmd_host_stat(struct madcmd_host *h, void (*fn)(void *arg, const struct madcmd_stat_rep *r),
 		     void *arg)
 {
+	return madcmd_host_stat_end(h, fn, arg, NULL);
+}
+
+int madcmd_host_stat_end(struct madcmd_host *h,
+			 void (*fn)(void *arg, const struct madcmd_stat_rep *r), void *arg,
+			 struct madcmd_stat_end *end)
+{
 	union {
 		struct madcmd_hdr h;
 		struct madcmd_stat_rep r;
+		struct madcmd_stat_end e;
 		uint8_t b[MADCMD_MSG_MAX];
 	} in;
 	struct madcmd_port req;
@@ -549,8 +557,11 @@ int madcmd_host_stat(struct madcmd_host *h, void (*fn)(void *arg, const struct m
 		int t = madcmd_client_recv(h->fd, &in, sizeof(in), true);
 
 		if (t == MADCMD_STAT_REP && in.h.seq == h->seq) {
-			if (in.r.last)
+			if (in.r.last) {
+				if (end)
+					memcpy(end, &in, sizeof(*end));
 				break;
+			}
 			fn(arg, &in.r);
 			n++;
 		} else if (t == -ENOTCONN || (t < 0 && t != -EPROTO)) {

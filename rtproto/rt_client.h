@@ -163,5 +163,9 @@ int madcmd_host_port(struct madcmd_host *h, enum madcmd_type op, struct madcmd_p
  */
 int madcmd_host_stat(struct madcmd_host *h, void (*fn)(void *arg, const struct madcmd_stat_rep *r),
 		     void *arg);
+/* The same, and the end of the list (its path cache counters) in *end. */
+int madcmd_host_stat_end(struct madcmd_host *h,
+			 void (*fn)(void *arg, const struct madcmd_stat_rep *r), void *arg,
+			 struct madcmd_stat_end *end);
 
 #endif

@@ -245,6 +245,31 @@ struct madcmd_stat_rep {
 	uint8_t remote_gid[16];
 };
 
+/*
+ * The last STAT_REP (last = 1), whose other fields no id uses, carries the
+ * path cache counters of the daemon (PATH_QUERY), summed over the ports it
+ * serves: the same 96 bytes, `ca` left empty, so a reader that does not
+ * know them still sees a well-formed end of the list.  A daemon without
+ * them sends zeros (ports 0).
+ */
+struct madcmd_stat_end {
+	struct madcmd_hdr h;
+	uint32_t last;		  /* 1 */
+	uint32_t ports;		  /* ports with an SA client summed below */
+	uint32_t reserved;	  /* 0 */
+	char ca[MAD_CA_NAME_MAX]; /* empty */
+	uint64_t path_asks;	  /* PATH_QUERYs answered (madcmd_counters) */
+	uint64_t paths_dropped;	  /* cached paths dropped for a GID out of service (madcmd) */
+	uint64_t path_queries;	  /* PathRecord queries sent to the SA (sa_client_stats) */
+	uint64_t path_coalesced;  /* asks that joined a query in flight */
+	uint64_t cache_hits_late; /* asks answered by a path cached while they waited */
+	uint64_t cache_dropped;	  /* cache entries dropped for a GID out of service */
+};
+_Static_assert(sizeof(struct madcmd_stat_end) == sizeof(struct madcmd_stat_rep),
+	       "the end of STAT is a STAT_REP");
+_Static_assert(offsetof(struct madcmd_stat_end, ca) == offsetof(struct madcmd_stat_rep, ca),
+	       "its ca is where a STAT_REP's is");
+
 /* The daemon's socket: $MADCM_DAEMON when set and not empty, else the default. */
 const char *madcmd_socket_path(void);
 

@@ -39,7 +39,8 @@ static void usage(FILE *out)
 	      "defaults to $MADCM_STAT_FILE.  With --daemon (or when neither FILE\n"
 	      "nor MADCM_STAT_FILE is given and madcmd answers), list every id that\n"
 	      "madcmd holds for the programs of this host (root sees all of them,\n"
-	      "others their own): pid, uid, port, id, state and peer.  SOCKET\n"
+	      "others their own): pid, uid, port, id, state and peer, then the\n"
+	      "counters of its path cache.  SOCKET\n"
 	      "defaults to $MADCM_DAEMON, else " MADCMD_SOCKET_DEFAULT ".\n"
 	      "\n"
 	      "  -d, --daemon       ask madcmd\n"
@@ -87,6 +88,7 @@ static void print_daemon_id(void *arg, const struct madcmd_stat_rep *r)
 /* The ids madcmd holds; 0, 1 when it does not answer. */
 static int print_daemon(const char *path)
 {
+	struct madcmd_stat_end end;
 	struct madcmd_host h;
 	int n, rc = madcmd_host_open(&h, path);
 
@@ -96,13 +98,22 @@ static int print_daemon(const char *path)
 	}
 	printf("%-8s %-6s %-9s %-6s %-10s %-16s %s\n", "PID", "UID", "PORT", "KIND", "ID", "STATE",
 	       "PEER");
-	n = madcmd_host_stat(&h, print_daemon_id, NULL);
+	memset(&end, 0, sizeof(end));
+	n = madcmd_host_stat_end(&h, print_daemon_id, NULL, &end);
 	madcmd_host_close(&h);
 	if (n < 0) {
 		fprintf(stderr, "madcm stat: madcmd at %s: %s\n", path, strerror(-n));
 		return 1;
 	}
 	printf("# %d ids\n", n);
+	if (end.ports) /* host-wide: one cache per port, shared by every program */
+		printf(
+		    "path cache (%u ports): path_asks %llu path_queries %llu path_coalesced %llu "
+		    "cache_hits_late %llu cache_dropped %llu paths_dropped %llu\n",
+		    end.ports, (unsigned long long)end.path_asks,
+		    (unsigned long long)end.path_queries, (unsigned long long)end.path_coalesced,
+		    (unsigned long long)end.cache_hits_late, (unsigned long long)end.cache_dropped,
+		    (unsigned long long)end.paths_dropped);
 	return 0;
 }
 

@@ -8,7 +8,7 @@
 # the host, concurrent asks coalesced) the SA sees exactly one PathRecord
 # query per host and destination: counted on the fabric (fabsimd's MAD
 # trace).  A second round of programs finds the paths in madcmd's cache:
-# no query at all.
+# no query at all, and madcm stat --daemon shows the same counts.
 . "$(dirname "$0")/sim_common.sh"
 MADCM=$top_builddir/tools/madcm
 MADCMD=$top_builddir/madcmd/madcmd
@@ -81,6 +81,17 @@ for h in $HOSTS; do
 	[ "$n" -eq 2 ] || fail "$h: $n PathRecord queries after a second round (cached: still 2)"
 done
 echo "ok: a second round of programs finds every path in madcmd's cache"
+
+# madcm stat --daemon shows the same from madcmd's side: two SA queries,
+# every client program's ask (6 a round) answered.
+for h in $HOSTS; do
+	st=$("$FABSIM" --dir "$FABSIM_DIR" run "$h" -- "$MADCM" stat --daemon | grep '^path cache')
+	q=$(echo "$st" | sed -n 's/.* path_queries \([0-9]*\) .*/\1/p')
+	a=$(echo "$st" | sed -n 's/.* path_asks \([0-9]*\) .*/\1/p')
+	[ "$q" = 2 ] && [ "${a:-0}" -ge $((CLIENTS * 4)) ] ||
+		fail "$h: madcm stat --daemon: '$st' (path_queries 2 and path_asks >= $((CLIENTS * 4)) expected)"
+done
+echo "ok: madcm stat --daemon shows the path cache counters"
 fs trace off >/dev/null
 
 exit 0

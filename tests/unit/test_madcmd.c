@@ -4,7 +4,8 @@
  * fake fabric of two CAs (fake0 LID 5, fake1 LID 6) with client sessions
  * over socketpairs, the loop driven here: ownership and event routing,
  * cleanup when a program goes away, the host-wide port space, the SA
- * proxy and its multicast memberships, limits and protocol errors.
+ * proxy and its multicast memberships, the path cache that PATH_QUERY
+ * shares between sessions, limits and protocol errors.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -45,6 +46,17 @@ static struct env {
 	/* Its ServiceRecord answers: Sets and Deletes seen. */
 	unsigned sr_sets, sr_deletes;
 	uint64_t sr_last_delete_tid;
+	/* PathRecord Gets held back from the fake SA (hold_paths) until path_release. */
+	bool hold_paths;
+	struct held_path {
+		int portid, agent;
+		struct mad_addr dst;
+		unsigned timeout_ms;
+		uint8_t mad[MAD_SIZE];
+	} held[16];
+	unsigned nheld;
+	uint64_t path_tids[16]; /* the distinct TIDs of the Gets held (resends are not queries) */
+	unsigned npath_tids;
 } E;
 
 static bool priv_cb(void *ctx, pid_t pid, uid_t uid)
@@ -89,15 +101,37 @@ static void inject_open(int portid, int agent, const void *mad, size_t len)
 		(void)0;
 }
 
-/* The fake fabric, plus an SA that grants every MCMemberRecord Set and Delete. */
+/*
+ * The fake fabric, plus an SA that grants every MCMemberRecord Set and
+ * Delete; with hold_paths, PathRecord Gets wait for path_release.
+ */
 static int mc_send(void *ctx, int portid, int agent, const void *mad, size_t len,
 		   const struct mad_addr *dst, unsigned timeout_ms)
 {
 	const uint8_t *m = mad;
-	int rc = fake_fabric_ops.send(ctx, portid, agent, mad, len, dst, timeout_ms);
+	int rc;
 	uint8_t resp[MAD_SIZE];
 	unsigned method;
 
+	if (E.hold_paths && len == MAD_SIZE && m[1] == MAD_CLASS_SUBN_ADM &&
+	    m[3] == MAD_METHOD_GET &&
+	    mad_get(m, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) == SA_ATTR_PATH_RECORD) {
+		uint64_t tid = mad_get(m, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
+		unsigned i;
+
+		for (i = 0; i < E.npath_tids && E.path_tids[i] != tid; i++)
+			;
+		if (i == E.npath_tids && i < 16)
+			E.path_tids[E.npath_tids++] = tid;
+		assert_true(E.nheld < 16);
+		E.held[E.nheld].portid = portid;
+		E.held[E.nheld].agent = agent;
+		E.held[E.nheld].dst = *dst;
+		E.held[E.nheld].timeout_ms = timeout_ms;
+		memcpy(E.held[E.nheld++].mad, mad, MAD_SIZE);
+		return 0;
+	}
+	rc = fake_fabric_ops.send(ctx, portid, agent, mad, len, dst, timeout_ms);
 	if (rc || len != MAD_SIZE || m[1] != MAD_CLASS_SUBN_ADM)
 		return rc;
 	method = (unsigned)mad_get(m, mad_hdr_fields, MAD_HDR_METHOD);
@@ -507,8 +541,17 @@ static struct madcmd_tables tables(void)
 	return t;
 }
 
+static unsigned stat_ids_end(struct madcmd_stat_rep *out, unsigned max,
+			     struct madcmd_stat_end *end);
+
 /* STAT as seen by a HOST session: the ids listed, their count. */
 static unsigned stat_ids(struct madcmd_stat_rep *out, unsigned max)
+{
+	return stat_ids_end(out, max, NULL);
+}
+
+/* The same, and the end of the list (the path cache counters) in *end. */
+static unsigned stat_ids_end(struct madcmd_stat_rep *out, unsigned max, struct madcmd_stat_end *end)
 {
 	int fd = client();
 	struct madcmd_port q;
@@ -525,8 +568,11 @@ static unsigned stat_ids(struct madcmd_stat_rep *out, unsigned max)
 	for (;;) {
 		assert_int_equal(recv_msg(fd, &in, sizeof(in)), MADCMD_STAT_REP);
 		assert_int_equal(in.r.h.seq, 77);
-		if (in.r.last)
+		if (in.r.last) {
+			if (end)
+				memcpy(end, &in, sizeof(*end));
 			break;
+		}
 		if (n < max)
 			out[n] = in.r;
 		n++;
@@ -1671,6 +1717,141 @@ static void test_service_records(void **state)
 	env_down();
 }
 
+/* ---- PATH_QUERY: the host's path cache ---- */
+
+/* Let the fake SA answer the PathRecord Gets held so far. */
+static void path_release(void)
+{
+	unsigned n = E.nheld;
+
+	E.nheld = 0;
+	for (unsigned i = 0; i < n; i++)
+		assert_int_equal(fake_fabric_ops.send(&E.fb, E.held[i].portid, E.held[i].agent,
+						      E.held[i].mad, MAD_SIZE, &E.held[i].dst,
+						      E.held[i].timeout_ms),
+				 0);
+}
+
+/* A PATH_QUERY from fake1 for the path to CA `to`'s GID; pkey: P_Key in the mask too. */
+static void path_ask(int fd, uint32_t sq, int to, bool pkey)
+{
+	struct madcmd_path_query m;
+	struct sa_path r;
+
+	memset(&m, 0, sizeof(m));
+	madcmd_hdr_init(&m.h, MADCMD_PATH_QUERY, sizeof(m), sq);
+	memset(&r, 0, sizeof(r));
+	memcpy(r.sgid, E.fb.ca[1].port.gid, 16);
+	memcpy(r.dgid, E.fb.ca[to].port.gid, 16);
+	r.numb_path = 1;
+	r.pkey = 0xffff;
+	m.comp_mask = SA_PR_COMP_SGID | SA_PR_COMP_DGID | SA_PR_COMP_NUMB_PATH;
+	if (pkey)
+		m.comp_mask |= SA_PR_COMP_P_KEY;
+	assert_int_equal(sa_path_encode(&r, m.rec), 0);
+	send_msg(fd, &m, sizeof(m));
+}
+
+/* The PATH_REP of seq `sq`: one path, to CA `to`. */
+static void path_rep(int fd, uint32_t sq, int to)
+{
+	union {
+		struct madcmd_path_rep r;
+		uint8_t b[MADCMD_MSG_MAX];
+	} in;
+	struct sa_path p;
+
+	assert_int_equal(recv_msg(fd, &in, sizeof(in)), MADCMD_PATH_REP);
+	assert_int_equal(in.r.h.seq, sq);
+	assert_int_equal(in.r.rc, 0);
+	assert_int_equal(in.r.n, 1);
+	sa_path_decode(in.r.recs[0], &p);
+	assert_int_equal(p.slid, 6);
+	assert_int_equal(p.dlid, 5 + to);
+	assert_memory_equal(p.dgid, E.fb.ca[to].port.gid, 16);
+}
+
+static uint64_t path_asks(void)
+{
+	struct madcmd_counters c;
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < madcmd_port_count(E.d); i++) {
+		assert_int_equal(madcmd_counters_get(E.d, (int)i, &c), 0);
+		n += c.path_asks;
+	}
+	return n;
+}
+
+/*
+ * Sessions' PATH_QUERYs: answered with the path, one SA query per path
+ * however many sessions ask (the second from the cache, or joining the
+ * query in flight), and a session that goes before its answer leaves the
+ * daemon well and the answer in the cache.
+ */
+static void test_path_query(void **state)
+{
+	struct madcmd_stat_end end;
+	int a, b, c;
+
+	(void)state;
+	env_up(0, 0);
+	a = cm_client("fake1");
+	b = cm_client("fake1");
+
+	path_ask(a, 1, 0, false);
+	path_rep(a, 1, 0);
+	assert_int_equal(E.fb.sa_path_queries, 1);
+	path_ask(b, 2, 0, false); /* cached */
+	path_rep(b, 2, 0);
+	assert_int_equal(E.fb.sa_path_queries, 1);
+
+	/* Two sessions ask for a path while its query is out: one query. */
+	E.hold_paths = true;
+	path_ask(a, 3, 1, false);
+	path_ask(b, 4, 1, false);
+	for (int i = 0; i < 100 && path_asks() < 4; i++)
+		mad_loop_run_once(E.loop, 5);
+	pump();
+	assert_int_equal(path_asks(), 4);
+	assert_int_equal(E.npath_tids, 1);
+	expect_quiet(a);
+	expect_quiet(b);
+	path_release();
+	path_rep(a, 3, 1);
+	path_rep(b, 4, 1);
+
+	/* A session closes before its answer: the answer still fills the cache. */
+	c = cm_client("fake1");
+	path_ask(c, 5, 0, true);
+	for (int i = 0; i < 100 && E.npath_tids < 2; i++)
+		mad_loop_run_once(E.loop, 5);
+	assert_int_equal(E.npath_tids, 2);
+	close(c);
+	pending_drop(c);
+	assert_int_equal(tables().sessions, 2);
+	path_release();
+	pump();
+	path_ask(b, 6, 0, true); /* held if it were sent: the cache answers */
+	path_rep(b, 6, 0);
+	assert_int_equal(E.npath_tids, 2);
+	assert_int_equal(E.nheld, 0);
+	assert_int_equal(path_asks(), 6);
+
+	/* STAT's last record carries the counters: 3 paths, one ask joined a query. */
+	assert_int_equal(stat_ids_end(NULL, 0, &end), 0);
+	assert_int_equal(end.ports, 2);
+	assert_int_equal(end.path_asks, 6);
+	assert_int_equal(end.path_queries, 3);
+	assert_int_equal(end.path_coalesced + end.cache_hits_late, 1);
+	assert_int_equal(end.cache_dropped, 0);
+	assert_int_equal(end.paths_dropped, 0);
+	assert_int_equal(end.ca[0], 0);
+	close(a);
+	close(b);
+	env_down();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1683,7 +1864,8 @@ int main(void)
 	    cmocka_unit_test(test_portspace_netns), cmocka_unit_test(test_mad_proxy),
 	    cmocka_unit_test(test_mad_proxy_burst), cmocka_unit_test(test_mcast_memberships),
 	    cmocka_unit_test(test_service_records), cmocka_unit_test(test_connect_as),
-	    cmocka_unit_test(test_batch_codec),	    cmocka_unit_test(test_batched_replies),
+	    cmocka_unit_test(test_path_query),	    cmocka_unit_test(test_batch_codec),
+	    cmocka_unit_test(test_batched_replies),
 	};
 
 	madcmd_log_setup(getenv("MADCMD_TEST_LOG") ? MADCMD_LOG_STDERR : MADCMD_LOG_NONE,

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
-/* Path cache: hit, expiry after the lifetime, flush, key ignores unmasked fields. */
+/*
+ * Path cache: hit, expiry after the lifetime, flush, key ignores unmasked
+ * fields, the entries a GID out of service drops, the generation.
+ */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -98,6 +101,99 @@ static void test_full_and_many(void **state)
 	sa_path_cache_destroy(c);
 }
 
+static void gid(uint8_t *g, uint8_t last)
+{
+	memset(g, 0, 16);
+	g[0] = 0xfe;
+	g[1] = 0x80;
+	g[15] = last;
+}
+
+static void insert_to(struct sa_path_cache *c, uint16_t dlid, bool dgid_in_mask, uint8_t qgid,
+		      uint8_t pgid)
+{
+	struct sa_path_query q;
+	struct sa_path_key k;
+	struct sa_path p = {.dlid = dlid};
+
+	query(&q, dlid);
+	gid(q.rec.dgid, qgid);
+	if (dgid_in_mask)
+		q.comp_mask |= SA_PR_COMP_DGID;
+	gid(p.dgid, pgid);
+	sa_path_key_make(&k, &q);
+	assert_int_equal(sa_path_cache_insert(c, &k, &p, 1), 0);
+}
+
+static int present(struct sa_path_cache *c, uint16_t dlid, bool dgid_in_mask, uint8_t qgid)
+{
+	struct sa_path_query q;
+	struct sa_path_key k;
+	struct sa_path out[1];
+	unsigned n;
+
+	query(&q, dlid);
+	gid(q.rec.dgid, qgid);
+	if (dgid_in_mask)
+		q.comp_mask |= SA_PR_COMP_DGID;
+	sa_path_key_make(&k, &q);
+	return sa_path_cache_peek(c, &k, out, 1, &n) == 0;
+}
+
+/*
+ * A GID out of service drops exactly the entries to it: those whose query
+ * named it as DGID and those whose paths lead to it; the generation moves,
+ * so an answer to a query sent before the drop is not cached.
+ */
+static void test_drop_gid(void **state)
+{
+	struct sa_path_cache *c;
+	struct sa_path_cache_stats st;
+	struct sa_path_query q;
+	struct sa_path_key k;
+	struct sa_path p = {0};
+	uint8_t g1[16];
+	uint64_t gen;
+
+	(void)state;
+	now_ns = 0;
+	assert_int_equal(sa_path_cache_create(&c, 64, 1000, fake_clock, NULL), 0);
+	insert_to(c, 1, true, 1, 1);  /* asked for g1 */
+	insert_to(c, 2, false, 0, 1); /* asked by LID, the path leads to g1 */
+	insert_to(c, 3, true, 2, 2);  /* another GID */
+	insert_to(c, 4, false, 1, 3); /* g1 in the record but not in the mask */
+	gen = sa_path_cache_gen(c);
+	gid(g1, 1);
+	assert_int_equal(sa_path_cache_drop_gid(c, g1), 2);
+	assert_false(present(c, 1, true, 1));
+	assert_false(present(c, 2, false, 0));
+	assert_true(present(c, 3, true, 2));
+	assert_true(present(c, 4, false, 1));
+	sa_path_cache_stats(c, &st);
+	assert_int_equal(st.dropped, 2);
+	assert_int_equal(st.entries, 2);
+	assert_int_equal(st.flushes, 0);
+
+	/* An answer to a query sent before the drop stays out. */
+	assert_true(sa_path_cache_gen(c) != gen);
+	query(&q, 5);
+	sa_path_key_make(&k, &q);
+	assert_int_equal(sa_path_cache_insert_gen(c, &k, &p, 1, gen), -ESTALE);
+	assert_false(present(c, 5, false, 0));
+	gen = sa_path_cache_gen(c);
+	assert_int_equal(sa_path_cache_insert_gen(c, &k, &p, 1, gen), 0);
+	assert_true(present(c, 5, false, 0));
+	/* A flush moves it too. */
+	sa_path_cache_flush(c);
+	assert_int_equal(sa_path_cache_insert_gen(c, &k, &p, 1, gen), -ESTALE);
+	sa_path_cache_stats(c, &st);
+	assert_int_equal(st.stale, 2);
+	assert_int_equal(st.entries, 0);
+	assert_int_equal(sa_path_cache_drop_gid(c, g1), 0);
+	assert_int_equal(sa_path_cache_drop_gid(NULL, g1), 0);
+	sa_path_cache_destroy(c);
+}
+
 /* The real clock: a hit costs well under a microsecond (printed, loosely checked). */
 static void test_hit_speed(void **state)
 {
@@ -129,6 +225,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hit_expiry_flush),
 	    cmocka_unit_test(test_full_and_many),
+	    cmocka_unit_test(test_drop_gid),
 	    cmocka_unit_test(test_hit_speed),
 	};
 

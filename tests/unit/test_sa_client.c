@@ -7,7 +7,9 @@
  * wire, cache hits that send nothing, SA status -> errno, timeout after
  * exactly N retries, SM LID change picked up (and cache flushed) after a
  * timeout, redirection through ClassPortInfo, a GetTable answered with
- * RMPP, 1,000 queries in flight, MCMemberRecord and ServiceRecord methods.
+ * RMPP, 1,000 queries in flight, concurrent asks for one path sharing one
+ * query, an answer after a flush left out of the cache, P_Key and GID out
+ * of service drops, MCMemberRecord and ServiceRecord methods.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -399,6 +401,151 @@ static void test_thousand_in_flight(void **state)
 	assert_int_equal(e->f.nsent, 1000); /* none resent */
 }
 
+/* Run the loop until every ask posted has reached it (sent or joined). */
+static void run_until_asked(struct env *e, uint64_t want)
+{
+	struct sa_client_stats s;
+
+	for (uint64_t end = now_ms() + 120000; now_ms() < end;) {
+		assert_int_equal(sa_client_stats(e->c, &s), 0);
+		if (s.path_queries + s.path_coalesced + s.cache_hits_late >= want)
+			break;
+		mad_loop_run_once(e->loop, 10);
+	}
+	assert_int_equal(s.path_queries + s.path_coalesced + s.cache_hits_late, want);
+}
+
+/*
+ * N asks for one path before the SA answers: one SA query, and every
+ * ask's callback gets its answer; the next ask is a cache hit.
+ */
+static void test_coalesced_asks(void **state)
+{
+	struct env *e = *state;
+	struct sa_path_query q;
+	struct sa_client_stats s;
+	struct many m = {0};
+	const unsigned N = 8;
+
+	e->mode = SILENT;
+	dlid_query(&q, 1050);
+	for (unsigned i = 0; i < N; i++)
+		assert_int_equal(sa_path_query_async(e->c, &q, on_path, &m), 0);
+	run_until_asked(e, N);
+	assert_int_equal(e->f.nsent, 1);
+	assert_int_equal(m.done, 0);
+	assert_int_equal(sa_client_stats(e->c, &s), 0);
+	assert_int_equal(s.path_queries, 1);
+	assert_int_equal(s.path_coalesced, N - 1);
+
+	/* One more, posted while the answer is on its way: joins it or finds it cached. */
+	assert_int_equal(sa_path_query_async(e->c, &q, on_path, &m), 0);
+	e->mode = ANSWER;
+	sa_responder(&e->f, 0, e);
+	run_until(e, &m.done, N + 1);
+	assert_int_equal(m.ok, N + 1);
+	assert_int_equal(e->f.nsent, 1);
+	assert_int_equal(sa_client_stats(e->c, &s), 0);
+	assert_int_equal(s.path_queries, 1);
+	assert_int_equal(s.path_coalesced + s.cache_hits_late, N);
+
+	/* Cached now: answered on this thread before the call returns. */
+	assert_int_equal(sa_path_query_async(e->c, &q, on_path, &m), 0);
+	assert_int_equal(m.done, N + 2);
+	assert_int_equal(m.ok, N + 2);
+	assert_int_equal(e->f.nsent, 1);
+}
+
+/* Run the loop until the client saw the port change (its check comes once a second). */
+static void wait_port_change(struct env *e, uint64_t want)
+{
+	struct sa_client_stats s;
+
+	for (uint64_t end = now_ms() + 120000; now_ms() < end;) {
+		mad_loop_run_once(e->loop, 100);
+		assert_int_equal(sa_client_stats(e->c, &s), 0);
+		if (s.port_changes >= want)
+			break;
+	}
+	assert_int_equal(s.port_changes, want);
+	assert_int_equal(s.cache_flushes, want);
+}
+
+/*
+ * The SM moves while a query is out: its answer is delivered but not
+ * cached (it was asked before the flush), so the next ask goes to the SA.
+ */
+static void test_late_answer_not_cached(void **state)
+{
+	struct env *e = *state;
+	struct sa_path_query q;
+	struct many m = {0};
+	unsigned before;
+
+	e->mode = SILENT;
+	dlid_query(&q, 1060);
+	assert_int_equal(sa_path_query_async(e->c, &q, on_path, &m), 0);
+	run_until(e, &e->f.nsent, 1);
+	e->f.port.sm_lid = 3;
+	wait_port_change(e, 1);
+	e->mode = ANSWER;
+	sa_responder(&e->f, 0, e);
+	run_until(e, &m.done, 1);
+	assert_int_equal(m.ok, 1);
+
+	before = e->f.nsent;
+	assert_int_equal(sa_path_query_async(e->c, &q, on_path, &m), 0);
+	assert_int_equal(m.done, 1); /* not a hit */
+	run_until(e, &m.done, 2);
+	assert_int_equal(m.ok, 2);
+	assert_int_equal(e->f.nsent, before + 1);
+	assert_int_equal(e->f.sent[before].addr.lid, 3);
+}
+
+/* A new P_Key at index 0 may change the paths: the cache is flushed. */
+static void test_pkey0_change_flushes(void **state)
+{
+	struct env *e = *state;
+	struct sa_path_query q;
+	struct sa_path p[1];
+	unsigned n;
+
+	dlid_query(&q, 31);
+	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, NULL), 0);
+	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, NULL), 0);
+	assert_int_equal(e->f.nsent, 1);
+	e->f.port.pkey0 = 0x8001;
+	wait_port_change(e, 1);
+	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, NULL), 0);
+	assert_int_equal(e->f.nsent, 2);
+}
+
+/* A GID out of service: the paths asked for it are dropped and counted. */
+static void test_gid_gone(void **state)
+{
+	struct env *e = *state;
+	struct sa_path_query q, other;
+	struct sa_client_stats s;
+	struct sa_path p[1];
+	uint8_t g[16] = {0xfe, 0x80, [15] = 9};
+	unsigned n;
+
+	dlid_query(&q, 32);
+	memcpy(q.rec.dgid, g, 16);
+	q.comp_mask |= SA_PR_COMP_DGID;
+	dlid_query(&other, 33);
+	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, NULL), 0);
+	assert_int_equal(sa_path_query(e->c, &other, p, 1, &n, NULL), 0);
+	assert_int_equal(sa_client_path_gid_gone(e->c, g), 1);
+	assert_int_equal(sa_client_stats(e->c, &s), 0);
+	assert_int_equal(s.cache_dropped, 1);
+	assert_int_equal(sa_path_query(e->c, &other, p, 1, &n, NULL), 0);
+	assert_int_equal(e->f.nsent, 2); /* still cached */
+	assert_int_equal(sa_path_query(e->c, &q, p, 1, &n, NULL), 0);
+	assert_int_equal(e->f.nsent, 3); /* asked again */
+	assert_int_equal(sa_client_path_gid_gone(NULL, g), 0);
+}
+
 static void test_mcmember_and_service(void **state)
 {
 	struct env *e = *state;
@@ -630,6 +777,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_redirect, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rmpp_table, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_thousand_in_flight, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_coalesced_asks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_late_answer_not_cached, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pkey0_change_flushes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_gid_gone, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mcmember_and_service, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_periodic_port_check, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_shared_transport, setup, teardown),
