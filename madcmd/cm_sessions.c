@@ -13,6 +13,13 @@
  * it (TimeWait over, a REJ or timeout that ends the handshake, a SIDR
  * answer), and at once on RELEASE / UNLISTEN / DROP.
  *
+ * Listeners of several network namespaces share one engine listener (the
+ * IB port's, one per service ID), as the kernel's rdma_cm shares one IB
+ * CM listener among the rdma_cm listeners of all namespaces: each REQ
+ * goes to the listener whose namespace holds the destination IP of its
+ * IP CM header (cma.c cma_find_listener / cma_match_net_dev).  One
+ * listener on a service ID (the usual case) takes every REQ, unasked.
+ *
  * Commands run inline (cm_runtime_exec on the loop thread): the events a
  * command makes reach madcmd_cm_event, and so the session, before its
  * REPLY, which is part of the protocol.
@@ -23,6 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <netinet/in.h>
+
+#include "cm/ip_pdata.h"
 #include "madcmd/madcmd_int.h"
 
 /* ---- the port's id hash ---- */
@@ -68,11 +78,31 @@ static bool ht_grow(struct madcmd_served *p)
 	return true;
 }
 
+static void lgroup_leave(struct madcmd_served *p, struct madcmd_id *x)
+{
+	struct madcmd_lgroup *g = x->g;
+	struct madcmd_id **pp = &g->members;
+
+	while (*pp && *pp != x)
+		pp = &(*pp)->gnext;
+	if (*pp)
+		*pp = x->gnext;
+	x->g = NULL;
+	if (--g->n)
+		return;
+	if (g->engine_id < p->lg_size && p->lg[g->engine_id] == g)
+		p->lg[g->engine_id] = NULL;
+	free(g);
+}
+
 static void id_forget(struct madcmd_id *x)
 {
 	struct madcmd_session *s = x->s;
 	struct madcmd_served *p = s->port;
 	struct madcmd_id **pp = &p->ht[bucket(p, x->listen, x->id)];
+
+	if (x->g)
+		lgroup_leave(p, x);
 
 	while (*pp && *pp != x)
 		pp = &(*pp)->hnext;
@@ -124,6 +154,148 @@ void madcmd_ids_destroy(struct madcmd_served *p)
 	free(p->ht);
 	p->ht = NULL;
 	p->ht_size = 0;
+	free(p->lg);
+	p->lg = NULL;
+	p->lg_size = 0;
+}
+
+/* ---- listener groups ---- */
+
+/* x, just made by the engine's listener `engine_id`, starts its group. */
+static bool lgroup_new(struct madcmd_served *p, struct madcmd_id *x, uint32_t engine_id,
+		       uint64_t mask)
+{
+	struct madcmd_lgroup *g;
+
+	if (engine_id >= p->lg_size) {
+		uint32_t n = p->lg_size ? p->lg_size : 16;
+		struct madcmd_lgroup **v;
+
+		while (n <= engine_id)
+			n *= 2;
+		v = realloc(p->lg, n * sizeof(*v));
+		if (!v)
+			return false;
+		memset(v + p->lg_size, 0, (n - p->lg_size) * sizeof(*v));
+		p->lg = v;
+		p->lg_size = n;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return false;
+	g->service_id = x->service_id & mask;
+	g->mask = mask;
+	g->engine_id = engine_id;
+	g->members = x;
+	g->n = 1;
+	x->g = g;
+	p->lg[engine_id] = g;
+	return true;
+}
+
+/*
+ * The group a LISTEN of s may join: the same service ID and mask, and no
+ * listener of s's namespace in it (there the engine's EADDRINUSE stands,
+ * as two listeners of one namespace cannot share a port in the kernel
+ * either, unless on distinct addresses, which the daemon cannot tell
+ * apart: its choice is by namespace).
+ */
+static struct madcmd_lgroup *lgroup_joinable(struct madcmd_served *p,
+					     const struct madcmd_session *s, uint64_t sid,
+					     uint64_t mask)
+{
+	for (uint32_t i = 0; i < p->lg_size; i++) {
+		struct madcmd_lgroup *g = p->lg[i];
+
+		if (!g || g->mask != mask || g->service_id != (sid & mask))
+			continue;
+		for (const struct madcmd_id *m = g->members; m; m = m->gnext)
+			if (m->s->netns == s->netns)
+				return NULL;
+		return g;
+	}
+	return NULL;
+}
+
+/* s listens through g's engine listener, under an id of the daemon's. */
+static int lgroup_join(struct madcmd_served *p, struct madcmd_session *s, struct madcmd_lgroup *g,
+		       const struct cm_rt_cmd *c)
+{
+	struct madcmd_id *x, **pp;
+	uint32_t id;
+
+	do {
+		id = MADCMD_VLISTEN_BIT | (p->next_vlisten++ & (MADCMD_VLISTEN_BIT - 1));
+	} while (id_find(p, true, id));
+	x = id_add(s, true, id);
+	if (!x)
+		return -ENOMEM;
+	x->service_id = c->listen.service_id;
+	x->user = c->user;
+	x->g = g;
+	for (pp = &g->members; *pp; pp = &(*pp)->gnext)
+		;
+	*pp = x;
+	g->n++;
+	return (int)id;
+}
+
+/*
+ * Stop listener x: the engine listener goes with its group's last
+ * member only.  0 or the engine's -errno (x then stays).
+ */
+static int listener_release(struct madcmd_served *p, struct madcmd_id *x)
+{
+	int rc = 0;
+
+	if (!x->g || x->g->n == 1) {
+		struct cm_rt_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.op = CM_RT_UNLISTEN;
+		c.id = x->g ? x->g->engine_id : x->id;
+		rc = cm_runtime_exec(p->rt, &c);
+	}
+	if (!rc)
+		id_forget(x);
+	return rc;
+}
+
+/*
+ * The listener of group g whose namespace holds the REQ's destination IP,
+ * or NULL.  A REQ without an IP CM header (AF_IB) goes to the oldest.
+ */
+static struct madcmd_id *lgroup_route(struct madcmd_served *p, struct madcmd_lgroup *g,
+				      const struct cm_event *ev)
+{
+	uint64_t sid =
+	    ev->type == CM_EV_SIDR_REQ_RCVD ? ev->sidr_req.service_id : ev->req.service_id;
+	struct sockaddr_storage dst;
+	const uint8_t *addr;
+	uint16_t port;
+	int family;
+
+	if (cm_sid_to_ps_port(sid, NULL, &port) ||
+	    cm_ip_hdr_decode(ev->private_data, ev->private_data_len, port, NULL, &dst))
+		return g->members;
+	if (dst.ss_family == AF_INET) {
+		family = AF_INET;
+		addr = (const uint8_t *)&((struct sockaddr_in *)&dst)->sin_addr;
+	} else {
+		static const uint8_t v4mapped[12] = {[10] = 0xff, [11] = 0xff};
+
+		family = AF_INET6;
+		addr = (const uint8_t *)&((struct sockaddr_in6 *)&dst)->sin6_addr;
+		if (!memcmp(addr, v4mapped, sizeof(v4mapped))) {
+			family = AF_INET;
+			addr += 12;
+		}
+	}
+	for (struct madcmd_id *m = g->members; m; m = m->gnext)
+		if (!m->s->closing &&
+		    p->d->p.netns_has_addr(p->d->p.addr_ctx, m->s->pid, m->s->netns, family, addr))
+			return m;
+	return NULL;
 }
 
 /* ---- engine calls of the daemon's own ---- */
@@ -232,11 +404,38 @@ static void forward(struct madcmd_session *s, const struct cm_event *ev)
 }
 
 /* A request to a listener: the new connection is its session's. */
-static struct madcmd_id *adopt(struct madcmd_served *p, const struct cm_event *ev)
+static struct madcmd_id *adopt(struct madcmd_served *p, const struct cm_event *ev,
+			       struct madcmd_id **lp)
 {
-	struct madcmd_id *l = ev->listen_id >= 0 ? id_find(p, true, (uint32_t)ev->listen_id) : NULL;
-	struct madcmd_id *x = NULL;
+	struct madcmd_lgroup *g = ev->listen_id >= 0 && (uint32_t)ev->listen_id < p->lg_size
+				      ? p->lg[ev->listen_id]
+				      : NULL;
+	struct madcmd_id *l = NULL, *x = NULL;
 
+	if (g)
+		l = g->n == 1 ? g->members : lgroup_route(p, g, ev);
+	*lp = l;
+	if (g && !l) {
+		/*
+		 * No namespace sharing the service ID has the address: the
+		 * kernel's answer when no listener takes a REQ.
+		 */
+		struct cm_rt_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.id = ev->id;
+		if (ev->type == CM_EV_REQ_RCVD) {
+			c.op = CM_RT_REJECT;
+			c.reject.reason = CM_REJ_INVALID_SERVICE_ID;
+		} else {
+			c.op = CM_RT_SIDR_REP;
+			c.sidr_rep.status = CM_SIDR_UNSUPPORTED;
+		}
+		if (cm_runtime_exec(p->rt, &c))
+			exec_simple(p, ev->type == CM_EV_REQ_RCVD ? CM_RT_DROP : CM_RT_RELEASE,
+				    ev->id);
+		return NULL;
+	}
 	if (l && !l->s->closing && l->s->nids < p->d->p.max_ids)
 		x = id_add(l->s, false, ev->id);
 	if (!x) {
@@ -282,7 +481,7 @@ static void port_gone(struct madcmd_served *p)
 bool madcmd_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev)
 {
 	struct madcmd_served *p = arg;
-	struct madcmd_id *x;
+	struct madcmd_id *x, *l = NULL;
 
 	(void)rt;
 	if (ev->type == CM_EV_RUNTIME_LOST) {
@@ -290,7 +489,7 @@ bool madcmd_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev
 		return true;
 	}
 	if (ev->type == CM_EV_REQ_RCVD || ev->type == CM_EV_SIDR_REQ_RCVD)
-		x = adopt(p, ev);
+		x = adopt(p, ev, &l);
 	else
 		x = id_find(p, false, ev->id);
 	if (!x) {
@@ -301,7 +500,16 @@ bool madcmd_cm_event(void *arg, struct cm_runtime *rt, const struct cm_event *ev
 		p->c.dropped++; /* its reaping releases the id */
 		return true;
 	}
-	forward(x->s, ev);
+	if (l && l->g && l->id != l->g->engine_id) {
+		/* A listener sharing another's engine listener: its own id and user. */
+		struct cm_event mine = *ev;
+
+		mine.listen_id = (int)l->id;
+		mine.user = l->user;
+		forward(x->s, &mine);
+	} else {
+		forward(x->s, ev);
+	}
 	p->c.events++;
 	if (ev->type == CM_EV_TIMEWAIT_EXIT)
 		id_forget(x);
@@ -373,6 +581,15 @@ void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *in)
 			c->result = -ENOSPC;
 			goto reply;
 		}
+		if (c->op == CM_RT_LISTEN && c->listen.mask) {
+			struct madcmd_lgroup *g =
+			    lgroup_joinable(p, s, c->listen.service_id, c->listen.mask);
+
+			if (g) {
+				c->result = lgroup_join(p, s, g, c);
+				goto reply;
+			}
+		}
 		break;
 	case CM_RT_CONNECT_AS:
 		if (!grant_take(s, c->id)) {
@@ -391,11 +608,8 @@ void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *in)
 		break;
 	case CM_RT_UNLISTEN:
 		x = id_find(p, true, c->id);
-		if (!x || x->s != s) {
-			c->result = -EINVAL;
-			goto reply;
-		}
-		break;
+		c->result = x && x->s == s ? listener_release(p, x) : -EINVAL;
+		goto reply;
 	default:
 		x = id_find(p, false, c->id);
 		if (!x || x->s != s) {
@@ -412,7 +626,13 @@ void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *in)
 			x = id_add(s, true, (uint32_t)rc);
 			if (x) {
 				x->service_id = c->listen.service_id;
-			} else {
+				x->user = c->user;
+			}
+			if (x && !lgroup_new(p, x, (uint32_t)rc, c->listen.mask)) {
+				id_forget(x);
+				x = NULL;
+			}
+			if (!x) {
 				exec_simple(p, CM_RT_UNLISTEN, (uint32_t)rc);
 				c->result = -ENOMEM;
 			}
@@ -441,10 +661,6 @@ void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *in)
 					memcpy(x->remote_gid, c->sidr_req.to.gid, 16);
 			}
 		}
-		break;
-	case CM_RT_UNLISTEN:
-		if (rc == 0)
-			id_forget(x);
 		break;
 	case CM_RT_RELEASE:
 	case CM_RT_DROP:
@@ -502,7 +718,10 @@ void madcmd_cm_session_end(struct madcmd_session *s)
 	while (s->ids) {
 		struct madcmd_id *x = s->ids;
 
-		exec_simple(p, x->listen ? CM_RT_UNLISTEN : CM_RT_RELEASE, x->id);
+		if (x->listen)
+			listener_release(p, x);
+		else
+			exec_simple(p, CM_RT_RELEASE, x->id);
 		/* The id may be gone already if a hook forgot it meanwhile. */
 		if (s->ids == x)
 			id_forget(x);

@@ -217,6 +217,8 @@ int madcmd_open(struct madcmd **out, const struct madcmd_params *p)
 		d->p.may_bind_privileged = madcmd_default_may_bind_privileged;
 	if (!d->p.netns_of)
 		d->p.netns_of = madcmd_default_netns_of;
+	if (!d->p.netns_has_addr)
+		d->p.netns_has_addr = madcmd_default_netns_has_addr;
 	d->loop = p->loop;
 	d->ops = p->ops ? p->ops : &mad_umad_real_ops;
 	d->ops_ctx = p->ops_ctx;

@@ -59,6 +59,15 @@ struct madcmd_params {
 	 */
 	uint64_t (*netns_of)(void *ctx, pid_t pid);
 	void *netns_ctx;
+	/*
+	 * Does the network namespace of peer pid (netns, as netns_of said)
+	 * hold the IP address (family AF_INET: 4 bytes, AF_INET6: 16)?  Asked of a REQ's
+	 * destination when listeners of several namespaces share its service ID.  NULL: an
+	 * rtnetlink address dump made in /proc/PID/ns/net (madcmd/netns_addr.c).
+	 */
+	bool (*netns_has_addr)(void *ctx, pid_t pid, uint64_t netns, int family,
+			       const uint8_t *addr);
+	void *addr_ctx;
 	/* Start of the ephemeral port search; NULL: getrandom(2). */
 	uint32_t (*random32)(void *ctx);
 	void *random_ctx;

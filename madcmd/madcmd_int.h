@@ -31,6 +31,10 @@ struct madcmd_id {
 	uint32_t id;
 	bool listen;
 	uint64_t service_id; /* listeners */
+	uint64_t user;	     /* listeners: the LISTEN's, given back in their REQs */
+	/* listeners: the engine listener shared with other namespaces' */
+	struct madcmd_lgroup *g;
+	struct madcmd_id *gnext;
 	uint16_t remote_lid; /* connections, when known */
 	uint8_t remote_gid[16];
 };
@@ -49,6 +53,22 @@ struct madcmd_notice_counters {
 
 #define MADCMD_SEEN_REPORTS 32
 
+/*
+ * One engine listener (the IB port's, one per service ID) and the
+ * listeners of sessions sharing it, each of another network namespace,
+ * oldest first.  The first one's id is the engine's; the others' are
+ * the daemon's own (MADCMD_VLISTEN_BIT set), which the engine never
+ * sees.  A REQ goes to the one whose namespace holds its destination IP.
+ */
+struct madcmd_lgroup {
+	uint64_t service_id, mask;
+	uint32_t engine_id;
+	struct madcmd_id *members;
+	unsigned n;
+};
+
+#define MADCMD_VLISTEN_BIT 0x40000000u /* an int listen_id stays positive */
+
 struct madcmd_served {
 	struct madcmd *d;
 	unsigned index;
@@ -58,6 +78,9 @@ struct madcmd_served {
 	/* (listen, id) -> owner; power-of-two buckets, doubled when full. */
 	struct madcmd_id **ht;
 	uint32_t ht_size, nids;
+	/* Listener groups by engine listen id (lg_size entries), and the next own id. */
+	struct madcmd_lgroup **lg;
+	uint32_t lg_size, next_vlisten;
 	/* The SA proxy: a umad port of our own with one SA requester agent. */
 	int proxy_portid, proxy_agent, proxy_fd;
 	bool proxy_ok;
@@ -290,6 +313,10 @@ int madcmd_ps_conflict(const struct madcmd_bind *me, const struct madcmd_bind *o
 		       bool reuseaddr);
 bool madcmd_default_may_bind_privileged(void *ctx, pid_t pid, uid_t uid);
 uint64_t madcmd_default_netns_of(void *ctx, pid_t pid);
+
+/* netns_addr.c */
+bool madcmd_default_netns_has_addr(void *ctx, pid_t pid, uint64_t netns, int family,
+				   const uint8_t *addr);
 
 /* path_query.c */
 void madcmd_path_query(struct madcmd_session *s, const struct madcmd_path_query *m);

@@ -6,7 +6,12 @@
 #     port through madcmd: both succeed; one of them listens on it;
 #   - two in one namespace: the second gets EADDRINUSE (EADDRNOTAVAIL for
 #     a wildcard), in the new namespace as in the fabric's;
-#   - a port freed in one namespace does not free it in the other.
+#   - a port freed in one namespace does not free it in the other;
+#   - two namespaces, each with an address of its own on its `lo` (and in
+#     the fabric's address file, for h1's GID), both listen on one port
+#     (one engine listener, shared): a client on h2 reaches the server of
+#     the namespace that holds the address it connects to, and one to an
+#     address no listening namespace holds is refused.
 # The daemon tells a program's namespace by its /proc/PID/ns/net.  Skipped
 # where no network namespace can be made (not root, no CAP_SYS_ADMIN).
 . "$(dirname "$0")/sim_common.sh"
@@ -68,4 +73,48 @@ wait_for "'$FABSIM' --dir '$FABSIM_DIR' run h1 -- '$HOLD' bind $H1 7600 >/dev/nu
 in_held "$HOLD" bind $H1 7600 >"$out/b4" 2>&1
 grep -q "bind: EADDRINUSE" "$out/b4" || { cat "$out/b4" >&2; fail "7600 freed in the second namespace by the first's exit"; }
 echo "ok: ports are freed per namespace"
+
+# 4. One port listened on in two namespaces, REQs routed by address.
+command -v ip >/dev/null 2>&1 || skip_missing ip iproute2
+"$FABSIM" --dir "$FABSIM_DIR" run h1 -- unshare -n sleep 600 &
+ns2_holder=$!
+bg_pids="$bg_pids $ns2_holder"
+wait_for "[ \"\$(readlink /proc/$ns2_holder/ns/net)\" != \"\$(readlink /proc/self/ns/net)\" ]" 20 ||
+	fail "no second namespace holder"
+in_held2_bg() { "$FABSIM" --dir "$FABSIM_DIR" run h1 -- nsenter --net="/proc/$ns2_holder/ns/net" -- "$@" & }
+NS_A=198.18.100.1
+NS_B=198.18.100.2
+NS_NONE=198.18.100.3
+gid1=$(awk -v a=$H1 '$1 == a { print $2; exit }' "$FABSIM_DIR/hosts")
+[ -n "$gid1" ] || fail "no GID of h1 in $FABSIM_DIR/hosts"
+printf '%s %s\n%s %s\n%s %s\n' $NS_A "$gid1" $NS_B "$gid1" $NS_NONE "$gid1" >>"$FABSIM_DIR/hosts"
+nsenter --net="/proc/$ns_holder/ns/net" -- sh -c "ip link set lo up && ip addr add $NS_A/32 dev lo" ||
+	fail "cannot give the first namespace $NS_A"
+nsenter --net="/proc/$ns2_holder/ns/net" -- sh -c "ip link set lo up && ip addr add $NS_B/32 dev lo" ||
+	fail "cannot give the second namespace $NS_B"
+in_held_bg "$HOLD" server 7700 1 >"$out/sa" 2>&1
+sa=$!
+bg_pids="$bg_pids $sa"
+wait_for "grep -q '^listening' '$out/sa'" 20 || { cat "$out/sa" >&2; fail "server in the first namespace"; }
+in_held2_bg "$HOLD" server 7700 1 >"$out/sb" 2>&1
+sb=$!
+bg_pids="$bg_pids $sb"
+wait_for "grep -q '^listening' '$out/sb'" 20 || { cat "$out/sb" >&2; fail "server in the second namespace: a shared listener"; }
+run_bg h2 "$HOLD" client $NS_B 7700 1 >"$out/cb" 2>&1
+cb=$!
+bg_pids="$bg_pids $cb"
+wait_for "grep -q '^established 1' '$out/sb'" 30 ||
+	{ cat "$out/sb" "$out/cb" >&2; fail "the client of $NS_B did not reach the second namespace's server"; }
+grep -q "^established" "$out/sa" && { cat "$out/sa" >&2; fail "the first namespace's server got $NS_B's client"; }
+run_bg h2 "$HOLD" client $NS_A 7700 1 >"$out/ca" 2>&1
+ca=$!
+bg_pids="$bg_pids $ca"
+wait_for "grep -q '^established 1' '$out/sa'" 30 ||
+	{ cat "$out/sa" "$out/ca" >&2; fail "the client of $NS_A did not reach the first namespace's server"; }
+echo "ok: one port listened on in two namespaces, each client at its address's server"
+# An address no listening namespace holds: refused (REJ), no server takes it.
+run h2 "$HOLD" client $NS_NONE 7700 1 >"$out/cn" 2>&1 && { cat "$out/cn" >&2; fail "a client of $NS_NONE connected"; }
+grep -q "^connected" "$out/cn" && { cat "$out/cn" >&2; fail "a client of $NS_NONE connected"; }
+grep -q "REJECTED\|UNREACHABLE" "$out/cn" || { cat "$out/cn" >&2; fail "a client of $NS_NONE: no REJ"; }
+echo "ok: an address of no listening namespace is refused"
 echo "PASS"

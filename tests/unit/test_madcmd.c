@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "cm/ip_pdata.h"
 #include "mad/mad_wire.h"
 #include "mad/timer.h"
 #include "madcmd/madcmd.h"
@@ -72,6 +73,24 @@ static uint64_t netns_cb(void *ctx, pid_t pid)
 	(void)ctx;
 	(void)pid;
 	return E.netns;
+}
+
+/* Namespace 0x1111 holds 10.0.0.1, 0x2222 holds 10.0.0.2 and ::2. */
+static unsigned addr_asks;
+
+static bool addr_cb(void *ctx, pid_t pid, uint64_t netns, int family, const uint8_t *addr)
+{
+	static const uint8_t v6_2[16] = {[15] = 2};
+
+	(void)ctx;
+	(void)pid;
+	addr_asks++;
+	if (family == AF_INET6)
+		return netns == 0x2222 && !memcmp(addr, v6_2, 16);
+	return family == AF_INET && addr[0] == 10 && addr[1] == 0 && addr[2] == 0 &&
+	       addr[3] == (netns == 0x1111   ? 1
+			   : netns == 0x2222 ? 2
+					     : 0);
 }
 
 static uint32_t fixed_random(void *ctx)
@@ -183,6 +202,7 @@ static void env_up_ports(uint32_t max_ids, uint32_t max_events, uint8_t state1, 
 	p.may_bind_privileged = priv_cb;
 	p.random32 = fixed_random;
 	p.netns_of = netns_cb;
+	p.netns_has_addr = addr_cb;
 	p.rescan_ms = rescan_ms;
 	assert_int_equal(madcmd_open(&E.d, &p), 0);
 	assert_int_equal(madcmd_port_count(E.d), state1 == 4 ? 2 : 1);
@@ -1382,6 +1402,118 @@ static void test_portspace_netns(void **state)
 	env_down();
 }
 
+/* A REQ from fake1 to `svc` with an IP CM header addressed to `dst`. */
+static int connect_ip(int fd, uint64_t svc, const char *dst, uint32_t *id)
+{
+	static uint32_t qpn = 0x3000;
+	struct sockaddr_storage s, d;
+	struct cm_rt_cmd c;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	memset(&d, 0, sizeof(d));
+	if (strchr(dst, ':')) {
+		s.ss_family = d.ss_family = AF_INET6;
+		assert_int_equal(
+		    inet_pton(AF_INET6, "::9", &((struct sockaddr_in6 *)&s)->sin6_addr), 1);
+		assert_int_equal(inet_pton(AF_INET6, dst, &((struct sockaddr_in6 *)&d)->sin6_addr),
+				 1);
+	} else {
+		s.ss_family = d.ss_family = AF_INET;
+		assert_int_equal(
+		    inet_pton(AF_INET, "10.0.0.9", &((struct sockaddr_in *)&s)->sin_addr), 1);
+		assert_int_equal(inet_pton(AF_INET, dst, &((struct sockaddr_in *)&d)->sin_addr), 1);
+	}
+	connect_cmd(&c, 1, svc, ++qpn); /* one QP a connection */
+	assert_int_equal(cm_ip_hdr_encode(c.connect.private_data, sizeof(c.connect.private_data),
+					  (struct sockaddr *)&s, (struct sockaddr *)&d),
+			 0);
+	c.connect.private_data_len = CM_IP_HDR_SIZE;
+	rc = cmd(fd, &c, NULL, NULL);
+	if (!rc)
+		*id = c.id;
+	return rc;
+}
+
+/*
+ * Listeners of two namespaces share one engine listener: each REQ goes
+ * to the one whose namespace holds its destination IP, a REQ to neither
+ * is rejected as for no listener, and the engine listener goes with the
+ * last of them.  Within a namespace the engine's EADDRINUSE stands.
+ */
+static void test_ns_listen(void **state)
+{
+	const uint64_t sid = 0x0000000001061388ull; /* TCP port 5000 */
+	struct cm_event ev;
+	uint32_t cid;
+	int a, b, a2, c, la, lb;
+
+	(void)state;
+	env_up(0, 0);
+	E.netns = 0x1111;
+	a = cm_client("fake0");
+	a2 = cm_client("fake0");
+	E.netns = 0x2222;
+	b = cm_client("fake0");
+	E.netns = 0;
+	c = cm_client("fake1");
+	la = listen_on(a, sid);
+	assert_true(la >= 0 && !(la & MADCMD_VLISTEN_BIT));
+	lb = listen_on(b, sid);
+	assert_true(lb >= 0 && (lb & MADCMD_VLISTEN_BIT));
+	assert_int_equal(listen_on(a2, sid), -EADDRINUSE);
+
+	/* To each namespace's address: its listener, with its own listen id. */
+	assert_int_equal(connect_ip(c, sid, "10.0.0.2", &cid), 0);
+	next_event(b, CM_EV_REQ_RCVD, &ev);
+	assert_int_equal(ev.listen_id, lb);
+	assert_int_equal(ev.user, 0x11);
+	expect_quiet(a);
+	assert_int_equal(connect_ip(c, sid, "10.0.0.1", &cid), 0);
+	next_event(a, CM_EV_REQ_RCVD, &ev);
+	assert_int_equal(ev.listen_id, la);
+	expect_quiet(b);
+	assert_int_equal(connect_ip(c, sid, "::2", &cid), 0);
+	next_event(b, CM_EV_REQ_RCVD, NULL);
+	/* To nobody's: the REJ of no listener. */
+	assert_int_equal(connect_ip(c, sid, "10.0.0.7", &cid), 0);
+	next_event(c, CM_EV_REJ_RCVD, &ev);
+	assert_int_equal(ev.id, cid);
+	assert_int_equal(ev.rej.reason, CM_REJ_INVALID_SERVICE_ID);
+	expect_quiet(a);
+	expect_quiet(b);
+
+	/* B may not stop A's listener; A's going leaves B's working. */
+	assert_int_equal(simple(b, CM_RT_UNLISTEN, (uint32_t)la), -EINVAL);
+	assert_int_equal(simple(a, CM_RT_UNLISTEN, (uint32_t)la), 0);
+	assert_int_equal(connect_ip(c, sid, "10.0.0.2", &cid), 0);
+	next_event(b, CM_EV_REQ_RCVD, &ev);
+	assert_int_equal(ev.listen_id, lb);
+	/* The group is B's alone now: every REQ is B's, unasked. */
+	addr_asks = 0;
+	assert_int_equal(connect_ip(c, sid, "10.0.0.1", &cid), 0);
+	next_event(b, CM_EV_REQ_RCVD, NULL);
+	assert_int_equal(addr_asks, 0);
+	/* A listens again, joining B's; then B goes and A is alone. */
+	la = listen_on(a, sid);
+	assert_true(la >= 0 && (la & MADCMD_VLISTEN_BIT));
+	assert_int_equal(simple(b, CM_RT_UNLISTEN, (uint32_t)lb), 0);
+	assert_int_equal(connect_ip(c, sid, "10.0.0.2", &cid), 0);
+	next_event(a, CM_EV_REQ_RCVD, &ev);
+	assert_int_equal(ev.listen_id, la);
+	/* The last listener's exit frees the engine listener: A2 may listen. */
+	close(a);
+	pump();
+	assert_true(listen_on(a2, sid) >= 0);
+	close(a2);
+	close(b);
+	close(c);
+	pump();
+	assert_int_equal(tables().sessions, 0);
+	assert_int_equal(tables().ids, 0);
+	env_down();
+}
+
 /* The rule itself, pair by pair (lib/cma_ports.c's check_port). */
 static void test_ps_rule(void **state)
 {
@@ -1865,7 +1997,7 @@ int main(void)
 	    cmocka_unit_test(test_mad_proxy_burst), cmocka_unit_test(test_mcast_memberships),
 	    cmocka_unit_test(test_service_records), cmocka_unit_test(test_connect_as),
 	    cmocka_unit_test(test_path_query),	    cmocka_unit_test(test_batch_codec),
-	    cmocka_unit_test(test_batched_replies),
+	    cmocka_unit_test(test_batched_replies), cmocka_unit_test(test_ns_listen),
 	};
 
 	madcmd_log_setup(getenv("MADCMD_TEST_LOG") ? MADCMD_LOG_STDERR : MADCMD_LOG_NONE,
