@@ -4,10 +4,14 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <infiniband/umad.h>
 
@@ -120,4 +124,105 @@ void bench_pinger_close(struct bench_pinger *pg)
 	umad_close_port(pg->port);
 	free(pg->buf);
 	free(pg->rbuf);
+}
+
+int bench_reap(pid_t pid, int timeout_ms, bool term_first)
+{
+	uint64_t end = bench_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	int status = -1;
+
+	if (term_first)
+		kill(pid, SIGTERM);
+	for (int phase = 0; phase < 3; phase++) {
+		while (bench_now_ns() < end) {
+			pid_t r = waitpid(pid, &status, WNOHANG);
+
+			if (r == pid)
+				return status;
+			if (r < 0)
+				return -1;
+			usleep(20000);
+		}
+		if (phase == 0) {
+			fprintf(stderr, "%s: pid %d still running, SIGTERM\n", bench_prog,
+				(int)pid);
+			kill(pid, SIGTERM);
+		} else if (phase == 1) {
+			fprintf(stderr, "%s: pid %d still running, SIGKILL\n", bench_prog,
+				(int)pid);
+			kill(pid, SIGKILL);
+		}
+		end = bench_now_ns() + 5000000000ull;
+	}
+	return status;
+}
+
+bool bench_read_line(struct bench_lines *lr, char *out, size_t outlen, int timeout_ms)
+{
+	uint64_t end = bench_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	size_t take = 0;
+
+	while (!take) {
+		char *nl = memchr(lr->buf, '\n', lr->len);
+		struct pollfd pfd = {.fd = lr->fd, .events = POLLIN};
+		uint64_t now;
+		ssize_t r;
+
+		if (nl || lr->len == sizeof(lr->buf)) {
+			take = nl ? (size_t)(nl - lr->buf) + 1 : lr->len;
+			break;
+		}
+		now = bench_now_ns();
+		if (now >= end || poll(&pfd, 1, (int)((end - now) / 1000000)) <= 0)
+			return false;
+		r = read(lr->fd, lr->buf + lr->len, sizeof(lr->buf) - lr->len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (!lr->len)
+				return false;
+			take = lr->len;
+		} else {
+			lr->len += (size_t)r;
+		}
+	}
+	if (take >= outlen)
+		take = outlen - 1;
+	memcpy(out, lr->buf, take);
+	out[take] = 0;
+	memmove(lr->buf, lr->buf + take, lr->len - take);
+	lr->len -= take;
+	return true;
+}
+
+int bench_fabric_hosts(const char *cmd, char srv[64], char cli[64], char lid[16], char gid[64])
+{
+	char line[1024];
+	FILE *f = popen(cmd, "r");
+
+	srv[0] = cli[0] = lid[0] = gid[0] = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		char name[64], *p;
+
+		if (sscanf(line, "%63s", name) != 1)
+			continue;
+		if (!srv[0]) {
+			snprintf(srv, 64, "%s", name);
+			p = strstr(line, " lid ");
+			if (p)
+				sscanf(p + 5, "%15s", lid);
+			p = strstr(line, " gid ");
+			if (p)
+				sscanf(p + 5, "%63s", gid);
+		} else if (!cli[0]) {
+			snprintf(cli, 64, "%s", name);
+		}
+	}
+	if (f)
+		pclose(f);
+	if (!cli[0] || !gid[0]) {
+		fprintf(stderr, "fewer than two hosts\n");
+		return -1;
+	}
+	return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
- * bench/bench_common.h: what the C benches share (rdmacm_bench,
+ * bench/bench_common.h: what the C benches share (rdmacm_bench, ud_bench,
  * cm_fabric_bench, storm_worker): clocks, dying with the bench's name,
  * percentiles, a shell command, and the umad ping-pong that measures the
  * fabric's floor (a responder answering Gets, a pinger's buffers).
@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #define PING_CLASS 0x09 /* vendor range 1: no OUI, no RMPP */
@@ -47,5 +48,28 @@ struct bench_pinger {
 
 void bench_pinger_open(struct bench_pinger *pg);
 void bench_pinger_close(struct bench_pinger *pg);
+
+/* Wait for pid up to timeout_ms (SIGTERM first if asked), then SIGTERM, SIGKILL. */
+int bench_reap(pid_t pid, int timeout_ms, bool term_first);
+
+/* A child's stdout, read line by line with timeouts. */
+struct bench_lines {
+	int fd;
+	size_t len;
+	char buf[8192];
+};
+
+/*
+ * The next line (NUL-terminated, newline kept) into out within timeout_ms:
+ * true, or false at EOF, on error or timeout (a last unterminated line is
+ * returned first).
+ */
+bool bench_read_line(struct bench_lines *lr, char *out, size_t outlen, int timeout_ms);
+
+/*
+ * popen(cmd), a `fabsim hosts`: the first host's name, LID and GID, the
+ * second host's name.  0, or -1 (with a message) with fewer than two.
+ */
+int bench_fabric_hosts(const char *cmd, char srv[64], char cli[64], char lid[16], char gid[64]);
 
 #endif

@@ -935,30 +935,8 @@ static int run_auto(const char *argv0, char **extra)
 		goto out;
 	}
 	snprintf(line, sizeof(line), "'%s' --dir '%s' hosts", fabsim, dir);
-	f = popen(line, "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		char name[64], *p;
-
-		if (sscanf(line, "%63s", name) != 1)
-			continue;
-		if (!srv[0]) {
-			snprintf(srv, sizeof(srv), "%s", name);
-			p = strstr(line, " lid ");
-			if (p)
-				sscanf(p + 5, "%15s", lidbuf);
-			p = strstr(line, " gid ");
-			if (p)
-				sscanf(p + 5, "%63s", gid);
-		} else if (!cli[0]) {
-			snprintf(cli, sizeof(cli), "%s", name);
-		}
-	}
-	if (f)
-		pclose(f);
-	if (!cli[0] || !gid[0]) {
-		fprintf(stderr, "fewer than two hosts\n");
+	if (bench_fabric_hosts(line, srv, cli, lidbuf, gid))
 		goto down;
-	}
 	if (pipe(pfd))
 		bench_die("pipe", errno);
 	sp = fork();

@@ -83,6 +83,7 @@
  */
 #include "config.h"
 
+#include "bench_cm.h"
 #include "bench_common.h"
 
 #include <arpa/inet.h>
@@ -239,45 +240,12 @@ static bool blocking_waits = true;
 
 static int next_event(struct rdma_cm_event **ev, int timeout_ms)
 {
-	uint64_t end = bench_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-
-	/* Blocking (default), as rping and ucmatose wait: the watchdog covers it. */
-	if (blocking_waits) {
-		if (!rdma_get_cm_event(chan, ev))
-			return 0;
-		return errno == EINTR ? -ETIMEDOUT : -errno;
-	}
-
-	for (;;) {
-		struct pollfd pfd = {.fd = chan->fd, .events = POLLIN};
-		uint64_t now;
-		int rc;
-
-		if (!rdma_get_cm_event(chan, ev))
-			return 0;
-		if (errno != EAGAIN && errno != EINTR)
-			return -errno;
-		now = bench_now_ns();
-		if (now >= end)
-			return -ETIMEDOUT;
-		rc = poll(&pfd, 1, (int)((end - now + 999999) / 1000000));
-		if (rc < 0 && errno != EINTR)
-			return -errno;
-	}
+	return bench_next_event(chan, blocking_waits, ev, timeout_ms);
 }
 
 static void chan_open(void)
 {
-	int fl;
-
-	chan = rdma_create_event_channel();
-	if (!chan)
-		bench_die("rdma_create_event_channel", errno);
-	if (blocking_waits)
-		return;
-	fl = fcntl(chan->fd, F_GETFL);
-	if (fl < 0 || fcntl(chan->fd, F_SETFL, fl | O_NONBLOCK))
-		bench_die("fcntl O_NONBLOCK", errno);
+	chan = bench_chan_open(blocking_waits);
 }
 
 /*
@@ -830,43 +798,6 @@ static int client(void)
 
 static char fabsim[PATH_MAX], fdir[] = "/tmp/rdmacm_bench.XXXXXX";
 
-/* Wait for pid up to timeout_ms, then SIGTERM, then SIGKILL: its status. */
-static int reap(pid_t pid, int timeout_ms, bool term_first)
-{
-	uint64_t end = bench_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	int status = -1;
-
-	if (term_first)
-		kill(pid, SIGTERM);
-	for (int phase = 0; phase < 3; phase++) {
-		while (bench_now_ns() < end) {
-			pid_t r = waitpid(pid, &status, WNOHANG);
-
-			if (r == pid)
-				return status;
-			if (r < 0)
-				return -1;
-			usleep(20000);
-		}
-		if (phase == 0) {
-			fprintf(stderr, "rdmacm_bench: pid %d still running, SIGTERM\n", (int)pid);
-			kill(pid, SIGTERM);
-		} else if (phase == 1) {
-			fprintf(stderr, "rdmacm_bench: pid %d still running, SIGKILL\n", (int)pid);
-			kill(pid, SIGKILL);
-		}
-		end = bench_now_ns() + 5000000000ull;
-	}
-	return status;
-}
-
-/* A child's stdout, read line by line with timeouts. */
-struct lines {
-	int fd;
-	size_t len;
-	char buf[8192];
-};
-
 /* The CPU host's processes run on (-H), or -1. */
 static int cpu_of(const char *host)
 {
@@ -964,7 +895,7 @@ static void pin_fabric(int cpu)
 }
 
 /* `fabsim run HOST -- av...` with stdout to a pipe: the pid; lr reads it. */
-static pid_t spawn_on(const char *host, char *const *av, struct lines *lr)
+static pid_t spawn_on(const char *host, char *const *av, struct bench_lines *lr)
 {
 	char *argv[48];
 	int pfd[2], k = 0;
@@ -999,60 +930,17 @@ static pid_t spawn_on(const char *host, char *const *av, struct lines *lr)
 	return pid;
 }
 
-/*
- * The next line (NUL-terminated, newline kept) into out within timeout_ms:
- * true, or false at EOF, on error or timeout (a last unterminated line is
- * returned first).
- */
-static bool read_line(struct lines *lr, char *out, size_t outlen, int timeout_ms)
-{
-	uint64_t end = bench_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	size_t take = 0;
-
-	while (!take) {
-		char *nl = memchr(lr->buf, '\n', lr->len);
-		struct pollfd pfd = {.fd = lr->fd, .events = POLLIN};
-		uint64_t now;
-		ssize_t r;
-
-		if (nl || lr->len == sizeof(lr->buf)) {
-			take = nl ? (size_t)(nl - lr->buf) + 1 : lr->len;
-			break;
-		}
-		now = bench_now_ns();
-		if (now >= end || poll(&pfd, 1, (int)((end - now) / 1000000)) <= 0)
-			return false;
-		r = read(lr->fd, lr->buf + lr->len, sizeof(lr->buf) - lr->len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (!lr->len)
-				return false;
-			take = lr->len;
-		} else {
-			lr->len += (size_t)r;
-		}
-	}
-	if (take >= outlen)
-		take = outlen - 1;
-	memcpy(out, lr->buf, take);
-	out[take] = 0;
-	memmove(lr->buf, lr->buf + take, lr->len - take);
-	lr->len -= take;
-	return true;
-}
-
 /* Start a server on host, wait for its "listening" line: its pid, or -1. */
-static pid_t start_server(const char *host, char *const *av, struct lines *lr)
+static pid_t start_server(const char *host, char *const *av, struct bench_lines *lr)
 {
 	char line[512];
 	pid_t pid = spawn_on(host, av, lr);
 
-	while (read_line(lr, line, sizeof(line), 30000))
+	while (bench_read_line(lr, line, sizeof(line), 30000))
 		if (strstr(line, "listening"))
 			return pid;
 	fprintf(stderr, "rdmacm_bench: %s did not start listening on %s\n", av[0], host);
-	reap(pid, 0, true);
+	bench_reap(pid, 0, true);
 	close(lr->fd);
 	return -1;
 }
@@ -1062,7 +950,7 @@ static int run_client(const char *host, char *const *av, int timeout_ms,
 		      void (*line_fn)(const char *line))
 {
 	uint64_t end = bench_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	static struct lines lr;
+	static struct bench_lines lr;
 	char line[1024];
 	pid_t pid = spawn_on(host, av, &lr);
 	int status;
@@ -1075,15 +963,15 @@ static int run_client(const char *host, char *const *av, int timeout_ms,
 				timeout_ms / 1000);
 			break;
 		}
-		if (!read_line(&lr, line, sizeof(line), (int)((end - now) / 1000000)))
+		if (!bench_read_line(&lr, line, sizeof(line), (int)((end - now) / 1000000)))
 			break;
 		if (line_fn)
 			line_fn(line);
 		else
 			fputs(line, stdout);
 	}
-	status = reap(pid, bench_now_ns() < end ? (int)((end - bench_now_ns()) / 1000000) : 0,
-		      bench_now_ns() >= end);
+	status = bench_reap(pid, bench_now_ns() < end ? (int)((end - bench_now_ns()) / 1000000) : 0,
+			    bench_now_ns() >= end);
 	close(lr.fd);
 	return status;
 }
@@ -1143,7 +1031,7 @@ static int api_round(char *self, const char *srv, const char *cli, char *addr, c
 	char *cav[24] = {self, "client", "-s", addr, "--dlid", lidbuf, "-n", nb,
 			 "-i", ib,	 "-p", pb,   "-P",     portb,  NULL};
 	char errbuf[256], latb[32], rateb[32];
-	static struct lines so;
+	static struct bench_lines so;
 	pid_t sp;
 
 	if (lib_cqs)
@@ -1172,9 +1060,9 @@ static int api_round(char *self, const char *srv, const char *cli, char *addr, c
 		return -1;
 	api_cur = res;
 	status = run_client(cli, cav, 600000, api_line);
-	reap(sp, 10000, true);
+	bench_reap(sp, 10000, true);
 	/* The server's summary went to stderr; its stdout is ours to drain. */
-	while (read_line(&so, errbuf, sizeof(errbuf), 100))
+	while (bench_read_line(&so, errbuf, sizeof(errbuf), 100))
 		fputs(errbuf, stdout);
 	close(so.fd);
 	return status;
@@ -1328,7 +1216,7 @@ static void engine_round(char *cfb, const char *srv, const char *cli, char *gid,
 		       "--n", nb,	"--seq",  "1", "--pings", pb,	  NULL};
 	char *lav[] = {cfb,   "client", "--dgid", gid, "--dlid",  lidbuf, "--only", "loopqp",
 		       "--n", "1",	"--seq",  ib,  "--pings", "100",  NULL};
-	static struct lines so;
+	static struct bench_lines so;
 	pid_t sp;
 
 	engine_rate = engine_lat = 0;
@@ -1340,7 +1228,7 @@ static void engine_round(char *cfb, const char *srv, const char *cli, char *gid,
 	if (sp > 0) {
 		run_client(cli, cav, 300000, engine_line);
 		run_client(cli, lav, 300000, engine_line);
-		reap(sp, 10000, true);
+		bench_reap(sp, 10000, true);
 		close(so.fd);
 	}
 	fflush(stdout);
@@ -1388,30 +1276,8 @@ static int run_auto(void)
 	}
 	pin_self(-1);
 	snprintf(line, sizeof(line), "timeout 30 '%s' --dir '%s' hosts", fabsim, fdir);
-	f = popen(line, "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		char name[64], *p;
-
-		if (sscanf(line, "%63s", name) != 1)
-			continue;
-		if (!srv[0]) {
-			snprintf(srv, sizeof(srv), "%s", name);
-			p = strstr(line, " lid ");
-			if (p)
-				sscanf(p + 5, "%15s", lidbuf);
-			p = strstr(line, " gid ");
-			if (p)
-				sscanf(p + 5, "%63s", gid);
-		} else if (!cli[0]) {
-			snprintf(cli, sizeof(cli), "%s", name);
-		}
-	}
-	if (f)
-		pclose(f);
-	if (!cli[0] || !gid[0]) {
-		fprintf(stderr, "fewer than two hosts\n");
+	if (bench_fabric_hosts(line, srv, cli, lidbuf, gid))
 		goto down;
-	}
 	/* The server host's IPv4 address, from the fabric's address file. */
 	snprintf(line, sizeof(line), "%s/hosts", fdir);
 	f = fopen(line, "r");

@@ -69,8 +69,9 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#define PING_CLASS 0x09 /* vendor range 1: no OUI, no RMPP */
-#define PING_VERSION 1
+#include "bench_cm.h"
+#include "bench_common.h"
+
 #define SA_CLASS 0x03
 #define SA_VERSION 2
 #define EVENT_TIMEOUT_MS 10000 /* per event wait */
@@ -86,35 +87,7 @@ static int dlid = -1;
 static bool blocking_waits = true;
 static atomic_bool stop;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "ud_bench: %s: %s\n", what, strerror(err < 0 ? -err : err));
-	exit(1);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Percentile of v[0..n) in us (sorts v). */
-static double pct_us(uint64_t *v, unsigned n, unsigned pct)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return v[(size_t)(n - 1) * pct / 100] / 1000.0;
-}
+const char *bench_prog = "ud_bench";
 
 static double ratio(double x, double floor)
 {
@@ -129,12 +102,12 @@ static int ping_open(int *agent, uint8_t mgmt_class, uint8_t version, bool respo
 	int p = umad_open_port(NULL, 0);
 
 	if (p < 0)
-		die("umad_open_port", p);
+		bench_die("umad_open_port", p);
 	if (responder)
 		mask[0] = 1L << 0x01; /* Get */
 	*agent = umad_register(p, mgmt_class, version, 0, responder ? mask : NULL);
 	if (*agent < 0)
-		die("umad_register", *agent);
+		bench_die("umad_register", *agent);
 	return p;
 }
 
@@ -146,7 +119,7 @@ static void *ping_responder(void *arg)
 
 	(void)arg;
 	if (!buf)
-		die("ping", ENOMEM);
+		bench_die("ping", ENOMEM);
 	while (!atomic_load(&stop)) {
 		int len = 256, rc = umad_recv(p, buf, &len, 100);
 		ib_mad_addr_t *a;
@@ -180,7 +153,7 @@ static void pinger_open(struct pinger *pg, uint8_t mgmt_class, uint8_t version)
 	pg->buf = calloc(1, pg->sz);
 	pg->rbuf = calloc(1, pg->sz);
 	if (!pg->buf || !pg->rbuf)
-		die("ping", ENOMEM);
+		bench_die("ping", ENOMEM);
 	pg->port = ping_open(&pg->agent, mgmt_class, version, false);
 }
 
@@ -210,12 +183,12 @@ static uint64_t ping_once(struct pinger *pg, uint8_t mgmt_class, uint8_t version
 	mad[16] = (uint8_t)(attr >> 8);
 	mad[17] = (uint8_t)attr;
 	umad_set_addr(pg->buf, to_lid, 1, 0, 0x80010000);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	if (umad_send(pg->port, pg->agent, pg->buf, 256, 1000, 0) < 0)
 		return 0;
 	if (umad_recv(pg->port, pg->rbuf, &len, 2000) < 0 || umad_status(pg->rbuf))
 		return 0;
-	return now_ns() - t0;
+	return bench_now_ns() - t0;
 }
 
 /* n round trips after 100 to warm up: median in us into *med, p90 into *p90; how many came. */
@@ -227,7 +200,7 @@ static unsigned floor_measure(uint8_t mgmt_class, uint8_t version, uint16_t attr
 	unsigned ok = 0;
 
 	if (!t)
-		die("floor", ENOMEM);
+		bench_die("floor", ENOMEM);
 	pinger_open(&pg, mgmt_class, version);
 	for (unsigned i = 0; i < n + 100; i++) {
 		uint64_t d = ping_once(&pg, mgmt_class, version, attr, to_lid);
@@ -236,8 +209,8 @@ static unsigned floor_measure(uint8_t mgmt_class, uint8_t version, uint16_t attr
 			t[ok++] = d;
 	}
 	pinger_close(&pg);
-	*med = pct_us(t, ok, 50);
-	*p90 = pct_us(t, ok, 90);
+	*med = bench_pct_us(t, ok, 50);
+	*p90 = bench_pct_us(t, ok, 90);
 	free(t);
 	return ok;
 }
@@ -253,43 +226,12 @@ static struct rdma_event_channel *chan;
  */
 static int next_event(struct rdma_cm_event **ev, int timeout_ms)
 {
-	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
-
-	if (blocking_waits) {
-		if (!rdma_get_cm_event(chan, ev))
-			return 0;
-		return errno == EINTR ? -ETIMEDOUT : -errno;
-	}
-	for (;;) {
-		struct pollfd pfd = {.fd = chan->fd, .events = POLLIN};
-		uint64_t now;
-		int rc;
-
-		if (!rdma_get_cm_event(chan, ev))
-			return 0;
-		if (errno != EAGAIN && errno != EINTR)
-			return -errno;
-		now = now_ns();
-		if (now >= end)
-			return -ETIMEDOUT;
-		rc = poll(&pfd, 1, (int)((end - now + 999999) / 1000000));
-		if (rc < 0 && errno != EINTR)
-			return -errno;
-	}
+	return bench_next_event(chan, blocking_waits, ev, timeout_ms);
 }
 
 static void chan_open(void)
 {
-	int fl;
-
-	chan = rdma_create_event_channel();
-	if (!chan)
-		die("rdma_create_event_channel", errno);
-	if (blocking_waits)
-		return;
-	fl = fcntl(chan->fd, F_GETFL);
-	if (fl < 0 || fcntl(chan->fd, F_SETFL, fl | O_NONBLOCK))
-		die("fcntl O_NONBLOCK", errno);
+	chan = bench_chan_open(blocking_waits);
 }
 
 /* ---- server ---- */
@@ -339,15 +281,15 @@ static int server(void)
 	alarm(SERVER_WATCHDOG_S);
 	chan_open();
 	if (pthread_create(&th, NULL, ping_responder, NULL))
-		die("pthread_create", errno);
+		bench_die("pthread_create", errno);
 	if (rdma_create_id(chan, &lid, NULL, RDMA_PS_UDP))
-		die("rdma_create_id (listen)", errno);
+		bench_die("rdma_create_id (listen)", errno);
 	sin.sin_port = htons((uint16_t)port);
 	sin.sin_addr.s_addr = htonl(INADDR_ANY);
 	if (rdma_bind_addr(lid, (struct sockaddr *)&sin))
-		die("rdma_bind_addr", errno);
+		bench_die("rdma_bind_addr", errno);
 	if (rdma_listen(lid, 1024))
-		die("rdma_listen", errno);
+		bench_die("rdma_listen", errno);
 	printf("server listening on port %u (RDMA_PS_UDP)\n", port);
 	fflush(stdout);
 	while (!atomic_load(&stop)) {
@@ -373,7 +315,7 @@ static int server(void)
 		reqs++;
 		memset(&cp, 0, sizeof(cp));
 		if (server_qp(id->verbs))
-			die("server: UD QP", errno);
+			bench_die("server: UD QP", errno);
 		cp.qp_num = srv_qp.qp->qp_num;
 		if (rdma_accept(id, &cp)) {
 			if (!acc_fail++)
@@ -436,9 +378,9 @@ static unsigned collect(struct node *nodes, unsigned n, const char *step,
 		struct node *nd;
 		int rc = next_event(&ev, EVENT_TIMEOUT_MS);
 
-		if (rc || now_ns() - t0 > STEP_TIMEOUT_MS * 1000000ull) {
+		if (rc || bench_now_ns() - t0 > STEP_TIMEOUT_MS * 1000000ull) {
 			fprintf(stderr, "client: %s: %u of %u ids without %s after %.1f s (%s)\n",
-				step, left, n, rdma_event_str(want), (now_ns() - t0) / 1e9,
+				step, left, n, rdma_event_str(want), (bench_now_ns() - t0) / 1e9,
 				rc ? strerror(-rc) : "step timeout");
 			if (!rc)
 				rdma_ack_cm_event(ev);
@@ -456,7 +398,7 @@ static unsigned collect(struct node *nodes, unsigned n, const char *step,
 			continue;
 		}
 		if (ev->event == want) {
-			nd->end = now_ns();
+			nd->end = bench_now_ns();
 			if (done)
 				done[got] = nd->end - t0;
 			got++;
@@ -484,7 +426,7 @@ static void prepare(struct node *nodes, unsigned n)
 			node_fail(&nodes[i], "create id", "call failed", -errno);
 		}
 	}
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (unsigned i = 0; i < n; i++)
 		if (!nodes[i].failed &&
 		    rdma_resolve_addr(nodes[i].id, NULL, (struct sockaddr *)&dst,
@@ -493,7 +435,7 @@ static void prepare(struct node *nodes, unsigned n)
 	collect(nodes, n, "resolve addr", RDMA_CM_EVENT_ADDR_RESOLVED, t0, NULL);
 	for (unsigned i = 0; i < n; i++)
 		nodes[i].end = 0;
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (unsigned i = 0; i < n; i++)
 		if (!nodes[i].failed && rdma_resolve_route(nodes[i].id, RESOLVE_TIMEOUT_MS))
 			node_fail(&nodes[i], "resolve route", "call failed", -errno);
@@ -519,22 +461,22 @@ static void bench_sidr_flight(double floor_med)
 	unsigned ready = 0, got, nl = 0;
 
 	if (!nodes || !done || !lat)
-		die("client", ENOMEM);
+		bench_die("client", ENOMEM);
 	fail_msgs = 0;
 	prepare(nodes, n_flight);
 	for (unsigned i = 0; i < n_flight; i++)
 		ready += !nodes[i].failed;
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (unsigned i = 0; i < n_flight; i++) {
 		if (nodes[i].failed)
 			continue;
-		nodes[i].start = now_ns();
+		nodes[i].start = bench_now_ns();
 		if (rdma_connect(nodes[i].id, NULL))
 			node_fail(&nodes[i], "connect", "call failed", -errno);
 	}
-	calls = now_ns() - t0;
+	calls = bench_now_ns() - t0;
 	got = collect(nodes, n_flight, "connect", RDMA_CM_EVENT_ESTABLISHED, t0, done);
-	total = got ? done[got - 1] : now_ns() - t0;
+	total = got ? done[got - 1] : bench_now_ns() - t0;
 	for (unsigned i = 0; i < n_flight; i++)
 		if (nodes[i].end)
 			lat[nl++] = nodes[i].end - nodes[i].start;
@@ -550,7 +492,7 @@ static void bench_sidr_flight(double floor_med)
 	       total ? got / (total / 1e9) : 0, got ? total / 1e3 / got : 0,
 	       ratio(got ? total / 1e3 / got : 0, floor_med));
 	printf("  each id's rdma_connect -> ESTABLISHED: median %.1f us, p90 %.1f us\n",
-	       pct_us(lat, nl, 50), pct_us(lat, nl, 90));
+	       bench_pct_us(lat, nl, 50), bench_pct_us(lat, nl, 90));
 	destroy_all(nodes, n_flight);
 	free(nodes);
 	free(done);
@@ -564,14 +506,14 @@ static void bench_sidr_one(double floor_med)
 	double med;
 
 	if (!lat)
-		die("client", ENOMEM);
+		bench_die("client", ENOMEM);
 	fail_msgs = 0;
 	for (unsigned i = 0; i < n_iter; i++) {
 		struct node nd;
 
 		prepare(&nd, 1);
 		if (!nd.failed) {
-			nd.start = now_ns();
+			nd.start = bench_now_ns();
 			if (rdma_connect(nd.id, NULL))
 				node_fail(&nd, "connect", "call failed", -errno);
 			else
@@ -584,11 +526,11 @@ static void bench_sidr_one(double floor_med)
 			failed++;
 		destroy_all(&nd, 1);
 	}
-	med = pct_us(lat, ok, 50);
+	med = bench_pct_us(lat, ok, 50);
 	printf("\nSIDR one at a time: rdma_connect -> ESTABLISHED (%u of %u%s)\n", ok, n_iter,
 	       failed ? ", failures on stderr" : "");
-	printf("  median %.1f us, p90 %.1f us: %.2fx the umad floor\n", med, pct_us(lat, ok, 90),
-	       ratio(med, floor_med));
+	printf("  median %.1f us, p90 %.1f us: %.2fx the umad floor\n", med,
+	       bench_pct_us(lat, ok, 90), ratio(med, floor_med));
 	free(lat);
 }
 
@@ -604,7 +546,7 @@ static void bench_joins(double floor_med, double sa_med)
 	double jmed, lmed;
 
 	if (!jl || !ll)
-		die("client", ENOMEM);
+		bench_die("client", ENOMEM);
 	fail_msgs = 0;
 	/* An id whose address is resolved (joins need ADDR_BOUND or ADDR_RESOLVED, as mckey). */
 	memset(&nd, 0, sizeof(nd));
@@ -614,7 +556,7 @@ static void bench_joins(double floor_med, double sa_med)
 	} else if (rdma_resolve_addr(nd.id, NULL, (struct sockaddr *)&dst, RESOLVE_TIMEOUT_MS)) {
 		node_fail(&nd, "resolve addr", "call failed", -errno);
 	} else {
-		collect(&nd, 1, "resolve addr", RDMA_CM_EVENT_ADDR_RESOLVED, now_ns(), NULL);
+		collect(&nd, 1, "resolve addr", RDMA_CM_EVENT_ADDR_RESOLVED, bench_now_ns(), NULL);
 	}
 	if (nd.failed) {
 		printf("\nmulticast: no id to join with (see stderr)\n");
@@ -635,7 +577,7 @@ static void bench_joins(double floor_med, double sa_med)
 		int rc;
 
 		g.sin_addr.s_addr = htonl(0xefc00000u | (i & 0xffff)); /* 239.192.x.y */
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		if (rdma_join_multicast(nd.id, (struct sockaddr *)&g, &nd)) {
 			if (errs++ < 5)
 				fprintf(stderr, "client: rdma_join_multicast: %s\n",
@@ -643,7 +585,7 @@ static void bench_joins(double floor_med, double sa_med)
 			continue;
 		}
 		rc = next_event(&ev, EVENT_TIMEOUT_MS);
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		if (rc) {
 			fprintf(stderr, "client: no MULTICAST_JOIN: %s\n", strerror(-rc));
 			break;
@@ -661,7 +603,7 @@ static void bench_joins(double floor_med, double sa_med)
 			first = t1 - t0;
 		else
 			jl[nj++] = t1 - t0;
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		if (rdma_leave_multicast(nd.id, (struct sockaddr *)&g)) {
 			if (errs++ < 5)
 				fprintf(stderr, "client: rdma_leave_multicast: %s\n",
@@ -669,10 +611,10 @@ static void bench_joins(double floor_med, double sa_med)
 			continue;
 		}
 		if (i)
-			ll[nleave++] = now_ns() - t0;
+			ll[nleave++] = bench_now_ns() - t0;
 	}
-	jmed = pct_us(jl, nj, 50);
-	lmed = pct_us(ll, nleave, 50);
+	jmed = bench_pct_us(jl, nj, 50);
+	lmed = bench_pct_us(ll, nleave, 50);
 	printf("\nmulticast, one RDMA_PS_UDP id with a UD QP, one group at a time "
 	       "(%u joins after the first, %u errors)\n",
 	       nj, errs);
@@ -680,9 +622,9 @@ static void bench_joins(double floor_med, double sa_med)
 	       first / 1e3);
 	printf("  rdma_join_multicast -> MULTICAST_JOIN: median %.1f us, p90 %.1f us: %.2fx the "
 	       "SA floor, %.2fx the umad floor\n",
-	       jmed, pct_us(jl, nj, 90), ratio(jmed, sa_med), ratio(jmed, floor_med));
+	       jmed, bench_pct_us(jl, nj, 90), ratio(jmed, sa_med), ratio(jmed, floor_med));
 	printf("  rdma_leave_multicast: median %.1f us, p90 %.1f us: %.2fx the SA floor\n", lmed,
-	       pct_us(ll, nleave, 90), ratio(lmed, sa_med));
+	       bench_pct_us(ll, nleave, 90), ratio(lmed, sa_med));
 	if (nd.id->qp)
 		rdma_destroy_qp(nd.id);
 	destroy_all(&nd, 1);
@@ -700,7 +642,7 @@ static int client(void)
 	dst.sin_family = AF_INET;
 	dst.sin_port = htons((uint16_t)port);
 	if (inet_pton(AF_INET, server_addr, &dst.sin_addr) != 1)
-		die("bad server address", EINVAL);
+		bench_die("bad server address", EINVAL);
 	ok = floor_measure(PING_CLASS, PING_VERSION, 0x0010, dlid, n_pings, &med, &p90);
 	printf("umad round trip floor (libibumad ping-pong to the server's host): median %.1f "
 	       "us, p90 %.1f us (%u of %u pings)\n",
@@ -728,59 +670,15 @@ static int client(void)
 
 static char fabsim[PATH_MAX], fdir[] = "/tmp/ud_bench.XXXXXX";
 
-static int sh(const char *fmt, const char *a, const char *b)
-{
-	char cmd[PATH_MAX * 3];
-
-	snprintf(cmd, sizeof(cmd), fmt, a, b);
-	return system(cmd);
-}
-
-/* Wait for pid up to timeout_ms (SIGTERM first if asked), then SIGTERM, SIGKILL. */
-static int reap(pid_t pid, int timeout_ms, bool term_first)
-{
-	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	int status = -1;
-
-	if (term_first)
-		kill(pid, SIGTERM);
-	for (int phase = 0; phase < 3; phase++) {
-		while (now_ns() < end) {
-			pid_t r = waitpid(pid, &status, WNOHANG);
-
-			if (r == pid)
-				return status;
-			if (r < 0)
-				return -1;
-			usleep(20000);
-		}
-		if (phase == 0) {
-			fprintf(stderr, "ud_bench: pid %d still running, SIGTERM\n", (int)pid);
-			kill(pid, SIGTERM);
-		} else if (phase == 1) {
-			fprintf(stderr, "ud_bench: pid %d still running, SIGKILL\n", (int)pid);
-			kill(pid, SIGKILL);
-		}
-		end = now_ns() + 5000000000ull;
-	}
-	return status;
-}
-
-struct lines {
-	int fd;
-	size_t len;
-	char buf[8192];
-};
-
 /* `fabsim run HOST -- av...` with stdout to a pipe: the pid; lr reads it. */
-static pid_t spawn_on(const char *host, char *const *av, struct lines *lr)
+static pid_t spawn_on(const char *host, char *const *av, struct bench_lines *lr)
 {
 	char *argv[48];
 	int pfd[2], k = 0;
 	pid_t pid;
 
 	if (pipe(pfd))
-		die("pipe", errno);
+		bench_die("pipe", errno);
 	argv[k++] = fabsim;
 	argv[k++] = "--dir";
 	argv[k++] = fdir;
@@ -793,7 +691,7 @@ static pid_t spawn_on(const char *host, char *const *av, struct lines *lr)
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0)
-		die("fork", errno);
+		bench_die("fork", errno);
 	if (pid == 0) {
 		dup2(pfd[1], 1);
 		close(pfd[0]);
@@ -807,45 +705,6 @@ static pid_t spawn_on(const char *host, char *const *av, struct lines *lr)
 	return pid;
 }
 
-/* The next line into out within timeout_ms: false at EOF, on error or timeout. */
-static bool read_line(struct lines *lr, char *out, size_t outlen, int timeout_ms)
-{
-	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	size_t take = 0;
-
-	while (!take) {
-		char *nl = memchr(lr->buf, '\n', lr->len);
-		struct pollfd pfd = {.fd = lr->fd, .events = POLLIN};
-		uint64_t now;
-		ssize_t r;
-
-		if (nl || lr->len == sizeof(lr->buf)) {
-			take = nl ? (size_t)(nl - lr->buf) + 1 : lr->len;
-			break;
-		}
-		now = now_ns();
-		if (now >= end || poll(&pfd, 1, (int)((end - now) / 1000000)) <= 0)
-			return false;
-		r = read(lr->fd, lr->buf + lr->len, sizeof(lr->buf) - lr->len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (!lr->len)
-				return false;
-			take = lr->len;
-		} else {
-			lr->len += (size_t)r;
-		}
-	}
-	if (take >= outlen)
-		take = outlen - 1;
-	memcpy(out, lr->buf, take);
-	out[take] = 0;
-	memmove(lr->buf, lr->buf + take, lr->len - take);
-	lr->len -= take;
-	return true;
-}
-
 static int run_auto(void)
 {
 	char self[PATH_MAX], line[PATH_MAX + 64], srv[64] = "", cli[64] = "", gid[64] = "";
@@ -853,7 +712,7 @@ static int run_auto(void)
 	char *sav[8] = {self, "server", "-P", portb, NULL, NULL};
 	char *cav[24] = {self, "client", "-s", addr, "--dlid", lidbuf, "-n",  nb,   "-i",
 			 ib,   "-j",	 jb,   "-p", pb,       "-P",   portb, NULL, NULL};
-	static struct lines so, co;
+	static struct bench_lines so, co;
 	uint64_t end;
 	int status = 1;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -863,7 +722,7 @@ static int run_auto(void)
 	FILE *f;
 
 	if (n <= 0)
-		die("readlink /proc/self/exe", errno);
+		bench_die("readlink /proc/self/exe", errno);
 	self[n] = 0;
 	snprintf(fabsim, sizeof(fabsim), "%s", self);
 	slash = strrchr(fabsim, '/');
@@ -872,40 +731,18 @@ static int run_auto(void)
 	if ((env = getenv("FABSIM")))
 		snprintf(fabsim, sizeof(fabsim), "%s", env);
 	if (access(fabsim, X_OK))
-		die(fabsim, errno);
+		bench_die(fabsim, errno);
 	if (!mkdtemp(fdir))
-		die("mkdtemp", errno);
+		bench_die("mkdtemp", errno);
 	printf("ud_bench: fabric in %s (fabsim up --gen b2b)\n", fdir);
 	fflush(stdout);
-	if (sh("timeout 120 '%s' --dir '%s' up --gen b2b >/dev/null", fabsim, fdir)) {
+	if (bench_sh("timeout 120 '%s' --dir '%s' up --gen b2b >/dev/null", fabsim, fdir)) {
 		fprintf(stderr, "fabsim up failed\n");
 		goto out;
 	}
 	snprintf(line, sizeof(line), "timeout 30 '%s' --dir '%s' hosts", fabsim, fdir);
-	f = popen(line, "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		char name[64], *p;
-
-		if (sscanf(line, "%63s", name) != 1)
-			continue;
-		if (!srv[0]) {
-			snprintf(srv, sizeof(srv), "%s", name);
-			p = strstr(line, " lid ");
-			if (p)
-				sscanf(p + 5, "%15s", lidbuf);
-			p = strstr(line, " gid ");
-			if (p)
-				sscanf(p + 5, "%63s", gid);
-		} else if (!cli[0]) {
-			snprintf(cli, sizeof(cli), "%s", name);
-		}
-	}
-	if (f)
-		pclose(f);
-	if (!cli[0] || !gid[0]) {
-		fprintf(stderr, "fewer than two hosts\n");
+	if (bench_fabric_hosts(line, srv, cli, lidbuf, gid))
 		goto down;
-	}
 	/* The server host's IPv4 address, from the fabric's address file. */
 	snprintf(line, sizeof(line), "%s/hosts", fdir);
 	f = fopen(line, "r");
@@ -936,29 +773,30 @@ static int run_auto(void)
 
 	line[0] = 0;
 	sp = spawn_on(srv, sav, &so);
-	while (read_line(&so, line, sizeof(line), 30000) && !strstr(line, "listening"))
+	while (bench_read_line(&so, line, sizeof(line), 30000) && !strstr(line, "listening"))
 		;
 	if (!strstr(line, "listening")) {
 		fprintf(stderr, "ud_bench: the server did not start listening on %s\n", srv);
-		reap(sp, 0, true);
+		bench_reap(sp, 0, true);
 		close(so.fd);
 		goto down;
 	}
 	cp = spawn_on(cli, cav, &co);
-	end = now_ns() + 600000000000ull;
-	while (now_ns() < end &&
-	       read_line(&co, line, sizeof(line), (int)((end - now_ns()) / 1000000)))
+	end = bench_now_ns() + 600000000000ull;
+	while (bench_now_ns() < end &&
+	       bench_read_line(&co, line, sizeof(line), (int)((end - bench_now_ns()) / 1000000)))
 		fputs(line, stdout);
-	status = reap(cp, now_ns() < end ? (int)((end - now_ns()) / 1000000) : 0, now_ns() >= end);
+	status = bench_reap(cp, bench_now_ns() < end ? (int)((end - bench_now_ns()) / 1000000) : 0,
+			    bench_now_ns() >= end);
 	close(co.fd);
-	reap(sp, 10000, true);
-	while (read_line(&so, line, sizeof(line), 100))
+	bench_reap(sp, 10000, true);
+	while (bench_read_line(&so, line, sizeof(line), 100))
 		fputs(line, stdout);
 	close(so.fd);
 down:
-	sh("timeout 60 '%s' --dir '%s' down >/dev/null 2>&1", fabsim, fdir);
+	bench_sh("timeout 60 '%s' --dir '%s' down >/dev/null 2>&1", fabsim, fdir);
 out:
-	sh("rm -rf '%s'%s", fdir, "");
+	bench_sh("rm -rf '%s'%s", fdir, "");
 	if (status < 0)
 		return 1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
@@ -1015,16 +853,16 @@ int main(int argc, char **argv)
 	}
 	if (!n_flight || n_flight > 100000 || !n_iter || n_iter > 100000 || !n_joins ||
 	    n_joins > 65535 || !n_pings || n_pings > 1000000 || !port || port > 65535)
-		die("bad count", EINVAL);
+		bench_die("bad count", EINVAL);
 	if (!strcmp(mode, "server"))
 		return server();
 	if (!strcmp(mode, "client")) {
 		if (dlid < 0)
-			die("client needs --dlid", EINVAL);
+			bench_die("client needs --dlid", EINVAL);
 		return client();
 	}
 	if (!strcmp(mode, "auto"))
 		return run_auto();
-	die(mode, EINVAL);
+	bench_die(mode, EINVAL);
 	return 2;
 }

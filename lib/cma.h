@@ -39,6 +39,7 @@
  *   rsocket_conf.c rdma-core's rsocket tuning files, /etc/rdma/rsocket/
  *   rsocket_keepalive.c  SO_KEEPALIVE: one thread posts keepalives
  *   rpoll.c        rpoll/rselect over rsockets and ordinary fds
+ *   select_poll.c  select as a poll: rselect's and librspreload.so's select
  *   repoll.c       repoll_* (RDMACM_1.5): epoll over rsockets and fds
  *   rspreload.c    librspreload.so: a program's TCP sockets as rsockets
  *   rspreload_epoll.c  librspreload.so: epoll sets as repoll sets

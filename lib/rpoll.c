@@ -24,6 +24,7 @@
 
 #include "lib/cma.h"
 #include "lib/rsocket.h"
+#include "lib/select_poll.h"
 
 /*
  * How long rpoll keeps looking before it sleeps, as rdma-core's rpoll
@@ -173,68 +174,7 @@ CMA_EXPORT int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 CMA_EXPORT int rselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds,
 		       struct timeval *timeout)
 {
-	struct pollfd *fds;
-	int n = 0, ret, to;
-
 	if (nfds < 0 || nfds > FD_SETSIZE)
 		return cma_err(EINVAL);
-	fds = calloc(nfds ? (size_t)nfds : 1, sizeof(*fds));
-	if (!fds)
-		return cma_err(ENOMEM);
-	for (int fd = 0; fd < nfds; fd++) {
-		short ev = 0;
-		bool want = false;
-
-		if (readfds && FD_ISSET(fd, readfds)) {
-			ev |= POLLIN;
-			want = true;
-		}
-		if (writefds && FD_ISSET(fd, writefds)) {
-			ev |= POLLOUT;
-			want = true;
-		}
-		if (exceptfds && FD_ISSET(fd, exceptfds)) {
-			ev |= POLLPRI;
-			want = true;
-		}
-		if (want) {
-			fds[n].fd = fd;
-			fds[n].events = ev;
-			n++;
-		}
-	}
-	/* Rounded up: select(2) waits at least its timeout. */
-	to = timeout ? (int)(timeout->tv_sec * 1000 + (timeout->tv_usec + 999) / 1000) : -1;
-	ret = rpoll(fds, (nfds_t)n, to);
-	if (ret < 0) {
-		free(fds);
-		return -1;
-	}
-	if (readfds)
-		FD_ZERO(readfds);
-	if (writefds)
-		FD_ZERO(writefds);
-	if (exceptfds)
-		FD_ZERO(exceptfds);
-	ret = 0;
-	for (int i = 0; i < n; i++) {
-		short r = fds[i].revents;
-
-		if (readfds && (fds[i].events & POLLIN) && (r & (POLLIN | POLLHUP | POLLERR))) {
-			FD_SET(fds[i].fd, readfds);
-			ret++;
-		}
-		if (writefds && (fds[i].events & POLLOUT) && (r & (POLLOUT | POLLERR))) {
-			FD_SET(fds[i].fd, writefds);
-			ret++;
-		}
-		if (exceptfds && (fds[i].events & POLLPRI) && (r & POLLPRI)) {
-			FD_SET(fds[i].fd, exceptfds);
-			ret++;
-		}
-	}
-	if (timeout && ret == 0)
-		timeout->tv_sec = timeout->tv_usec = 0;
-	free(fds);
-	return ret;
+	return select_by_poll(nfds, readfds, writefds, exceptfds, timeout, rpoll);
 }

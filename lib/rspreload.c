@@ -49,6 +49,7 @@
 #include <rdma/rsocket.h>
 
 #include "lib/rspreload.h"
+#include "lib/select_poll.h"
 
 #ifndef RTLD_NEXT
 #define RTLD_NEXT ((void *)-1l)
@@ -660,9 +661,7 @@ EXPORT int poll(struct pollfd *fds, nfds_t nfds, int timeout)
 
 EXPORT int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
 {
-	struct pollfd *p;
 	bool any = false;
-	int n = 0, r, to;
 
 	init();
 	for (int fd = 0; fd < nfds; fd++)
@@ -674,52 +673,7 @@ EXPORT int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *
 	if (!any)
 		return real.select(nfds, rd, wr, ex, tv);
 	/* With an rsocket in a set: the same question as a poll. */
-	p = calloc((size_t)nfds, sizeof(*p));
-	if (!p) {
-		errno = ENOMEM;
-		return -1;
-	}
-	for (int fd = 0; fd < nfds; fd++) {
-		short ev = (short)((rd && FD_ISSET(fd, rd) ? POLLIN : 0) |
-				   (wr && FD_ISSET(fd, wr) ? POLLOUT : 0) |
-				   (ex && FD_ISSET(fd, ex) ? POLLPRI : 0));
-
-		if (ev)
-			p[n++] = (struct pollfd){.fd = fd, .events = ev};
-	}
-	to = tv ? (int)(tv->tv_sec * 1000 + (tv->tv_usec + 999) / 1000) : -1;
-	r = poll(p, (nfds_t)n, to);
-	if (r < 0) {
-		free(p);
-		return -1;
-	}
-	if (rd)
-		FD_ZERO(rd);
-	if (wr)
-		FD_ZERO(wr);
-	if (ex)
-		FD_ZERO(ex);
-	r = 0;
-	for (int i = 0; i < n; i++) {
-		short v = p[i].revents;
-
-		if (rd && (p[i].events & POLLIN) && (v & (POLLIN | POLLHUP | POLLERR))) {
-			FD_SET(p[i].fd, rd);
-			r++;
-		}
-		if (wr && (p[i].events & POLLOUT) && (v & (POLLOUT | POLLERR))) {
-			FD_SET(p[i].fd, wr);
-			r++;
-		}
-		if (ex && (p[i].events & POLLPRI) && (v & POLLPRI)) {
-			FD_SET(p[i].fd, ex);
-			r++;
-		}
-	}
-	free(p);
-	if (tv && !r)
-		tv->tv_sec = tv->tv_usec = 0;
-	return r;
+	return select_by_poll(nfds, rd, wr, ex, tv, poll);
 }
 
 /* ---- descriptor and socket options ---- */
