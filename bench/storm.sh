@@ -179,8 +179,10 @@ touch "$work/end"
 for p in $pids; do wait "$p"; done
 pids=""
 if [ -n "$madcmd" ]; then
-	# Stopping a madcmd publishes its counters a last time.
-	for h in $(seq 1 "$H"); do fs madcmd "h$h" stop >/dev/null 2>&1; done
+	# Stopping a madcmd publishes its counters a last time.  All at
+	# once: each stop waits for its madcmd to exit (seconds at 64 hosts).
+	for h in $(seq 1 "$H"); do fs madcmd "h$h" stop >/dev/null 2>&1 & done
+	wait
 fi
 fs status >"$work/status.txt"
 cp "$fab/fabsimd.log" "$work/trace.log" 2>/dev/null
@@ -262,7 +264,8 @@ rtr=$(sed -n 's/^#define CMA_MAX_CM_RETRIES *\([0-9]*\).*/\1/p' "$here/../lib/cm
 	printf '%-34s %s\n' "fabric: CM MADs (class 0x07) fwd" "$(statv 0x07)"
 	printf '%-34s %s\n' "fabric: faults dropped, delayed" "$(statc fault_drop), $(statc fault_delay)"
 	printf '%-34s %s\n' "SA queries by attribute" "$(awk 'BEGIN { nm["0x0001"] = "ClassPortInfo"; nm["0x0031"] = "ServiceRecord"
-		nm["0x0035"] = "PathRecord"; nm["0x0038"] = "MCMemberRecord"; nm["0x00f3"] = "InformInfo" }
+		nm["0x0035"] = "PathRecord"; nm["0x0038"] = "MCMemberRecord"
+		nm["0x0003"] = "InformInfo"; nm["0x00f3"] = "InformInfoRecord" }
 		$1 >= -0.001 { n[$2]++ } END { for (k in n) printf "%s %d  ", (k in nm ? nm[k] : k), n[k] }' "$work/sa_queries")"
 	printf '%-34s %s\n' "fabric: SA MADs (class 0x03) fwd" "$(statv 0x03) (whole run, both ways)"
 	echo "storm: $H hosts, $P per host, $pattern: established $X of $Y in $T s, SA PathRecord queries $Q"
