@@ -787,6 +787,16 @@ uint8_t cm_on_dreq(struct cm_engine *e, struct cm_conn *c, const struct cm_rx *r
 		return CM_ST_SAME;
 	}
 	cm_set_state(e, c, next);
+	if (c->orphan) {
+		/*
+		 * Released while its own DREQ was out (the DREQs crossed): no
+		 * user is left to answer, so the engine sends the DREP and
+		 * goes to TimeWait, as the kernel's destroyed id would, rather
+		 * than wait in DREQ_RCVD, which has no timer, for good.
+		 */
+		cm_engine_disconnect(e, c->local_id, NULL, 0);
+		return CM_ST_TIMEWAIT;
+	}
 	cm_event_init(&ev, CM_EV_DREQ_RCVD, c);
 	cm_event_private(&ev, &cm_dreq_layout, rx->msg);
 	cm_emit(e, c, &ev);

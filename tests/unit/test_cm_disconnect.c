@@ -288,6 +288,28 @@ static void test_release(void **state)
 	assert_non_null(cmh_event(&H, B, CM_EV_DREQ_RCVD));
 }
 
+/*
+ * Both ends released at once (madcmd's sessions gone, or programs that
+ * destroy their ids together): the DREQs cross, no user is left to
+ * answer either, and the engines answer for them.  Before, both sat in
+ * DREQ_RCVD, which has no timer, for good, holding their QPNs.
+ */
+static void test_release_both(void **state)
+{
+	(void)state;
+	H.n[A].auto_drep = false;
+	H.n[B].auto_drep = false;
+	assert_int_equal(cm_engine_release(H.n[A].e, a), 0);
+	assert_int_equal(cm_engine_release(H.n[B].e, b), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_sent(&H, A, CM_ATTR_DREP), 1);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_DREP), 1);
+	cmh_run_timers(&H, SEC, 100 * SEC);
+	assert_int_equal(cm_engine_conn_count(H.n[A].e), 0);
+	assert_int_equal(cm_engine_conn_count(H.n[B].e), 0);
+	assert_false(cm_engine_qpn_in_timewait(H.n[A].e, 0x1001));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +328,7 @@ int main(void)
 	    T(test_dup_req_in_timewait),
 	    T(test_new_req_from_qpn_in_timewait),
 	    T(test_release),
+	    T(test_release_both),
 #undef T
 	};
 
