@@ -4,6 +4,7 @@
 #
 #   storm.sh --hosts H [--per-host P] [--pattern PATTERN] [--loss PCT]
 #            [--delay MS] [--no-madcmd] [--seed N] [--timeout S] [--out DIR]
+#            [--cm-timeout T] [--cm-retries N]
 #
 # PATTERN: all-to-all (every process connects to every other),
 # many-to-one (every process to the first), ring (each to the next),
@@ -12,7 +13,9 @@
 # hosts); with madcmd (the default) one madcmd per host serves its P
 # processes; --no-madcmd runs each process's CM in the process (P must be
 # 1: one CM agent per port).  --loss drops that share of CM MADs (class 7)
-# and --delay delays them, through fabsim's faults.  Each process is a
+# and --delay delays them, through fabsim's faults.  --cm-timeout (the CM
+# response timeout exponent, 0-31) and --cm-retries (0-15) go to every
+# process's REQs (MADCM_CM_RESPONSE_TIMEOUT, MADCM_CM_RETRIES).  Each process is a
 # bench/storm_worker under `madcm run` on its host: all listen, then all
 # connect at once when the go file appears.
 #
@@ -25,11 +28,12 @@
 set -u
 
 usage() {
-	sed -n '4,6p' "$0" | sed 's/^# *//' >&2
+	sed -n '4,7p' "$0" | sed 's/^# *//' >&2
 	exit 2
 }
 
 H="" P=1 pattern=all-to-all loss="" delay="" madcmd=1 seed=1 timeout=600 out=""
+cm_timeout="" cm_retries=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--hosts) H=$2; shift 2 ;;
@@ -39,6 +43,8 @@ while [ $# -gt 0 ]; do
 	--delay) delay=$2; shift 2 ;;
 	--no-madcmd) madcmd=""; shift ;;
 	--seed) seed=$2; shift 2 ;;
+	--cm-timeout) cm_timeout=$2; shift 2 ;;
+	--cm-retries) cm_retries=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	-h | --help) usage ;;
@@ -149,7 +155,9 @@ while [ $i -lt "$N" ]; do
 		"$work/ips" "$work/edges")
 	expect=$(awk -v i="$i" '$2 == i { n++ } END { print n + 0 }' "$work/edges")
 	# shellcheck disable=SC2086 # peers: one word each
-	MADCM_STAT_FILE=$work/stat/w-$name.stat "$FABSIM" --dir "$fab" run "h$h" -- \
+	MADCM_STAT_FILE=$work/stat/w-$name.stat \
+		MADCM_CM_RESPONSE_TIMEOUT=$cm_timeout MADCM_CM_RETRIES=$cm_retries \
+		"$FABSIM" --dir "$fab" run "h$h" -- \
 		"$MADCM" run "$WORKER" --name "$name" --port "$port" --expect "$expect" \
 		--go "$work/go" --end "$work/end" --timeout "$timeout" $peers \
 		>"$work/w/$name.out" 2>&1 </dev/null &
@@ -244,14 +252,14 @@ cm() { awk -v k="$1" -v f="$2" '$1 == "cm" && $2 == k { print $f; n = 1 } END { 
 statv() { awk -v k="$1" '$1 == "class" && $2 == k { print $4; exit }' "$work/status.txt"; }
 statc() { awk -v k="$1" '$1 == k { print $2; exit }' "$work/status.txt"; }
 
-tmo=$(sed -n 's/^#define CMA_CM_RESPONSE_TIMEOUT *\([0-9]*\).*/\1/p' "$here/../lib/cma.h" 2>/dev/null)
-rtr=$(sed -n 's/^#define CMA_MAX_CM_RETRIES *\([0-9]*\).*/\1/p' "$here/../lib/cma.h" 2>/dev/null)
+tmo=${cm_timeout:-$(sed -n 's/^#define CMA_CM_RESPONSE_TIMEOUT *\([0-9]*\).*/\1/p' "$here/../lib/cma.h" 2>/dev/null)}
+rtr=${cm_retries:-$(sed -n 's/^#define CMA_MAX_CM_RETRIES *\([0-9]*\).*/\1/p' "$here/../lib/cma.h" 2>/dev/null)}
 
 {
 	printf '%-34s %s\n' "fabric" "fattree:$K:$H ($H hosts), fabsim up + OpenSM $(awk -v a="$t_up" -v b="$t_fab" 'BEGIN { printf "%.1f", b - a }') s"
 	printf '%-34s %s\n' "processes" "$N ($P per host, $([ -n "$madcmd" ] && echo "madcmd on each host" || echo "CM in each process"))"
 	printf '%-34s %s\n' "pattern" "$pattern: $Y connections${loss:+, CM MAD loss $loss%}${delay:+, CM MAD delay $delay ms}"
-	printf '%-34s %s\n' "CM timeout, retries" "response timeout ${tmo:-?} (4.096 us * 2^${tmo:-?}), max CM retries ${rtr:-?} (lib/cma.h)"
+	printf '%-34s %s\n' "CM timeout, retries" "response timeout ${tmo:-?} (4.096 us * 2^${tmo:-?}), max CM retries ${rtr:-?} ($([ -n "$cm_timeout$cm_retries" ] && echo "--cm-timeout/--cm-retries" || echo "lib/cma.h defaults"))"
 	printf '%-34s %s\n' "established" "$X of $Y"
 	printf '%-34s %s\n' "time to the full mesh (s)" "$([ "$X" = "$Y" ] && echo "$T" || echo "- (last at $T)")"
 	printf '%-34s %s\n' "connect latency ms (median/p99/max)" "$(pct 0.5) / $(pct 0.99) / $(pct 1)"

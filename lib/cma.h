@@ -90,6 +90,9 @@ static inline int cma_err(int e)
 /* Kernel rdma_cm REQ parameters (cma.c cma_connect_ib). */
 #define CMA_CM_RESPONSE_TIMEOUT 20
 #define CMA_MAX_CM_RETRIES 15
+/* What this process's REQs carry: the above, or the environment's. */
+#define cma_cm_response_timeout() (cma.cm_tuned ? cma.cm_response_timeout : CMA_CM_RESPONSE_TIMEOUT)
+#define cma_max_cm_retries() (cma.cm_tuned ? cma.cm_retries : CMA_MAX_CM_RETRIES)
 /*
  * The MRA the kernel's rdma_cm arms for every REQ and REP it hands to user
  * space (CMA_CM_MRA_SETTING): service timeout 24, delayed, so it goes out
@@ -306,6 +309,13 @@ struct cma_event {
 struct cma_global {
 	pthread_mutex_t lock;
 	int init_err; /* errno of a failed remake in a fork()ed child */
+	/*
+	 * The REQ's CM response timeouts and max CM retries, for studies of
+	 * the CM (MADCM_CM_RESPONSE_TIMEOUT, MADCM_CM_RETRIES; madcm-rdmacm(7)):
+	 * the kernel's constants unless cm_tuned (cma_init.c).
+	 */
+	bool cm_tuned;
+	uint8_t cm_response_timeout, cm_retries;
 	struct ibv_device **dev_list;
 	struct cma_device *devs;
 	int ndevs;

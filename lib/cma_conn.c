@@ -297,9 +297,9 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 	c.qp_type = id->id.qp_type == IBV_QPT_XRC_SEND ? CM_QPT_XRC : CM_QPT_RC;
 	c.responder_resources = id->responder_resources;
 	c.initiator_depth = id->initiator_depth;
-	c.remote_cm_response_timeout = CMA_CM_RESPONSE_TIMEOUT;
-	c.local_cm_response_timeout = CMA_CM_RESPONSE_TIMEOUT;
-	c.max_cm_retries = CMA_MAX_CM_RETRIES;
+	c.remote_cm_response_timeout = cma_cm_response_timeout();
+	c.local_cm_response_timeout = cma_cm_response_timeout();
+	c.max_cm_retries = cma_max_cm_retries();
 	c.retry_count = param ? (uint8_t)min_int(7, param->retry_count) : 7;
 	c.rnr_retry_count = param ? (uint8_t)min_int(7, param->rnr_retry_count) : 7;
 	c.flow_control = param ? param->flow_control : 0;

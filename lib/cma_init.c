@@ -107,6 +107,39 @@ static void init_undo(void)
 	cma.dev_list = NULL;
 }
 
+/* One of the environment's CM settings: its value in [0, max], or -1. */
+static int cm_setting(const char *name, unsigned max)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long n;
+
+	if (!v || !*v)
+		return -1;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || n > max || v[0] == '-') {
+		fprintf(stderr, "librdmacm (madcm): %s=%s is not 0 to %u: ignored\n", name, v, max);
+		return -1;
+	}
+	return (int)n;
+}
+
+/*
+ * MADCM_CM_RESPONSE_TIMEOUT (the 4.096 us x 2^t exponent the REQ gives
+ * for both ends, 0 to 31) and MADCM_CM_RETRIES (0 to 15): the kernel's
+ * values otherwise, which no librdmacm call changes.
+ */
+static void load_cm_tunables(void)
+{
+	int t = cm_setting("MADCM_CM_RESPONSE_TIMEOUT", 31);
+	int r = cm_setting("MADCM_CM_RETRIES", 15);
+
+	cma.cm_response_timeout = (uint8_t)(t >= 0 ? t : CMA_CM_RESPONSE_TIMEOUT);
+	cma.cm_retries = (uint8_t)(r >= 0 ? r : CMA_MAX_CM_RETRIES);
+	cma.cm_tuned = t >= 0 || r >= 0;
+}
+
 /* 0, or the errno of the failure (then init_undo()). */
 static int init_try(void)
 {
@@ -152,6 +185,7 @@ static int init_try(void)
 	cma_fork_arm();
 	cma_daemon_choose();
 	cma_exit_arm();
+	load_cm_tunables();
 	return 0;
 }
 

@@ -176,7 +176,7 @@ int cma_ud_connect(struct cma_id *id, struct rdma_conn_param *param)
 		return rc;
 	cm_runtime_path_addr(&id->cm_paths[0], r->pkey_index, &r->to);
 	r->timeout = SIDR_TIMEOUT;
-	r->max_cm_retries = CMA_MAX_CM_RETRIES;
+	r->max_cm_retries = cma_max_cm_retries();
 	if (off && cm_ip_hdr_encode(r->private_data, sizeof(r->private_data),
 				    &id->id.route.addr.src_addr, &id->id.route.addr.dst_addr))
 		return -EINVAL;
