@@ -26,9 +26,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -64,7 +66,13 @@ static struct {
 	struct mad_loop *loop;
 	bool written;
 	bool exiting; /* the destructor ran: write nothing more */
-} pub;
+	/*
+	 * Held over a whole write (temporary file to rename) and by the
+	 * destructor's removal: an exit while the loop thread writes must
+	 * not leave the file behind it (a leaf lock; cma.lock is not held).
+	 */
+	pthread_mutex_t file_lock;
+} pub = {.file_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The directory to publish in, made if needed: 0, or -1 (publish nothing). */
 static int pub_dir(char *dir, size_t len)
@@ -225,14 +233,22 @@ static void pub_start_line(FILE *f)
 }
 
 /* Write the rows to the file (atomically: a temporary renamed). */
+static void pub_write_locked(const struct pub_row *rows, size_t n);
+
 static void pub_write(const struct pub_row *rows, size_t n)
+{
+	pthread_mutex_lock(&pub.file_lock);
+	if (!pub.exiting)
+		pub_write_locked(rows, n);
+	pthread_mutex_unlock(&pub.file_lock);
+}
+
+static void pub_write_locked(const struct pub_row *rows, size_t n)
 {
 	char tmp[PATH_MAX + 8];
 	FILE *f;
 	int fd;
 
-	if (__atomic_load_n(&pub.exiting, __ATOMIC_ACQUIRE))
-		return;
 	if (!n) {
 		if (pub.written)
 			unlink(pub.path);
@@ -277,7 +293,7 @@ static void pub_write(const struct pub_row *rows, size_t n)
 		else
 			fprintf(f, " - %s\n", r->listening ? "LISTEN" : "-");
 	}
-	if (fclose(f) || __atomic_load_n(&pub.exiting, __ATOMIC_ACQUIRE) || rename(tmp, pub.path)) {
+	if (fclose(f) || rename(tmp, pub.path)) {
 		unlink(tmp);
 		return;
 	}
@@ -340,11 +356,21 @@ void cma_publish_forget(void)
 	pub.pending = false;
 	pub.enabled = 0;
 	pub.written = false;
+	/* The parent's writer may have held it at the fork: the child's is free. */
+	pthread_mutex_init(&pub.file_lock, NULL);
 }
 
 __attribute__((destructor)) static void cma_publish_exit(void)
 {
-	__atomic_store_n(&pub.exiting, true, __ATOMIC_RELEASE);
+	const struct timespec ms = {0, 1000000};
+	bool locked = false;
+
+	/* A write under way ends first (briefly: an exit must not hang). */
+	for (int i = 0; i < 200 && !(locked = !pthread_mutex_trylock(&pub.file_lock)); i++)
+		nanosleep(&ms, NULL);
+	pub.exiting = true;
 	if (pub.enabled > 0 && pub.owner == getpid() && pub.written)
 		unlink(pub.path);
+	if (locked)
+		pthread_mutex_unlock(&pub.file_lock);
 }
