@@ -96,48 +96,17 @@ static double ratio(double x, double floor)
 
 /* ---- the floors: umad ping-pong to the server, SA ClassPortInfo ---- */
 
-static int ping_open(int *agent, uint8_t mgmt_class, uint8_t version, bool responder)
+/* The pinger's port and agent, for the ping class or the SA's. */
+static int ping_open(int *agent, uint8_t mgmt_class, uint8_t version)
 {
-	long mask[16 / sizeof(long)] = {0};
 	int p = umad_open_port(NULL, 0);
 
 	if (p < 0)
 		bench_die("umad_open_port", p);
-	if (responder)
-		mask[0] = 1L << 0x01; /* Get */
-	*agent = umad_register(p, mgmt_class, version, 0, responder ? mask : NULL);
+	*agent = umad_register(p, mgmt_class, version, 0, NULL);
 	if (*agent < 0)
 		bench_die("umad_register", *agent);
 	return p;
-}
-
-static void *ping_responder(void *arg)
-{
-	size_t sz = umad_size() + 256;
-	uint8_t *buf = calloc(1, sz);
-	int agent, p = ping_open(&agent, PING_CLASS, PING_VERSION, true);
-
-	(void)arg;
-	if (!buf)
-		bench_die("ping", ENOMEM);
-	while (!atomic_load(&stop)) {
-		int len = 256, rc = umad_recv(p, buf, &len, 100);
-		ib_mad_addr_t *a;
-		uint8_t *mad;
-
-		if (rc < 0 || umad_status(buf))
-			continue;
-		mad = umad_get_mad(buf);
-		if (mad[1] != PING_CLASS || mad[3] != 0x01)
-			continue;
-		a = umad_get_mad_addr(buf);
-		mad[3] = 0x81; /* GetResp, same TID */
-		umad_set_addr(buf, ntohs(a->lid), (int)ntohl(a->qpn), a->sl, (int)ntohl(a->qkey));
-		umad_send(p, agent, buf, 256, 0, 0);
-	}
-	umad_close_port(p);
-	free(buf);
-	return NULL;
 }
 
 struct pinger {
@@ -154,7 +123,7 @@ static void pinger_open(struct pinger *pg, uint8_t mgmt_class, uint8_t version)
 	pg->rbuf = calloc(1, pg->sz);
 	if (!pg->buf || !pg->rbuf)
 		bench_die("ping", ENOMEM);
-	pg->port = ping_open(&pg->agent, mgmt_class, version, false);
+	pg->port = ping_open(&pg->agent, mgmt_class, version);
 }
 
 static void pinger_close(struct pinger *pg)
@@ -280,7 +249,7 @@ static int server(void)
 	sigaction(SIGINT, &sa, NULL);
 	alarm(SERVER_WATCHDOG_S);
 	chan_open();
-	if (pthread_create(&th, NULL, ping_responder, NULL))
+	if (pthread_create(&th, NULL, bench_ping_responder, &stop))
 		bench_die("pthread_create", errno);
 	if (rdma_create_id(chan, &lid, NULL, RDMA_PS_UDP))
 		bench_die("rdma_create_id (listen)", errno);
