@@ -579,21 +579,33 @@ int mad_agent_register(struct mad_transport *t, const struct mad_agent_desc *d,
 	return 0;
 }
 
+/*
+ * A callback may cancel any other request (the next one in its bucket
+ * too) or send anew, into a bucket already walked: so each bucket is
+ * walked again from its head after every completion, and the whole table
+ * again until a pass fails nothing.
+ */
 static void fail_agent_requests(struct mad_transport *t, struct mad_agent *a)
 {
-	/* In bucket order, as a walk over every bucket would go: a callback
-	 * may send anew, into a bucket still to come. */
-	for (unsigned i = bucket_next_busy(t, 0); i < REQ_BUCKETS; i = bucket_next_busy(t, i + 1)) {
-		struct mad_request *r = t->buckets[i];
+	bool failed;
 
-		while (r) {
-			struct mad_request *next = r->hnext;
+	do {
+		failed = false;
+		for (unsigned i = bucket_next_busy(t, 0); i < REQ_BUCKETS;
+		     i = bucket_next_busy(t, i + 1)) {
+			struct mad_request *r = t->buckets[i];
 
-			if (!a || r->agent == a)
+			while (r) {
+				if (a && r->agent != a) {
+					r = r->hnext;
+					continue;
+				}
 				req_complete(r, -ECANCELED, NULL, 0, NULL);
-			r = next;
+				failed = true;
+				r = t->buckets[i];
+			}
 		}
-	}
+	} while (failed);
 }
 
 void mad_agent_unregister(struct mad_agent *a)

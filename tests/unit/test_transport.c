@@ -347,6 +347,51 @@ static void test_unregister_and_close_many(void **state)
 	assert_int_equal(e->h.n, 0);
 }
 
+/* A callback that cancels another request of the same bucket (its TID in
+ * `cancel_tid`): the walk that fails an agent's requests must not step on
+ * the one cancelled under it. */
+static struct mad_transport *cancel_t;
+static uint64_t cancel_tid;
+static void on_response_cancel(void *arg, int status, const void *mad, size_t len,
+			       const struct mad_addr *src)
+{
+	on_response(arg, status, mad, len, src);
+	if (cancel_t)
+		assert_int_equal(mad_request_cancel(cancel_t, cancel_tid), 0);
+	cancel_t = NULL;
+}
+
+static void test_unregister_cancel_in_callback(void **state)
+{
+	struct env *e = *state;
+	enum { N = 4097 }; /* one more than the request table's buckets */
+	static struct result r[N];
+	struct mad_send_opts o = {.timeout_ms = 100};
+	uint8_t mad[MAD_SIZE];
+	uint64_t first = 0, last = 0;
+
+	memset(r, 0, sizeof(r));
+	for (unsigned i = 0; i < N; i++) {
+		make_get(mad);
+		e->f.nsent = 0; /* the fake keeps a few sends; none is read here */
+		assert_int_equal(mad_request_send(e->sa, mad, MAD_SIZE, &sm, &o,
+						  i == N - 1 ? on_response_cancel : on_response,
+						  &r[i], i == 0 ? &first : &last),
+				 0);
+	}
+	/* the first and the last share a bucket, the last before it */
+	assert_int_equal((uint32_t)(last - first) % 4096, 0);
+	cancel_t = e->t;
+	cancel_tid = first;
+	mad_agent_unregister(e->sa);
+	e->sa = NULL;
+	for (unsigned i = 0; i < N; i++) {
+		assert_int_equal(r[i].calls, 1);
+		assert_int_equal(r[i].status, -ECANCELED);
+	}
+	assert_int_equal(mad_transport_pending(e->t), 0);
+}
+
 /* Build RMPP DATA segment `seg` of `nseg` of a GetTableResp to sent MAD 0. */
 static void inject_segment(struct env *e, unsigned seg, unsigned nseg, size_t last_bytes)
 {
@@ -530,6 +575,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_unsolicited_and_malformed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cancel_and_close, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unregister_and_close_many, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unregister_cancel_in_callback, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rmpp_response, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rmpp_abort, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_trace, setup, teardown),
