@@ -372,6 +372,8 @@ static void deliver(struct madcmd_served *p, int agent, uint8_t *mad, size_t len
 	mad_set_fits(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID, e->client_tid);
 	p->c.mads_received++;
 	to_session(s, e->agent, mad, len, src);
+	/* Only answers come here (the SA's requests go to the Report agent). */
+	madcmd_tid_release(&s->tids, e);
 }
 
 /* A MAD too big for our buffer: take it off the queue anyway. */
@@ -552,7 +554,7 @@ void madcmd_mad_send(struct madcmd_session *s, const struct madcmd_mad *m)
 	}
 	memcpy(mad, m->mad, m->len);
 	tid = mad_get(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
-	e = madcmd_tid_entry(&s->tids, s->slot, tid);
+	e = madcmd_tid_entry(&s->tids, s->slot, tid, mad_timer_now(mad_loop_timers(d->loop)));
 	if (!e) {
 		p->c.mads_dropped++; /* out of memory: the client's timeout covers it */
 		return;
@@ -579,6 +581,7 @@ void madcmd_mad_send(struct madcmd_session *s, const struct madcmd_mad *m)
 			if (on)
 				inform_add(s, mad + SA_DATA_OFFSET, &m->addr);
 			p->nc.subs_local++;
+			madcmd_tid_release(&s->tids, e);
 			answer_locally(s, m);
 			return;
 		}
@@ -606,6 +609,7 @@ void madcmd_mad_send(struct madcmd_session *s, const struct madcmd_mad *m)
 			e->join = false;
 			member_drop(s, rec.mgid, rec.port_gid, rec.join_state);
 			if (held && held == rec.join_state) {
+				madcmd_tid_release(&s->tids, e);
 				answer_locally(s, m);
 				return;
 			}
@@ -626,6 +630,7 @@ void madcmd_mad_send(struct madcmd_session *s, const struct madcmd_mad *m)
 		} else if (method == MAD_METHOD_DELETE) {
 			service_drop(s, sv.id, sv.gid);
 			if (service_held_by_others(s, sv.id, sv.gid)) {
+				madcmd_tid_release(&s->tids, e);
 				answer_locally(s, m);
 				return;
 			}
@@ -634,9 +639,10 @@ void madcmd_mad_send(struct madcmd_session *s, const struct madcmd_mad *m)
 	mad_set_fits(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID, (tid & ~0xffffffffull) | e->dtid);
 	rc = d->ops->send(d->ops_ctx, p->proxy_portid, p->proxy_agent, mad, m->len, &m->addr,
 			  m->timeout_ms);
-	if (rc)
+	if (rc) {
 		p->c.mads_dropped++;
-	else
+		madcmd_tid_release(&s->tids, e); /* no answer will come */
+	} else
 		p->c.mads_sent++;
 }
 

@@ -110,25 +110,38 @@ struct madcmd_msg {
 };
 
 /*
- * A proxied TID: the client's, and the daemon's low 32 bits that replace
- * it on the wire ((slot << 20) | counter).  A send with a TID already
- * here (retry, RMPP ACK) reuses its daemon TID.  madcmd/tid_map.c.
- */
-/*
  * Comm IDs a CM session holds granted ahead (madcmd_cm_grant): topped up
  * to the target when fewer than half are left, within the id limit.
  */
 #define MADCMD_GRANT_TARGET 128
 
-#define MADCMD_TID_SLOTS 4096 /* in flight per session; a power of two */
-#define MADCMD_TID_HASH 4096  /* client-TID chains; a power of two */
+/*
+ * A proxied TID: the client's, and the daemon's low 32 bits that replace
+ * it on the wire ((slot << 20) | (generation << 12) | entry).  A send with
+ * a TID already here (a retry) reuses its daemon TID.  An entry lives from
+ * the send to the SA's answer (or its local answer), and at most
+ * MADCMD_TID_EXPIRE_NS after the last send of a TID nobody answers; freed
+ * entries are taken again oldest first, each with its next generation,
+ * so an answer that comes after its entry was freed finds no entry.
+ * Entries are made in chunks as a session needs them: what a session
+ * holds follows its requests in flight, not how many it ever sent.
+ * madcmd/tid_map.c.
+ */
+#define MADCMD_TID_SLOTS 4096 /* in flight per session; 1 << MADCMD_TID_ENTRY_BITS */
+#define MADCMD_TID_ENTRY_BITS 12
+#define MADCMD_TID_CHUNK 128 /* entries made at a time */
+#define MADCMD_TID_HASH 4096 /* client-TID chains; a power of two */
 #define MADCMD_TID_SLOT_SHIFT 20
 #define MADCMD_TID_COUNTER_MASK ((1u << MADCMD_TID_SLOT_SHIFT) - 1)
+#define MADCMD_TID_EXPIRE_NS (60 * 1000000000ull)
 
 struct madcmd_tid {
 	bool used;
-	uint16_t next; /* the next entry (index + 1) of its client-TID chain */
+	uint8_t gen;   /* of the daemon TID: 1..255, the next at each taking */
+	uint16_t next; /* used: the next entry (index + 1) of its client-TID chain; free: of the
+			  free list */
 	uint64_t client_tid;
+	uint64_t sent_ns; /* the last send of this TID */
 	uint32_t dtid;
 	int32_t agent;
 	/* A join (MCMemberRecord Set) waiting for the SA's answer. */
@@ -153,16 +166,21 @@ struct madcmd_inform {
 };
 
 struct madcmd_tid_map {
-	struct madcmd_tid *e; /* [MADCMD_TID_SLOTS], made at the first send */
+	struct madcmd_tid *chunk[MADCMD_TID_SLOTS / MADCMD_TID_CHUNK];
 	uint16_t head[MADCMD_TID_HASH];
-	uint32_t counter;
+	uint16_t free_head, free_tail; /* free entries (index + 1), oldest first */
+	uint16_t made;		       /* entries made, in chunks */
+	uint16_t sweep;		       /* the next entry looked at for expiry */
 	uint32_t used;
 };
 
-/* The entry of a client TID, made (taking the next entry in turn) if new; NULL: no memory. */
-struct madcmd_tid *madcmd_tid_entry(struct madcmd_tid_map *m, unsigned slot, uint64_t tid);
+/* The entry of a client TID (its send time now_ns), made if new; NULL: no memory. */
+struct madcmd_tid *madcmd_tid_entry(struct madcmd_tid_map *m, unsigned slot, uint64_t tid,
+				    uint64_t now_ns);
 struct madcmd_tid *madcmd_tid_find_client(struct madcmd_tid_map *m, uint64_t tid);
 struct madcmd_tid *madcmd_tid_find_daemon(struct madcmd_tid_map *m, uint32_t dtid);
+/* The TID is done (answered): its entry is free, to be taken again. */
+void madcmd_tid_release(struct madcmd_tid_map *m, struct madcmd_tid *e);
 void madcmd_tid_map_clear(struct madcmd_tid_map *m);
 
 /* A multicast membership a session holds (the SA answered its join OK). */

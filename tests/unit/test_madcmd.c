@@ -1644,17 +1644,28 @@ static void test_mad_proxy(void **state)
 	assert_int_equal(mad_get(wire->mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID) >> 32,
 			 tid >> 32);
 
-	/* The same client TID again (a retry) keeps its daemon TID. */
+	/* Answered, its entry is free: the TID again is a new request. */
+	assert_int_equal(tables().tids, 0);
 	{
 		uint64_t first = mad_get(wire->mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
+		unsigned n0 = E.fb.ca[0].nsent;
 
 		sa_mad_init(mad, MAD_METHOD_GET, SA_ATTR_PATH_RECORD, tid,
 			    SA_PR_COMP_DGID | SA_PR_COMP_SGID);
 		memcpy(mad + SA_DATA_OFFSET, rec, sizeof(rec));
+		/* Sent twice before its answer (a retry): one daemon TID, a new one. */
+		client_mad_send(m1, ag1, mad);
 		client_mad_send(m1, ag1, mad);
 		client_mad_recv(m1, ag1, mad);
-		wire = &E.fb.ca[0].sent[E.fb.ca[0].nsent - 1];
-		assert_int_equal(mad_get(wire->mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID), first);
+		assert_int_equal(E.fb.ca[0].nsent, n0 + 2);
+		assert_int_equal(
+		    mad_get(E.fb.ca[0].sent[n0].mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID),
+		    mad_get(E.fb.ca[0].sent[n0 + 1].mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID));
+		assert_int_not_equal(
+		    mad_get(E.fb.ca[0].sent[n0].mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID),
+		    first);
+		/* The second answer finds its entry freed by the first: dropped. */
+		expect_quiet(m1);
 	}
 	/* An answer nobody asked for is dropped. */
 	{
@@ -1722,10 +1733,64 @@ static void test_mad_proxy_burst(void **state)
 	}
 	assert_int_equal(madcmd_counters_get(E.d, 0, &c), 0);
 	assert_int_equal(c.mads_dropped, 0);
-	assert_int_equal(tables().tids, N);
+	/* Each answer freed its entry. */
+	assert_int_equal(tables().tids, 0);
 	close(m1);
 	assert_int_equal(tables().tids, 0);
 	env_down();
+}
+
+/*
+ * The TID map holds what is in flight, not what was ever sent: answered
+ * TIDs give their entries back (taken again with a new generation, so a
+ * late answer finds nothing), unanswered ones are given back after
+ * MADCMD_TID_EXPIRE_NS, and with every entry in flight the oldest send
+ * gives way.
+ */
+static void test_tid_map_in_flight(void **state)
+{
+	struct madcmd_tid_map m;
+	struct madcmd_tid *e, *keep;
+	uint64_t now = 1000000000ull;
+	uint32_t dtid;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	/* 10,000 requests one at a time: one chunk made. */
+	for (unsigned i = 0; i < 10000; i++) {
+		e = madcmd_tid_entry(&m, 3, 0x100000000ull + i, now);
+		assert_non_null(e);
+		assert_int_equal(e->dtid >> MADCMD_TID_SLOT_SHIFT, 3);
+		assert_ptr_equal(madcmd_tid_find_daemon(&m, e->dtid), e);
+		dtid = e->dtid;
+		madcmd_tid_release(&m, e);
+		assert_null(madcmd_tid_find_daemon(&m, dtid)); /* a late answer */
+	}
+	assert_int_equal(m.made, MADCMD_TID_CHUNK);
+	assert_int_equal(m.used, 0);
+	/* A retry keeps its entry and daemon TID. */
+	e = madcmd_tid_entry(&m, 3, 42, now);
+	assert_ptr_equal(madcmd_tid_entry(&m, 3, 42, now + 1), e);
+	assert_ptr_equal(madcmd_tid_find_client(&m, 42), e);
+	/* Unanswered: given back once expired, as later requests come. */
+	keep = e;
+	dtid = keep->dtid;
+	now += MADCMD_TID_EXPIRE_NS + 2;
+	for (unsigned i = 0; i < MADCMD_TID_CHUNK; i++)
+		madcmd_tid_release(&m, madcmd_tid_entry(&m, 3, 0x200000000ull + i, now));
+	assert_null(madcmd_tid_find_daemon(&m, dtid));
+	assert_null(madcmd_tid_find_client(&m, 42));
+	assert_int_equal(m.used, 0);
+	/* Every entry in flight: the next takes the oldest send's. */
+	for (unsigned i = 0; i < MADCMD_TID_SLOTS; i++)
+		assert_non_null(madcmd_tid_entry(&m, 3, 0x300000000ull + i, now + i));
+	assert_int_equal(m.made, MADCMD_TID_SLOTS);
+	assert_non_null(madcmd_tid_find_client(&m, 0x300000000ull));
+	assert_non_null(madcmd_tid_entry(&m, 3, 0x400000000ull, now + MADCMD_TID_SLOTS));
+	assert_null(madcmd_tid_find_client(&m, 0x300000000ull));
+	assert_non_null(madcmd_tid_find_client(&m, 0x300000001ull));
+	assert_int_equal(m.used, MADCMD_TID_SLOTS);
+	madcmd_tid_map_clear(&m);
 }
 
 static void mc_msg(uint8_t *mad, uint8_t method, uint64_t tid, const uint8_t *mgid,
@@ -1987,17 +2052,18 @@ static void test_path_query(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_check_accepts),   cmocka_unit_test(test_check_rejects),
-	    cmocka_unit_test(test_hello_errors),    cmocka_unit_test(test_hello_port),
-	    cmocka_unit_test(test_port_comes_up),   cmocka_unit_test(test_port_comes_back),
-	    cmocka_unit_test(test_cm_ownership),    cmocka_unit_test(test_cm_close_rejects),
-	    cmocka_unit_test(test_cm_limits),	    cmocka_unit_test(test_slow_client),
-	    cmocka_unit_test(test_portspace),	    cmocka_unit_test(test_ps_rule),
-	    cmocka_unit_test(test_portspace_netns), cmocka_unit_test(test_mad_proxy),
-	    cmocka_unit_test(test_mad_proxy_burst), cmocka_unit_test(test_mcast_memberships),
-	    cmocka_unit_test(test_service_records), cmocka_unit_test(test_connect_as),
-	    cmocka_unit_test(test_path_query),	    cmocka_unit_test(test_batch_codec),
-	    cmocka_unit_test(test_batched_replies), cmocka_unit_test(test_ns_listen),
+	    cmocka_unit_test(test_check_accepts),     cmocka_unit_test(test_check_rejects),
+	    cmocka_unit_test(test_hello_errors),      cmocka_unit_test(test_hello_port),
+	    cmocka_unit_test(test_port_comes_up),     cmocka_unit_test(test_port_comes_back),
+	    cmocka_unit_test(test_cm_ownership),      cmocka_unit_test(test_cm_close_rejects),
+	    cmocka_unit_test(test_cm_limits),	      cmocka_unit_test(test_slow_client),
+	    cmocka_unit_test(test_portspace),	      cmocka_unit_test(test_ps_rule),
+	    cmocka_unit_test(test_portspace_netns),   cmocka_unit_test(test_mad_proxy),
+	    cmocka_unit_test(test_mad_proxy_burst),   cmocka_unit_test(test_tid_map_in_flight),
+	    cmocka_unit_test(test_mcast_memberships), cmocka_unit_test(test_service_records),
+	    cmocka_unit_test(test_connect_as),	      cmocka_unit_test(test_path_query),
+	    cmocka_unit_test(test_batch_codec),	      cmocka_unit_test(test_batched_replies),
+	    cmocka_unit_test(test_ns_listen),
 	};
 
 	madcmd_log_setup(getenv("MADCMD_TEST_LOG") ? MADCMD_LOG_STDERR : MADCMD_LOG_NONE,
