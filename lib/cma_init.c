@@ -341,7 +341,10 @@ static int port_runtime_open(struct cma_port *p, struct cm_runtime **out)
 		 */
 		fprintf(stderr, "librdmacm (madcm): cannot open the CM on %s port %u: %s%s\n",
 			rp.ca, p->port_num, strerror(-rc),
-			cma.daemon ? " (through madcmd)"
+			cma.daemon && rc == -EBUSY
+			    ? " (madcmd cannot open it: another process owns the port's CM class; "
+			      "madcmd looks again every few seconds)"
+			: cma.daemon ? " (through madcmd)"
 			: rc == -EINVAL || rc == -EBUSY
 			    ? " (another process owns the port's CM class: one madcm "
 			      "process per port without madcmd)"

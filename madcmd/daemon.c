@@ -116,6 +116,7 @@ static unsigned open_ports(struct madcmd *d, bool first)
 	int quiet = first ? LOG_INFO : LOG_DEBUG;
 	unsigned left = 0;
 
+	d->nunopened = 0; /* made again by this look */
 	/* Gone ports are released first, once their sessions are reaped. */
 	for (unsigned i = 0; i < d->nports; i++)
 		if (d->ports[i].gone)
@@ -150,6 +151,14 @@ static unsigned open_ports(struct madcmd *d, bool first)
 				continue;
 			}
 			rc = open_served(d, p ? p : &d->ports[d->nports], &a);
+			if (rc && d->nunopened < MADCMD_MAX_PORTS) {
+				struct madcmd_unopened *u = &d->unopened[d->nunopened++];
+
+				memcpy(u->ca, cas[i], sizeof(u->ca));
+				u->ca[sizeof(u->ca) - 1] = '\0';
+				u->port = (int)port;
+				u->err = rc;
+			}
 			if (rc) {
 				madcmd_log(first ? LOG_ERR : LOG_DEBUG,
 					   "%s/%u: cannot open (%s), tried again every %u ms",

@@ -288,6 +288,13 @@ struct madcmd {
 	uint32_t internal_tid;
 	struct madcmd_session *batches; /* sessions with a batch to send */
 	struct mad_timer rescan;	/* armed while some port is not served */
+	/* Ports the last look could not open, and why: a HELLO for one says it. */
+	struct madcmd_unopened {
+		char ca[MAD_CA_NAME_MAX];
+		int port;
+		int err;
+	} unopened[MADCMD_MAX_PORTS];
+	unsigned nunopened;
 };
 
 /* session.c */

@@ -257,6 +257,24 @@ static struct madcmd_served *find_port(struct madcmd *d, const char *ca, int por
 	return NULL;
 }
 
+/*
+ * Why a port is not served: EBUSY where its CM agent is another process's
+ * (umad refuses a second registration of the class: EINVAL or EBUSY),
+ * what opening it gave otherwise, ENODEV for a port the daemon does not
+ * know.  The daemon looks again every rescan_ms.
+ */
+static int unopened_err(const struct madcmd *d, const char *ca, int port)
+{
+	for (unsigned i = 0; i < d->nunopened; i++) {
+		const struct madcmd_unopened *u = &d->unopened[i];
+
+		if ((ca[0] && strcmp(ca, u->ca)) || (port && port != u->port))
+			continue;
+		return u->err == -EINVAL || u->err == -EBUSY ? -EBUSY : u->err;
+	}
+	return -ENODEV;
+}
+
 static void hello(struct madcmd_session *s, const struct madcmd_hello *h)
 {
 	struct madcmd_hello_rep r;
@@ -270,7 +288,9 @@ static void hello(struct madcmd_session *s, const struct madcmd_hello *h)
 		rc = -EPROTO;
 	} else if (h->kind != MADCMD_SESSION_HOST) {
 		p = find_port(s->d, h->ca, h->port);
-		if (!p || (h->kind == MADCMD_SESSION_MAD && !p->proxy_ok))
+		if (!p)
+			rc = unopened_err(s->d, h->ca, h->port);
+		else if (h->kind == MADCMD_SESSION_MAD && !p->proxy_ok)
 			rc = -ENODEV;
 	}
 	if (!rc && p) {

@@ -5,7 +5,8 @@
 # madcmd starts (the same happens to a port not yet Active at boot).  The
 # daemon logs the port as not opened, the program exits, and within a few
 # of the daemon's 2 s looks the port is served: Debian's unmodified rping
-# then runs through it.
+# then runs through it.  Before that, a program through madcmd is refused
+# at once with EBUSY and a message saying whose the port's CM is.
 . "$(dirname "$0")/sim_common.sh"
 MADCM=$top_builddir/tools/madcm
 MADCMD=$top_builddir/madcmd/madcmd
@@ -31,6 +32,13 @@ if grep -q "^.*serving fabsim0/1" "$log"; then
 	fail "madcmd served a port it could not open"
 fi
 echo "ok: madcmd started beside a program holding the port's CM agent, port not served"
+
+# A program through madcmd meanwhile fails at once, and says why.
+on h1 "$MADCM" run timeout 30 rping -s -a $H1 -C 1 >"$FABSIM_DIR/busy.out" 2>&1 &&
+	{ cat "$FABSIM_DIR/busy.out" >&2; fail "rping through madcmd ran on a port madcmd does not serve"; }
+grep -q "another process owns the port's CM class" "$FABSIM_DIR/busy.out" ||
+	{ cat "$FABSIM_DIR/busy.out" >&2; fail "no reason given for the port madcmd cannot serve"; }
+echo "ok: a program through madcmd is told the port's CM class is another process's"
 
 kill $held 2>/dev/null
 wait $held 2>/dev/null
