@@ -221,7 +221,11 @@ CMA_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *cm_id, struct ibv_qp_init_at
 			destroy_cqs(cm_id);
 		return cma_err(e ? e : ENOMEM);
 	}
+	/* Under cma.lock: the loop thread and the id table read it (cma_events.c, cma_publish.c).
+	 */
+	cma_lock();
 	cm_id->qp = qp;
+	cma_unlock();
 	rc = create_qp_init(id);
 	/* A datagram QP is ready at once: RTR, RTS (ucma_init_ud_qp). */
 	if (!rc && cm_id->qp_type == IBV_QPT_UD)
@@ -229,8 +233,10 @@ CMA_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *cm_id, struct ibv_qp_init_at
 	if (!rc && cm_id->qp_type == IBV_QPT_UD)
 		rc = cma_qp_move(id, IBV_QPS_RTS);
 	if (rc) {
-		ibv_destroy_qp(qp);
+		cma_lock();
 		cm_id->qp = NULL;
+		cma_unlock();
+		ibv_destroy_qp(qp);
 		if (cm_id->qp_type != IBV_QPT_XRC_RECV)
 			destroy_cqs(cm_id);
 		return cma_err(-rc);
@@ -261,15 +267,21 @@ CMA_EXPORT int rdma_create_qp(struct rdma_cm_id *cm_id, struct ibv_pd *pd,
 
 CMA_EXPORT void rdma_destroy_qp(struct rdma_cm_id *cm_id)
 {
+	struct ibv_qp *qp;
+
 	if (!cm_id)
 		return;
 	if (cma_id_inherited(cm_id)) {
 		errno = EBADF;
 		return;
 	}
-	if (cm_id->qp)
-		ibv_destroy_qp(cm_id->qp);
+	/* Off the id under cma.lock before it is freed: others read it there. */
+	cma_lock();
+	qp = cm_id->qp;
 	cm_id->qp = NULL;
+	cma_unlock();
+	if (qp)
+		ibv_destroy_qp(qp);
 	/* An XRC target's CQ is its SRQ's (ucma_destroy_cqs). */
 	if (cm_id->qp_type != IBV_QPT_XRC_RECV || !cm_id->srq)
 		destroy_cqs(cm_id);
