@@ -76,6 +76,8 @@ const struct cm_transition *cm_transition(enum cm_state s, enum cm_input in);
 const char *cm_input_name(enum cm_input in);
 /* States in which the connection's timer retransmits a message. */
 bool cm_state_retransmits(enum cm_state s);
+/* States that keep the last message sent: to retransmit it or resend it to a duplicate. */
+bool cm_state_keeps_msg(enum cm_state s);
 
 /* ---- connections ---- */
 
@@ -119,6 +121,8 @@ struct cm_conn {
 	 * seldom is; any message built meanwhile replaces it (cm_msg_start).
 	 */
 	uint8_t mra_due : 1;
+	/* c->msg is built but not sent yet: kept across the state change before its send. */
+	uint8_t msg_unsent : 1;
 	uint8_t mra_service_timeout;
 	uint8_t retries; /* retransmissions left */
 	uint8_t max_cm_retries;
@@ -134,9 +138,17 @@ struct cm_conn {
 	int16_t listen_id;
 	struct cm_path primary; /* local view */
 	struct cm_path alternate;
-	struct cm_path lap_path;  /* pending LAP (LAP_SENT / LAP_RCVD) */
-	struct mad_addr peer;	  /* where our MADs go */
-	uint8_t msg[CM_MAD_SIZE]; /* last message sent, for resends */
+	struct cm_path lap_path; /* pending LAP (LAP_SENT / LAP_RCVD) */
+	struct mad_addr peer;	 /* where our MADs go */
+	/*
+	 * The last message sent (CM_MAD_SIZE), held only in the states that
+	 * retransmit or resend it (cm_state_keeps_msg): an established
+	 * connection answers a duplicate REP with an RTU built afresh, so a
+	 * held connection costs no message buffer (docs/storms.md).  NULL
+	 * when none is held, or when it could not be allocated (that message
+	 * then goes out once, as if its resends were lost).
+	 */
+	uint8_t *msg;
 };
 
 struct cm_listen {
@@ -177,6 +189,8 @@ struct cm_engine {
 	 * fall in the REQ's send or the REQ's handling.
 	 */
 	struct cm_conn *spare;
+	/* A message built when no buffer could be allocated (cm_msg_start). */
+	uint8_t scratch[CM_MAD_SIZE];
 };
 
 /* A received message being processed. */
@@ -225,6 +239,8 @@ void cm_conn_free(struct cm_engine *e, struct cm_conn *c);
 void cm_conn_spare(struct cm_engine *e);
 /* Start a message of `layout` in c->msg (header + our comm IDs). */
 uint8_t *cm_msg_start(struct cm_engine *e, struct cm_conn *c, const struct mad_layout *layout);
+/* Free c->msg unless c's state keeps it (after a state change, or a message sent after one). */
+void cm_msg_release(struct cm_engine *e, struct cm_conn *c);
 /* Send c->msg again (a duplicate's answer), a due delayed MRA built first. */
 void cm_resend(struct cm_engine *e, struct cm_conn *c);
 /* Send c->msg; with `retransmit`, arm the retry timer (c->timeout_ns). */

@@ -612,7 +612,12 @@ void cm_resend(struct cm_engine *e, struct cm_conn *c)
 {
 	if (c->mra_due)
 		build_mra(e, c, c->mra_service_timeout, NULL, 0);
+	if (!c->msg)
+		return;
+	c->msg_unsent = 0;
 	cm_send_raw(e, &c->peer, c->msg);
+	if (c->msg == e->scratch)
+		c->msg = NULL;
 }
 
 uint8_t cm_on_mra(struct cm_engine *e, struct cm_conn *c, const struct cm_rx *rx, uint8_t next)

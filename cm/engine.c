@@ -176,6 +176,8 @@ void cm_conn_free(struct cm_engine *e, struct cm_conn *c)
 	e->nconns--;
 	e->st.conns_freed++;
 	e->st.conns_live = e->nconns;
+	if (c->msg != e->scratch)
+		free(c->msg);
 	free(c);
 }
 
@@ -211,10 +213,16 @@ void cm_mad_addr_from_path(struct mad_addr *a, const struct cm_path *p, uint16_t
 uint8_t *cm_msg_start(struct cm_engine *e, struct cm_conn *c, const struct mad_layout *layout)
 {
 	uint64_t tid = (uint64_t)c->local_id | (uint64_t)(++e->tid_seq) << 32;
-	uint8_t *msg = c->msg + CM_MSG_OFFSET;
+	uint8_t *msg;
 
+	if (!c->msg)
+		c->msg = malloc(CM_MAD_SIZE);
+	if (!c->msg)
+		c->msg = e->scratch; /* sent once, not kept (cm_send_conn_msg) */
+	msg = c->msg + CM_MSG_OFFSET;
 	c->mra_due = 0; /* c->msg is this message now */
-	cm_mad_init(c->msg, sizeof(c->msg), layout, CM_METHOD_SEND, tid);
+	c->msg_unsent = 1;
+	cm_mad_init(c->msg, CM_MAD_SIZE, layout, CM_METHOD_SEND, tid);
 	/* Every message but SIDR starts with LocalCommID, RemoteCommID. */
 	if (layout != &cm_sidr_req_layout && layout != &cm_sidr_rep_layout) {
 		mad_set_fits(msg, cm_rtu_fields, CM_RTU_LOCAL_COMM_ID, c->local_id);
@@ -260,10 +268,18 @@ static void conn_timer_fn(struct mad_timer *t, void *arg);
 
 void cm_send_conn_msg(struct cm_engine *e, struct cm_conn *c, bool retransmit)
 {
+	if (!c->msg)
+		return;
+	c->msg_unsent = 0;
 	cm_send_raw(e, &c->peer, c->msg);
+	if (c->msg == e->scratch)
+		c->msg = NULL; /* the next message may overwrite it: not ours to resend */
 	if (retransmit) {
 		c->retries = c->max_cm_retries;
 		mad_timer_arm(e->cfg.timers, &c->timer, c->timeout_ns, conn_timer_fn, c);
+	} else {
+		/* Sent after its state change (RTU, DREP, APR): kept only if resent. */
+		cm_msg_release(e, c);
 	}
 }
 
@@ -288,6 +304,15 @@ void cm_sidr_linger(struct cm_engine *e, struct cm_conn *c)
 	mad_timer_arm(e->cfg.timers, &c->timer, CM_SIDR_LINGER_NS, conn_timer_fn, c);
 }
 
+void cm_msg_release(struct cm_engine *e, struct cm_conn *c)
+{
+	if (!c->msg || c->mra_due || c->msg_unsent || cm_state_keeps_msg(c->state))
+		return;
+	if (c->msg != e->scratch)
+		free(c->msg);
+	c->msg = NULL;
+}
+
 void cm_set_state(struct cm_engine *e, struct cm_conn *c, uint8_t next)
 {
 	if (next == CM_ST_SAME || next == c->state)
@@ -297,6 +322,7 @@ void cm_set_state(struct cm_engine *e, struct cm_conn *c, uint8_t next)
 		cm_conn_free(e, c);
 		return;
 	}
+	cm_msg_release(e, c);
 	if (next == CM_ST_TIMEWAIT)
 		timewait_enter(e, c);
 	else if (next == CM_ST_SIDR_REP_SENT)
@@ -313,9 +339,13 @@ static void conn_timer_fn(struct mad_timer *t, void *arg)
 	(void)t;
 	if (cm_state_retransmits(c->state) && c->retries > 0) {
 		c->retries--;
-		count_sent(e, c->msg, true);
-		if (e->cfg.ops->send(e->cfg.ctx, &c->peer, c->msg, CM_MAD_SIZE) < 0)
+		if (!c->msg) /* none could be kept: this retry is lost */
 			e->st.send_errors++;
+		else {
+			count_sent(e, c->msg, true);
+			if (e->cfg.ops->send(e->cfg.ctx, &c->peer, c->msg, CM_MAD_SIZE) < 0)
+				e->st.send_errors++;
+		}
 		mad_timer_arm(e->cfg.timers, &c->timer, c->timeout_ns, conn_timer_fn, c);
 		return;
 	}
@@ -522,7 +552,7 @@ static void answer(struct cm_engine *e, struct cm_conn *c, const struct cm_rx *r
 			break;
 		}
 		e->st.duplicates[rx->type]++;
-		cm_send_fresh_rtu(e, c);
+		cm_send_fresh_rtu(e, c); /* built from c's fields: nothing kept */
 		break;
 	default:
 		drop(e, rx);

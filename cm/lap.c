@@ -54,7 +54,8 @@ int cm_engine_lap(struct cm_engine *e, uint32_t id, const struct cm_path *alt,
 	    mad_set(msg, cm_lap_fields, CM_LAP_ALTERNATE_LOCAL_ACK_TIMEOUT, alt->local_ack_timeout);
 	err |= cm_set_private_data(&cm_lap_layout, msg, private_data, len);
 	if (err) {
-		/* c->msg now holds a half-built LAP; nothing resends it outside LAP states. */
+		c->msg_unsent = 0; /* the half-built LAP: nothing sends it */
+		cm_msg_release(e, c);
 		return -EINVAL;
 	}
 	c->lap_path = *alt;

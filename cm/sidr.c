@@ -92,7 +92,8 @@ int cm_on_sidr_req(struct cm_engine *e, const struct cm_rx *rx)
 		 */
 		if (cm_transition(c->state, CM_IN_SIDR_REQ)->action == CM_A_RESEND) {
 			e->st.duplicates[CM_STAT_SIDR_REQ]++;
-			cm_send_raw(e, &c->peer, c->msg);
+			if (c->msg)
+				cm_send_raw(e, &c->peer, c->msg);
 			cm_sidr_linger(e, c); /* more may come: keep it from now */
 		} else {
 			e->st.dropped[CM_STAT_SIDR_REQ]++;
@@ -160,8 +161,8 @@ int cm_engine_sidr_rep(struct cm_engine *e, uint32_t id, const struct cm_sidr_re
 	    cm_set_private_data(&cm_sidr_rep_layout, msg, cmd->private_data, cmd->private_data_len);
 	if (err)
 		return -EINVAL;
+	cm_set_state(e, c, tr->next); /* first: SIDR_REP_SENT keeps it for duplicates */
 	cm_send_conn_msg(e, c, false);
-	cm_set_state(e, c, tr->next);
 	return 0;
 }
 

@@ -248,6 +248,19 @@ bool cm_state_retransmits(enum cm_state s)
 	}
 }
 
+bool cm_state_keeps_msg(enum cm_state s)
+{
+	switch (s) {
+	case CM_ST_MRA_REQ_SENT: /* the RESENDs of the table */
+	case CM_ST_MRA_REP_SENT:
+	case CM_ST_MRA_LAP_SENT:
+	case CM_ST_SIDR_REP_SENT:
+		return true;
+	default:
+		return cm_state_retransmits(s);
+	}
+}
+
 const char *cm_state_name(enum cm_state s)
 {
 	static const char *const names[CM_ST__COUNT] = {

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <string.h>
 
 #include "madcmd/madcmd_int.h"
@@ -19,6 +20,12 @@ static void madcmd_stat_end(const struct madcmd *d, struct madcmd_stat_end *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->last = 1;
+	{
+		/* Every arena's chunks in use, and the large ones mmapped apart. */
+		struct mallinfo2 mi = mallinfo2();
+
+		out->heap_kib = (uint32_t)((mi.uordblks + mi.hblkhd + 1023) / 1024);
+	}
 	for (unsigned i = 0; i < d->nports; i++) {
 		const struct madcmd_served *p = &d->ports[i];
 		struct sa_client_stats st;

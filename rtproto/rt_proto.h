@@ -250,13 +250,14 @@ struct madcmd_stat_rep {
  * path cache counters of the daemon (PATH_QUERY), summed over the ports it
  * serves: the same 96 bytes, `ca` left empty, so a reader that does not
  * know them still sees a well-formed end of the list.  A daemon without
- * them sends zeros (ports 0).
+ * them sends zeros (ports 0).  heap_kib is the daemon's malloc heap in
+ * use, what its sessions, ids and connections cost (docs/storms.md).
  */
 struct madcmd_stat_end {
 	struct madcmd_hdr h;
 	uint32_t last;		  /* 1 */
 	uint32_t ports;		  /* ports with an SA client summed below */
-	uint32_t reserved;	  /* 0 */
+	uint32_t heap_kib;	  /* madcmd's heap in use, KiB (mallinfo2: uordblks + hblkhd) */
 	char ca[MAD_CA_NAME_MAX]; /* empty */
 	uint64_t path_asks;	  /* PATH_QUERYs answered (madcmd_counters) */
 	uint64_t paths_dropped;	  /* cached paths dropped for a GID out of service (madcmd) */

@@ -106,6 +106,8 @@ static int print_daemon(const char *path)
 		return 1;
 	}
 	printf("# %d ids\n", n);
+	if (end.heap_kib) /* what madcmd's sessions, ids and connections take */
+		printf("heap_kib %u\n", end.heap_kib);
 	if (end.ports) /* host-wide: one cache per port, shared by every program */
 		printf(
 		    "path cache (%u ports): path_asks %llu path_queries %llu path_coalesced %llu "

@@ -301,6 +301,35 @@ static void test_rtu_lost_rep_retry(void **state)
 	assert_int_equal(cmh_stats(A).duplicates[CM_STAT_REP], 1);
 }
 
+/*
+ * An established connection holds no message buffer (a held connection's
+ * memory, docs/storms.md), and still answers a duplicate REP with an RTU
+ * built from its fields; its DREQ gets a buffer again for its retries.
+ */
+static void test_established_holds_no_msg(void **state)
+{
+	uint32_t a, b;
+
+	(void)state;
+	H.drop[A][CM_ATTR_RTU - 0x10] = 1;
+	a = cmh_connect(&H, 0x1001);
+	b = cmh_passive_id(&H);
+	assert_null(cm_ids_by_local(H.n[A].e, a)->msg);
+	assert_non_null(cm_ids_by_local(H.n[B].e, b)->msg); /* REP_SENT: the REP kept */
+	cmh_advance(&H, 5 * SEC);
+	assert_int_equal(cmh_state(&H, B, b), CM_ST_ESTABLISHED);
+	assert_int_equal(cmh_sent(&H, A, CM_ATTR_RTU), 2);
+	assert_null(cm_ids_by_local(H.n[A].e, a)->msg);
+	assert_null(cm_ids_by_local(H.n[B].e, b)->msg);
+	H.drop[A][CM_ATTR_DREQ - 0x10] = 1; /* the first DREQ lost: retried */
+	assert_int_equal(cm_engine_disconnect(H.n[A].e, a, NULL, 0), 0);
+	assert_non_null(cm_ids_by_local(H.n[A].e, a)->msg);
+	cmh_advance(&H, 5 * SEC);
+	assert_int_equal(cmh_sent(&H, A, CM_ATTR_DREQ), 2);
+	assert_non_null(cmh_event(&H, A, CM_EV_DREP_RCVD));
+	assert_null(cm_ids_by_local(H.n[A].e, a)->msg); /* TimeWait */
+}
+
 static void test_mra_extends_timeout(void **state)
 {
 	const struct cm_event *ev;
@@ -1133,6 +1162,7 @@ int main(void)
 	    T(test_rep_lost),
 	    T(test_rtu_lost_establish),
 	    T(test_rtu_lost_rep_retry),
+	    T(test_established_holds_no_msg),
 	    T(test_mra_extends_timeout),
 	    T(test_mra_rep),
 	    T(test_req_timeout),
