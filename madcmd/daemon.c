@@ -69,6 +69,7 @@ static int open_served(struct madcmd *d, struct madcmd_served *p, const struct m
 			   a->portnum, strerror(-rc));
 	if (fresh)
 		d->nports++;
+	madcmd_port_events_open(p);
 	madcmd_log(LOG_INFO, "serving %s/%d: LID 0x%x, SM LID 0x%x, GUID 0x%016llx", a->ca_name,
 		   a->portnum, p->attr.lid, p->attr.sm_lid, (unsigned long long)p->ca_guid);
 	return 0;
@@ -97,6 +98,7 @@ static void release_gone(struct madcmd_served *p)
 	for (unsigned i = 1; i <= d->p.max_sessions; i++)
 		if (d->slots[i] && d->slots[i]->port == p)
 			return;
+	madcmd_port_events_close(p);
 	madcmd_proxy_close(p);
 	cm_runtime_close(p->rt);
 	p->rt = NULL;
@@ -257,6 +259,7 @@ void madcmd_close(struct madcmd *d)
 	while (d->reap_posted && !mad_loop_started(d->loop))
 		mad_loop_run_once(d->loop, 0);
 	for (unsigned i = 0; i < d->nports; i++) {
+		madcmd_port_events_close(&d->ports[i]);
 		madcmd_proxy_close(&d->ports[i]);
 		cm_runtime_close(d->ports[i].rt);
 		madcmd_ids_destroy(&d->ports[i]);

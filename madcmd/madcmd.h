@@ -74,6 +74,12 @@ struct madcmd_params {
 	unsigned sa_timeout_ms; /* the runtimes' SA clients, per try; 0: 1000 */
 	/* How often ports not served (not Active, or not opened) are looked at again; 0: 2000. */
 	unsigned rescan_ms;
+	/*
+	 * Watch each served port's verbs async events and flush its path
+	 * cache on a client reregistration, P_Key change or port change
+	 * (libibverbs; false: the SA client's polling only, as on fake ports).
+	 */
+	bool port_events;
 };
 
 /* Counters of one served port (or, for index -1, of the daemon itself). */
@@ -91,8 +97,12 @@ struct madcmd_counters {
 	uint64_t leaves;	/* Deletes sent for closed sessions' memberships */
 	uint64_t path_asks; /* PATH_QUERYs answered (from the cache, a query, or one in flight) */
 	uint64_t paths_dropped; /* cached paths dropped for a GID out of service */
-	uint64_t refused;	/* daemon: sessions refused (limit) */
-	uint64_t slow;		/* daemon: sessions closed for not reading */
+	/* Path cache flushes on the port's verbs async events (port_events.c): */
+	uint64_t flush_rereg; /* ... IBV_EVENT_CLIENT_REREGISTER */
+	uint64_t flush_pkey;  /* ... IBV_EVENT_PKEY_CHANGE */
+	uint64_t flush_port;  /* ... SM_CHANGE, LID_CHANGE, GID_CHANGE, PORT_ERR, PORT_ACTIVE */
+	uint64_t refused;     /* daemon: sessions refused (limit) */
+	uint64_t slow;	      /* daemon: sessions closed for not reading */
 };
 
 /* What the daemon holds now, summed over ports and sessions (tests). */

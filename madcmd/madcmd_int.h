@@ -19,6 +19,10 @@
 
 struct madcmd_session;
 struct madcmd_path_ask;
+struct ibv_context;
+
+/* Loop fd set tags: 0 the listener, 1 .. max_sessions sessions, these ports' verbs events. */
+#define MADCMD_TAG_EVENTS 0x80000000u
 
 /*
  * One id a session owns: a connection (local comm ID) or a listener.
@@ -86,6 +90,9 @@ struct madcmd_served {
 	bool proxy_ok;
 	bool gone; /* its umad port hung up (the device went away): serves no one */
 	struct madcmd_counters c;
+	/* Its verbs async events (port_events.c): a context, or NULL. */
+	struct ibv_context *events;
+	bool events_warned; /* that they cannot be had was logged */
 	/*
 	 * The SA's Reports (mad_proxy.c): an agent of the proxy port for the
 	 * Report method (-1 when another agent of the port has it), the TIDs
@@ -349,6 +356,11 @@ void madcmd_path_query(struct madcmd_session *s, const struct madcmd_path_query 
 void madcmd_path_session_end(struct madcmd_session *s);
 /* The SA reported `gid` out of service: its cached paths go. */
 void madcmd_path_gid_gone(struct madcmd_served *p, const uint8_t gid[16]);
+
+/* port_events.c: the port's verbs async events (params.port_events) */
+void madcmd_port_events_open(struct madcmd_served *p);
+void madcmd_port_events_close(struct madcmd_served *p);
+void madcmd_port_events_ready(struct madcmd *d, uint32_t index);
 
 /* stat.c */
 void madcmd_stat(struct madcmd_session *s, const struct madcmd_port *m);

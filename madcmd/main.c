@@ -262,6 +262,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	p.loop = loop;
+	p.port_events = true;
 	rc = madcmd_open(&d, &p);
 	if (rc) {
 		madcmd_log(LOG_ERR, "cannot start: %s", strerror(-rc));

@@ -512,6 +512,10 @@ void madcmd_fd_ready(struct mad_loop *l, uint32_t tag, uint32_t events, void *ar
 		accept_ready(d);
 		return;
 	}
+	if (tag & MADCMD_TAG_EVENTS) {
+		madcmd_port_events_ready(d, tag & ~MADCMD_TAG_EVENTS);
+		return;
+	}
 	s = tag <= d->p.max_sessions ? d->slots[tag] : NULL;
 	if (!s || s->closing)
 		return;

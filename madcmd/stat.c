@@ -32,6 +32,9 @@ static void madcmd_stat_end(const struct madcmd *d, struct madcmd_stat_end *out)
 
 		out->path_asks += p->c.path_asks;
 		out->paths_dropped += p->c.paths_dropped;
+		out->cache_flush_rereg += p->c.flush_rereg;
+		out->cache_flush_pkey += p->c.flush_pkey;
+		out->cache_flush_port += p->c.flush_port;
 		if (!p->rt || sa_client_stats(cm_runtime_sa(p->rt), &st))
 			continue;
 		out->ports++;
@@ -39,6 +42,7 @@ static void madcmd_stat_end(const struct madcmd *d, struct madcmd_stat_end *out)
 		out->path_coalesced += st.path_coalesced;
 		out->cache_hits_late += st.cache_hits_late;
 		out->cache_dropped += st.cache_dropped;
+		out->cache_flush_poll += st.cache_flushes;
 	}
 }
 
@@ -156,11 +160,13 @@ void madcmd_log_counters(const struct madcmd *d)
 			   ", events %" PRIu64 ", dropped %" PRIu64 ", malformed %" PRIu64
 			   ", MADs sent %" PRIu64 " received %" PRIu64 " dropped %" PRIu64
 			   " answered locally %" PRIu64 ", leaves %" PRIu64 ", path asks %" PRIu64
-			   ", paths dropped %" PRIu64,
+			   ", paths dropped %" PRIu64 ", cache flushes: rereg %" PRIu64
+			   " pkey %" PRIu64 " port %" PRIu64,
 			   d->ports[i].attr.ca_name, d->ports[i].attr.portnum, c->sessions,
 			   c->sessions_now, c->commands, c->events, c->dropped, c->malformed,
 			   c->mads_sent, c->mads_received, c->mads_dropped, c->mads_local,
-			   c->leaves, c->path_asks, c->paths_dropped);
+			   c->leaves, c->path_asks, c->paths_dropped, c->flush_rereg, c->flush_pkey,
+			   c->flush_port);
 		madcmd_log_notices(&d->ports[i]);
 		madcmd_log_paths(&d->ports[i]);
 	}

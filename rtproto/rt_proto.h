@@ -45,7 +45,7 @@
 #include "mad/umad_ops.h"
 #include "sa/sa_wire.h"
 
-#define MADCMD_PROTO_VERSION 6
+#define MADCMD_PROTO_VERSION 7
 /* Where madcmd listens unless told (madcmd -s, MADCM_DAEMON). */
 #define MADCMD_SOCKET_DEFAULT "/run/madcm/madcmd.sock"
 #define MADCMD_SOCKET_ENV "MADCM_DAEMON"
@@ -243,12 +243,13 @@ struct madcmd_stat_rep {
 	uint64_t service_id;
 	uint16_t remote_lid;
 	uint8_t remote_gid[16];
+	uint64_t end_room[8]; /* 0: where the last STAT_REP carries more counters */
 };
 
 /*
  * The last STAT_REP (last = 1), whose other fields no id uses, carries the
  * path cache counters of the daemon (PATH_QUERY), summed over the ports it
- * serves: the same 96 bytes, `ca` left empty, so a reader that does not
+ * serves: the same 160 bytes, `ca` left empty, so a reader that does not
  * know them still sees a well-formed end of the list.  A daemon without
  * them sends zeros (ports 0).  heap_kib is the daemon's malloc heap in
  * use, what its sessions, ids and connections cost (docs/storms.md).
@@ -265,6 +266,12 @@ struct madcmd_stat_end {
 	uint64_t path_coalesced;  /* asks that joined a query in flight */
 	uint64_t cache_hits_late; /* asks answered by a path cached while they waited */
 	uint64_t cache_dropped;	  /* cache entries dropped for a GID out of service */
+	/* Cache flushes, by what made them (madcmd_counters, sa_client_stats): */
+	uint64_t cache_flush_rereg; /* the SM's client reregistration (verbs async event) */
+	uint64_t cache_flush_pkey;  /* a P_Key table change (verbs async event) */
+	uint64_t cache_flush_port;  /* an SM, LID, GID or state change (verbs async event) */
+	uint64_t cache_flush_poll;  /* a port change the SA client's look found */
+	uint64_t reserved2[4];	    /* 0 */
 };
 _Static_assert(sizeof(struct madcmd_stat_end) == sizeof(struct madcmd_stat_rep),
 	       "the end of STAT is a STAT_REP");

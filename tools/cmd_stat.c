@@ -108,7 +108,7 @@ static int print_daemon(const char *path)
 	printf("# %d ids\n", n);
 	if (end.heap_kib) /* what madcmd's sessions, ids and connections take */
 		printf("heap_kib %u\n", end.heap_kib);
-	if (end.ports) /* host-wide: one cache per port, shared by every program */
+	if (end.ports) { /* host-wide: one cache per port, shared by every program */
 		printf(
 		    "path cache (%u ports): path_asks %llu path_queries %llu path_coalesced %llu "
 		    "cache_hits_late %llu cache_dropped %llu paths_dropped %llu\n",
@@ -116,6 +116,13 @@ static int print_daemon(const char *path)
 		    (unsigned long long)end.path_queries, (unsigned long long)end.path_coalesced,
 		    (unsigned long long)end.cache_hits_late, (unsigned long long)end.cache_dropped,
 		    (unsigned long long)end.paths_dropped);
+		printf("path cache flushes: cache_flush_rereg %llu cache_flush_pkey %llu "
+		       "cache_flush_port %llu cache_flush_poll %llu\n",
+		       (unsigned long long)end.cache_flush_rereg,
+		       (unsigned long long)end.cache_flush_pkey,
+		       (unsigned long long)end.cache_flush_port,
+		       (unsigned long long)end.cache_flush_poll);
+	}
 	return 0;
 }
 

@@ -8,7 +8,9 @@
 # the host, concurrent asks coalesced) the SA sees exactly one PathRecord
 # query per host and destination: counted on the fabric (fabsimd's MAD
 # trace).  A second round of programs finds the paths in madcmd's cache:
-# no query at all, and madcm stat --daemon shows the same counts.
+# no query at all, and madcm stat --daemon shows the same counts.  Then
+# OpenSM restarts and asks for client reregistration: madcmd flushes the
+# cache on the verbs event, and a third round asks the SA once more.
 . "$(dirname "$0")/sim_common.sh"
 MADCM=$top_builddir/tools/madcm
 MADCMD=$top_builddir/madcmd/madcmd
@@ -92,6 +94,38 @@ for h in $HOSTS; do
 		fail "$h: madcm stat --daemon: '$st' (path_queries 2 and path_asks >= $((CLIENTS * 4)) expected)"
 done
 echo "ok: madcm stat --daemon shows the path cache counters"
+
+# OpenSM restarts: its first sweep sets ClientReregister in every port's
+# PortInfo, the HCA raises IBV_EVENT_CLIENT_REREGISTER, and madcmd, which
+# watches its ports' verbs async events, flushes the host's path cache
+# (cache_flush_rereg).  The next round asks the SA again: once per host
+# and destination, as the first.
+stat_field() { # HOST FIELD: a counter of madcm stat --daemon
+	"$FABSIM" --dir "$FABSIM_DIR" run "$1" -- "$MADCM" stat --daemon |
+		sed -n "s/.* $2 \([0-9]*\).*/\1/p"
+}
+for h in $HOSTS; do
+	[ "$(stat_field "$h" cache_flush_rereg)" = 0 ] || fail "$h: a reregistration flush before the SM restarted"
+done
+fs sm stop >/dev/null || fail "sm stop"
+fs sm start >/dev/null || fail "sm start"
+for h in $HOSTS; do
+	i=0
+	until [ "$(stat_field "$h" cache_flush_rereg)" -ge 1 ] 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -le 300 ] || { cat "$FABSIM_DIR/$h/madcmd.log" >&2; fail "$h: no cache flush for the SM's client reregistration"; }
+		sleep 0.2
+	done
+done
+echo "ok: the restarted SM's client reregistration flushed every host's path cache"
+round 3
+for h in $HOSTS; do
+	n=$(path_queries "$h")
+	[ "$n" -eq 4 ] || fail "$h: $n PathRecord queries after the flush (2 before, 2 new expected)"
+	q=$(stat_field "$h" path_queries)
+	[ "$q" = 4 ] || fail "$h: madcm stat --daemon path_queries $q after the flush (4 expected)"
+done
+echo "ok: after the flush, one new PathRecord query per host and destination"
 fs trace off >/dev/null
 
 exit 0
