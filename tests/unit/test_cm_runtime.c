@@ -508,7 +508,7 @@ static void test_event_fd_signals(void **state)
 
 static void note_loop_tid(void *arg)
 {
-	*(volatile pid_t *)arg = (pid_t)syscall(SYS_gettid);
+	thread_asleep_self(arg);
 }
 
 /* A silent peer: the active side reports a timeout. */
@@ -785,7 +785,7 @@ static volatile pid_t loop_tid; /* of the last note_loop_thread() */
 static void note_loop_thread(void *arg)
 {
 	*(pthread_t *)arg = pthread_self();
-	loop_tid = (pid_t)syscall(SYS_gettid);
+	thread_asleep_self(&loop_tid);
 }
 
 struct waiter {
@@ -801,7 +801,7 @@ static void *wait_one(void *arg)
 	struct waiter *w = arg;
 
 	w->self = pthread_self();
-	w->tid = (pid_t)syscall(SYS_gettid);
+	thread_asleep_self(&w->tid);
 	w->rc = cm_runtime_wait_event(w->rt, &w->ev, WAIT_MS);
 	return NULL;
 }
@@ -871,7 +871,7 @@ static void *wait_in_set(void *arg)
 	struct set_waiter *w = arg;
 
 	w->self = pthread_self();
-	w->tid = (pid_t)syscall(SYS_gettid);
+	thread_asleep_self(&w->tid);
 	w->rc = cm_runtime_wait_ready(w->rt, w->ws, w->fd, queue_readable, &w->fd, WAIT_MS);
 	return NULL;
 }

@@ -235,7 +235,7 @@ static void *wait_in_own_set(void *arg)
 	struct set_waiter *w = arg;
 	struct epoll_event ev;
 
-	w->tid = (pid_t)syscall(SYS_gettid);
+	thread_asleep_self(&w->tid);
 	if (epoll_wait(w->epfd, &ev, 1, 60000) == 1)
 		atomic_store(&w->woken, 1);
 	return NULL;

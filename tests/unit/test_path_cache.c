@@ -194,7 +194,10 @@ static void test_drop_gid(void **state)
 	sa_path_cache_destroy(c);
 }
 
-/* The real clock: a hit costs well under a microsecond (printed, loosely checked). */
+/*
+ * Many hits in a row, each a hit (the time a hit takes is printed, not
+ * asserted: tests assert behaviour; bench/ measures speed).
+ */
 static void test_hit_speed(void **state)
 {
 	struct sa_path_cache *c;
@@ -211,12 +214,14 @@ static void test_hit_speed(void **state)
 	sa_path_key_make(&k, &q);
 	assert_int_equal(sa_path_cache_insert(c, &k, &p, 1), 0);
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (unsigned i = 0; i < iters; i++)
-		sa_path_cache_lookup(c, &k, out, 1, &n);
+	for (unsigned i = 0; i < iters; i++) {
+		n = 0;
+		assert_int_equal(sa_path_cache_lookup(c, &k, out, 1, &n), 0);
+		assert_int_equal(n, 1);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	ns = ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / iters;
 	print_message("cache hit: %.0f ns\n", ns);
-	assert_true(ns < 10000); /* generous: shared CI machines */
 	sa_path_cache_destroy(c);
 }
 

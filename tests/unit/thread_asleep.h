@@ -42,9 +42,16 @@ static inline bool thread_asleep_polling(pid_t tid)
 	    nr == SYS_ppoll || nr == SYS_epoll_pwait;
 }
 
+/* A thread names itself for thread_asleep_wait (an atomic store: it races the reader). */
+static inline void thread_asleep_self(volatile pid_t *tid)
+{
+	__atomic_store_n(tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+}
+
 /*
- * *tid is set by the thread itself (gettid()) once it runs, 0 before.
- * Returns whether it fell asleep within a generous bound (a minute).
+ * *tid is set by the thread itself (thread_asleep_self) once it runs, 0
+ * before.  Returns whether it fell asleep within a generous bound (a
+ * minute).
  */
 static inline bool thread_asleep_wait(const volatile pid_t *tid)
 {
@@ -52,7 +59,7 @@ static inline bool thread_asleep_wait(const volatile pid_t *tid)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		pid_t id = *tid;
+		pid_t id = __atomic_load_n(tid, __ATOMIC_ACQUIRE);
 
 		if (id && thread_asleep_polling(id))
 			return true;
