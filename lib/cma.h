@@ -441,6 +441,16 @@ void cma_attach(struct cma_id *id, struct cma_port *p);
  * id's, so an id whose link was taken over cannot remove its successor's.
  */
 int cma_conn_add(struct cma_port *p, uint32_t conn, struct cma_id *id);
+/*
+ * For a connection whose first MAD is yet to go out: cma_conn_reserve
+ * makes the table and a link (*spare) beforehand, so that
+ * cma_conn_add_reserved, after the send, cannot fail (the caller frees
+ * *spare if it is left).  rdma_connect must not fail once the peer has
+ * its REQ or SIDR_REQ.
+ */
+int cma_conn_reserve(struct cma_port *p, struct cma_conn_link **spare);
+int cma_conn_add_reserved(struct cma_port *p, uint32_t conn, struct cma_id *id,
+			  struct cma_conn_link **spare);
 /* The locks of the first-use init and of CM runtime opens (fork). */
 void cma_open_lock_take(void);
 void cma_open_lock_give(void);

@@ -240,6 +240,7 @@ static size_t ip_hdr_len(const struct cma_id *id)
 CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *param)
 {
 	struct cma_id *id = cma_id_of(cm_id);
+	struct cma_conn_link *spare;
 	struct cm_connect_cmd c;
 	struct cm_runtime *rt;
 	size_t off;
@@ -328,6 +329,17 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 		memcpy(c.private_data + off, param->private_data, param->private_data_len);
 		c.private_data_len = (uint8_t)(off + param->private_data_len);
 	}
+	/*
+	 * The map's link before the REQ goes out: unmapped, the connection
+	 * would escape rdma_destroy_id and the exit's release, and a failure
+	 * after the send would leave the peer a REQ of a connect that failed.
+	 */
+	rc = cma_conn_reserve(id->port, &spare);
+	if (rc) {
+		cma_unlock();
+		free(spare);
+		return cma_err(-rc);
+	}
 	cma_set_state(id, CMA_CONNECT);
 	cma_unlock();
 	rc = cma_port_runtime(id->port, &rt);
@@ -337,24 +349,17 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *pa
 	if (rc) {
 		id->state = CMA_ROUTE_RESOLVED;
 		cma_unlock();
+		free(spare);
 		return cma_err(-rc);
 	}
 	if (!id->has_conn) {
 		/* Events of this connection may have mapped it already. */
-		if (cma_conn_add(id->port, conn, id)) {
-			/*
-			 * Unmapped, it would escape rdma_destroy_id and the
-			 * exit's release: undo it (REJ) and fail.
-			 */
-			id->state = CMA_ROUTE_RESOLVED;
-			cma_unlock();
-			cm_runtime_release(rt, conn);
-			return cma_err(ENOMEM);
-		}
+		cma_conn_add_reserved(id->port, conn, id, &spare); /* cannot fail */
 		id->has_conn = true;
 		id->conn = conn;
 	}
 	cma_unlock();
+	free(spare);
 	return cma_complete(id);
 }
 

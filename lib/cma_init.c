@@ -433,7 +433,18 @@ static int conn_grow(struct cma_port *p)
 	return 0;
 }
 
-int cma_conn_add(struct cma_port *p, uint32_t conn, struct cma_id *id)
+int cma_conn_reserve(struct cma_port *p, struct cma_conn_link **spare)
+{
+	cma_assert_locked();
+	*spare = NULL;
+	if (!p->nbuckets && conn_grow(p))
+		return -ENOMEM;
+	*spare = malloc(sizeof(**spare));
+	return *spare ? 0 : -ENOMEM;
+}
+
+int cma_conn_add_reserved(struct cma_port *p, uint32_t conn, struct cma_id *id,
+			  struct cma_conn_link **spare)
 {
 	struct cma_conn_link *l;
 
@@ -445,17 +456,25 @@ int cma_conn_add(struct cma_port *p, uint32_t conn, struct cma_id *id)
 			l->id = id;
 			return 0;
 		}
-	if (p->nconns >= p->nbuckets && conn_grow(p))
+	/* A table that cannot grow still works, its chains longer. */
+	if (p->nconns >= p->nbuckets && conn_grow(p) && !p->nbuckets)
 		return -ENOMEM;
-	l = malloc(sizeof(*l));
+	l = spare && *spare ? *spare : malloc(sizeof(*l));
 	if (!l)
 		return -ENOMEM;
+	if (spare)
+		*spare = NULL;
 	l->conn = conn;
 	l->id = id;
 	l->next = p->conns[conn_slot(p, conn)];
 	p->conns[conn_slot(p, conn)] = l;
 	p->nconns++;
 	return 0;
+}
+
+int cma_conn_add(struct cma_port *p, uint32_t conn, struct cma_id *id)
+{
+	return cma_conn_add_reserved(p, conn, id, NULL);
 }
 
 struct cma_id *cma_conn_find(struct cma_port *p, uint32_t conn)

@@ -158,6 +158,7 @@ int cma_ud_connect(struct cma_id *id, struct rdma_conn_param *param)
 {
 	struct cm_rt_cmd c = {.op = CM_RT_SIDR_REQ};
 	struct cm_sidr_req_cmd *r = &c.sidr_req;
+	struct cma_conn_link *spare;
 	struct cm_runtime *rt;
 	size_t off = id->id.route.addr.src_addr.sa_family == AF_IB ? 0 : CMA_IP_HDR_SIZE;
 	int rc;
@@ -185,23 +186,26 @@ int cma_ud_connect(struct cma_id *id, struct rdma_conn_param *param)
 		memcpy(r->private_data + off, param->private_data, param->private_data_len);
 		r->private_data_len = (uint8_t)(off + param->private_data_len);
 	}
-	rc = cma_port_runtime(id->port, &rt);
+	/* The map's link first: once the SIDR_REQ is out, nothing may fail. */
+	cma_lock();
+	rc = cma_conn_reserve(id->port, &spare);
+	cma_unlock();
+	if (!rc)
+		rc = cma_port_runtime(id->port, &rt);
 	if (!rc)
 		rc = cm_runtime_exec(rt, &c);
-	if (rc)
+	if (rc) {
+		free(spare);
 		return rc;
+	}
 	cma_lock();
 	if (!id->has_conn && !id->sidr_done) {
-		if (cma_conn_add(id->port, c.id, id)) {
-			/* Unmapped, it would escape the release: undo it, fail. */
-			cma_unlock();
-			cm_runtime_release(rt, c.id);
-			return -ENOMEM;
-		}
+		cma_conn_add_reserved(id->port, c.id, id, &spare); /* cannot fail */
 		id->has_conn = true;
 		id->conn = c.id;
 	}
 	cma_unlock();
+	free(spare);
 	return 0;
 }
 
