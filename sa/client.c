@@ -43,6 +43,15 @@ struct sa_client {
 		uint16_t lid;
 	} seen[SEEN_REPORTS]; /* ring of the last Reports delivered */
 	unsigned seen_next, seen_n;
+	/*
+	 * The owner's reference and one per command posted to the loop and
+	 * not run yet: sa_client_close may come before the loop runs them
+	 * (a loop driven by hand runs the rest when it is destroyed), and
+	 * the last to go frees the client.  `closed` (set on the loop) makes
+	 * such a command answer -ECANCELED instead of querying.
+	 */
+	unsigned refs;
+	bool closed;
 };
 
 /*
@@ -434,6 +443,7 @@ int sa_client_open(struct sa_client **out, const struct sa_client_params *p)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	c->refs = 1;
 	c->loop = p->loop ? p->loop : mad_loop_default();
 	if (!c->loop) {
 		free(c);
@@ -464,9 +474,31 @@ int sa_client_open(struct sa_client **out, const struct sa_client_params *p)
 	return 0;
 }
 
+static void client_unref(struct sa_client *c)
+{
+	if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	sa_path_cache_destroy(c->cache);
+	free(c);
+}
+
+/* Post a command of `c` (its run drops the reference, client_ran). */
+static int client_post(struct sa_client *c, struct mad_loop_cmd *cmd)
+{
+	int rc;
+
+	__atomic_add_fetch(&c->refs, 1, __ATOMIC_ACQ_REL);
+	rc = mad_loop_post(c->loop, cmd);
+	if (rc)
+		__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL);
+	return rc;
+}
+
 static void close_on_loop(void *arg)
 {
 	struct sa_client *c = arg;
+
+	c->closed = true; /* commands still queued answer -ECANCELED */
 
 	mad_timer_cancel(mad_loop_timers(c->loop), &c->port_timer);
 	if (!c->own_transport) {
@@ -485,8 +517,7 @@ void sa_client_close(struct sa_client *c)
 	if (!c)
 		return;
 	mad_loop_call(c->loop, close_on_loop, c);
-	sa_path_cache_destroy(c->cache);
-	free(c);
+	client_unref(c);
 }
 
 struct info_args {
@@ -682,6 +713,12 @@ static void async_run(struct mad_loop *l, struct mad_loop_cmd *cmd)
 	struct sa_client *c = a->q.c;
 
 	(void)l;
+	if (c->closed) {
+		async_answer(a, -ECANCELED, NULL, 0);
+		client_unref(c);
+		return;
+	}
+	client_unref(c); /* the owner's reference holds it while this runs */
 	if (a->keyed) {
 		struct sa_path hit[ASYNC_HIT_MAX];
 		unsigned n;
@@ -750,7 +787,7 @@ int sa_path_query_async(struct sa_client *c, const struct sa_path_query *q, sa_p
 	a->q.done = async_done;
 	a->cb = cb;
 	a->arg = arg;
-	rc = mad_loop_post(c->loop, &a->cmd);
+	rc = client_post(c, &a->cmd);
 	if (rc)
 		free(a);
 	return rc;
@@ -969,8 +1006,17 @@ static void service_async_done(struct sa_query *q, int status, uint16_t mad_stat
 
 static void service_async_run(struct mad_loop *l, struct mad_loop_cmd *cmd)
 {
+	struct service_cmd *a = (struct service_cmd *)cmd;
+	struct sa_client *c = a->q.c;
+
 	(void)l;
-	query_start(&((struct service_cmd *)cmd)->q);
+	if (c->closed) {
+		a->cb(a->arg, -ECANCELED);
+		free(a);
+	} else {
+		query_start(&a->q);
+	}
+	client_unref(c);
 }
 
 static int service_async(struct sa_client *c, uint8_t method, const struct sa_service *sr,
@@ -993,7 +1039,7 @@ static int service_async(struct sa_client *c, uint8_t method, const struct sa_se
 		   service_async_done);
 	a->cb = cb;
 	a->arg = arg;
-	rc = mad_loop_post(c->loop, &a->cmd);
+	rc = client_post(c, &a->cmd);
 	if (rc)
 		free(a);
 	return rc;
@@ -1230,8 +1276,17 @@ static void sub_done(struct sa_query *q, int status, uint16_t mad_status, const 
 
 static void sub_run(struct mad_loop *l, struct mad_loop_cmd *cmd)
 {
+	struct sub_cmd *a = (struct sub_cmd *)cmd;
+	struct sa_client *c = a->q.c;
+
 	(void)l;
-	query_start(&((struct sub_cmd *)cmd)->q);
+	if (c->closed) {
+		a->cb(a->arg, -ECANCELED);
+		free(a);
+	} else {
+		query_start(&a->q);
+	}
+	client_unref(c);
 }
 
 int sa_notice_subscribe_async(struct sa_client *c, uint16_t first, uint16_t last, bool on,
@@ -1258,7 +1313,7 @@ int sa_notice_subscribe_async(struct sa_client *c, uint16_t first, uint16_t last
 	a->q.rec_len = SA_II_SIZE;
 	a->q.done = sub_done;
 	inform_rec(a->q.rec, first, on);
-	rc = mad_loop_post(c->loop, &a->cmd);
+	rc = client_post(c, &a->cmd);
 	if (rc)
 		free(a);
 	return rc;
