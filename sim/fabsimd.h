@@ -71,8 +71,12 @@ struct fsd_node {
 	uint32_t vendid, devid;
 	struct fsd_port *ports; /* [0 .. nports]; [0] is switch port 0 */
 	/* switch */
-	uint8_t si[64];	     /* SwitchInfo */
-	uint8_t *lft;	     /* FSD_LFT_CAP entries, 0xff = none */
+	uint8_t si[64]; /* SwitchInfo */
+	/* The LFT grows with the blocks set (beyond lft_len: 0xff, none), and
+	 * the MFT appears with its first Set (absent: no ports): a switch
+	 * that is never programmed costs no 80 KB of tables. */
+	uint8_t *lft;
+	uint32_t lft_len;
 	uint16_t (*mft)[16]; /* [FSD_MFT_CAP][position] port masks */
 	/* CA */
 	int host_id;  /* index into fabric.hosts, -1 for switches */
@@ -141,7 +145,12 @@ void fsd_sma_init_switch(struct fsd_node *n);
  * (a full MAD) and returns 1 if a response must go back, 0 if consumed
  * without response, -1 if it is not the SMA's (SMInfo: goes to the SM). */
 int fsd_sma_handle(struct fsd_node *n, int in_port, const uint8_t *mad, uint8_t *resp);
-uint16_t fsd_port_lid(const struct fsd_port *p); /* base LID (switch: port 0) */
+uint16_t fsd_port_lid(const struct fsd_port *p);
+/* The port a switch forwards `lid` to (0xff: none). */
+static inline uint8_t fsd_lft_egress(const struct fsd_node *n, uint32_t lid)
+{
+	return lid < n->lft_len ? n->lft[lid] : 0xff;
+} /* base LID (switch: port 0) */
 int fsd_port_lmc(const struct fsd_port *p);
 int fsd_port_state(const struct fsd_port *p);
 void fsd_port_set_state(struct fsd_port *p, int state, int phys);

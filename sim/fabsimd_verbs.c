@@ -471,9 +471,9 @@ static int apply_faults(struct fsd_port *src, uint16_t dlid, uint32_t *delay_ms)
 			copies = 2;
 		if (d > *delay_ms)
 			*delay_ms = d;
-		if (n->type != FSD_SWITCH || !n->lft || dlid >= FSD_LFT_CAP)
+		if (n->type != FSD_SWITCH || dlid >= FSD_LFT_CAP)
 			break;
-		eg = n->lft[dlid];
+		eg = fsd_lft_egress(n, dlid);
 		if (eg < 1 || eg > n->nports)
 			break;
 		e = &n->ports[eg];

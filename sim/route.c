@@ -123,7 +123,7 @@ static struct fsd_port *route_lid(struct fsd_port *src, uint16_t dlid, bool smp,
 	if (owns_lid(src, dlid))
 		return n->type == FSD_SWITCH ? &n->ports[0] : src;
 	if (n->type == FSD_SWITCH) {
-		egress = n->lft ? n->lft[dlid < FSD_LFT_CAP ? dlid : 0] : 0xff;
+		egress = fsd_lft_egress(n, dlid < FSD_LFT_CAP ? dlid : 0);
 	} else {
 		egress = src->num;
 	}
@@ -149,7 +149,7 @@ static struct fsd_port *route_lid(struct fsd_port *src, uint16_t dlid, bool smp,
 		}
 		if (owns_lid(&n->ports[0], dlid))
 			return &n->ports[0];
-		egress = n->lft ? n->lft[dlid] : 0xff;
+		egress = fsd_lft_egress(n, dlid);
 	}
 	*why = FSD_C_NO_ROUTE; /* a loop in the LFTs */
 	return NULL;

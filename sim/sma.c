@@ -219,12 +219,31 @@ void fsd_sma_init_switch(struct fsd_node *n)
 	mad_set_field(n->si, 0, IB_SW_DEF_MCAST_NOT_PRIM_F, 0xff);
 	mad_set_field(n->si, 0, IB_SW_LIFE_TIME_F, 18);
 	mad_set_field(n->si, 0, IB_SW_MCAST_FDB_TOP_F, 0xc000 + FSD_MFT_CAP - 1);
-	if (!n->lft) {
-		n->lft = malloc(FSD_LFT_CAP);
-		n->mft = calloc(FSD_MFT_CAP, sizeof(*n->mft));
-	}
 	if (n->lft)
-		memset(n->lft, 0xff, FSD_LFT_CAP);
+		memset(n->lft, 0xff, n->lft_len);
+	if (n->mft)
+		memset(n->mft, 0, FSD_MFT_CAP * sizeof(*n->mft));
+}
+
+/* Room in the LFT for `len` entries (a multiple of 64), new ones 0xff. */
+static int lft_grow(struct fsd_node *n, uint32_t len)
+{
+	uint32_t cap = n->lft_len ? n->lft_len : 1024;
+	uint8_t *t;
+
+	if (len <= n->lft_len)
+		return 0;
+	while (cap < len)
+		cap *= 2;
+	if (cap > FSD_LFT_CAP)
+		cap = FSD_LFT_CAP;
+	t = realloc(n->lft, cap);
+	if (!t)
+		return -1;
+	memset(t + n->lft_len, 0xff, cap - n->lft_len);
+	n->lft = t;
+	n->lft_len = cap;
+	return 0;
 }
 
 static void node_info(struct fsd_node *n, int in_port, uint8_t *d)
@@ -465,28 +484,34 @@ static int handle_attr(struct fsd_node *n, int in_port, int method, uint16_t att
 		return 0;
 	}
 	case ATTR_LFT:
-		if (n->type != FSD_SWITCH || !n->lft)
+		if (n->type != FSD_SWITCH)
 			return ST_ATTR_UNSUPP;
 		if (mod >= FSD_LFT_CAP / 64)
 			return ST_INVALID;
+		if (set && lft_grow(n, (mod + 1) * 64))
+			return ST_ATTR_UNSUPP; /* out of memory */
 		if (set)
 			memcpy(n->lft + mod * 64, in, 64);
-		memcpy(d, n->lft + mod * 64, 64);
+		for (uint32_t i = 0; i < 64; i++)
+			d[i] = fsd_lft_egress(n, mod * 64 + i);
 		return 0;
 	case ATTR_MFT: {
 		uint32_t pos = mod >> 28, block = mod & 0x1ff;
 
-		if (n->type != FSD_SWITCH || !n->mft)
+		if (n->type != FSD_SWITCH)
 			return ST_ATTR_UNSUPP;
 		if (block >= FSD_MFT_CAP / 32 || pos > 15)
 			return ST_INVALID;
+		if (set && !n->mft && !(n->mft = calloc(FSD_MFT_CAP, sizeof(*n->mft))))
+			return ST_ATTR_UNSUPP; /* out of memory */
 		for (int i = 0; i < 32; i++) {
-			uint16_t *m = &n->mft[block * 32 + i][pos];
+			uint16_t m = n->mft ? n->mft[block * 32 + i][pos] : 0;
 
 			if (set)
-				*m = (uint16_t)(in[2 * i] << 8 | in[2 * i + 1]);
-			d[2 * i] = (uint8_t)(*m >> 8);
-			d[2 * i + 1] = (uint8_t)*m;
+				n->mft[block * 32 + i][pos] = m =
+				    (uint16_t)(in[2 * i] << 8 | in[2 * i + 1]);
+			d[2 * i] = (uint8_t)(m >> 8);
+			d[2 * i + 1] = (uint8_t)m;
 		}
 		return 0;
 	}

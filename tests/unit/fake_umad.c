@@ -12,6 +12,8 @@
 #include "sa/sa_wire.h"
 #include "fake_umad.h"
 
+unsigned fake_max_mads = 4096;
+
 static int f_list(void *ctx, char names[][MAD_CA_NAME_MAX], int max)
 {
 	(void)ctx;

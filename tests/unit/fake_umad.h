@@ -15,7 +15,11 @@
 #include "mad/umad_ops.h"
 #include "sa/client.h"
 
-#define FAKE_MAX_MADS 4096
+/* MADs a queue holds and `sent` records: 4096 unless a program sets
+ * fake_max_mads lower before the first fake_*_init (fuzz_madcmd keeps its
+ * fabric for the whole run, and LeakSanitizer scans every byte of it). */
+extern unsigned fake_max_mads;
+#define FAKE_MAX_MADS fake_max_mads
 #define FAKE_MAD_CAP 512
 
 struct fake_mad {
