@@ -142,8 +142,9 @@ fs madcmd h2 stop >/dev/null
 # down stops the namespaces' holders
 holders=$(cat "$FABSIM_DIR"/net/*.pid)
 fs down || fail "fabsim down"
+# (killed by down, each gone once it handled the signal)
 for p in $holders; do
-	kill -0 "$p" 2>/dev/null && fail "holder $p still runs after down"
+	wait_for "! kill -0 $p" 30 || fail "holder $p still runs 30 s after down"
 done
 [ ! -d "$FABSIM_DIR/net" ] || fail "$FABSIM_DIR/net left after down"
 echo PASS
