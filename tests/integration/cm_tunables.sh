@@ -24,7 +24,7 @@ req() {
 	on_bg h1 "$MADCM" run rping -s -a $H1 -C 2 >"$out/$name.s" 2>&1
 	sp=$!
 	bg_pids="$bg_pids $sp"
-	sleep 0.3
+	wait_listen $sp
 	env "$@" timeout 60 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$MADCM" run rping -c -a $H1 -C 2 \
 		>"$out/$name.c" 2>&1 || { cat "$out/$name.c" >&2; fail "$name: rping"; }
 	wait $sp || { cat "$out/$name.s" >&2; fail "$name: rping server"; }

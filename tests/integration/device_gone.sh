@@ -19,10 +19,10 @@ p1=$!
 on_bg h2 "$MADCM" run rping -s -a 198.18.0.2 -v >"$out/inproc.log" 2>&1
 p2=$!
 bg_pids="$bg_pids $p1 $p2"
-# Both listening: the daemon's shows in madcm stat; the other had as long.
+# Both listening: the daemon's shows in madcm stat, the other's in madcm ids.
 wait_for "'$FABSIM' --dir '$FABSIM_DIR' run h1 '$MADCM' stat --daemon | grep -qi listen" 20 ||
 	fail "rping through madcmd never listened"
-sleep 1
+wait_listen $p2 7174 60 src-addr 198.18.0.2
 dpid=$(cat "$FABSIM_DIR/h1/madcmd.pid")
 kill -9 "$(cat "$FABSIM_DIR/fabsimd.pid")" || fail "kill fabsimd"
 for p in $p1 $p2; do

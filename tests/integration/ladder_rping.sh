@@ -26,7 +26,7 @@ rping_captured() {
 		>"$out/$name.s" 2>&1 &
 	sp=$!
 	bg_pids="$bg_pids $sp"
-	sleep 0.3
+	wait_listen $sp
 	timeout 60 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$MADCM" run rping -c -a $H1 -C 2 \
 		>"$out/$name.c" 2>&1 || { tail -20 "$out/$name.c" >&2; fail "$name: rping client"; }
 	# The server exits once its disconnect is done; bounded in case it hangs.

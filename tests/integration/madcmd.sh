@@ -33,9 +33,10 @@ mkdir -p "$out"
 run() { h=$1; shift; "$FABSIM" --dir "$FABSIM_DIR" run "$h" -- "$@"; }
 run_bg() { h=$1; shift; "$FABSIM" --dir "$FABSIM_DIR" run "$h" -- "$@" & }
 ids_left() { run "$1" "$MADCM" stat --daemon | awk '/^# / { print $2 }'; }
-# wait_listen HOST PORT [PS]: until HOST's madcmd holds a listener for PORT
-# in port space PS (hex; 0106 TCP, 0111 UDP), the event a client needs.
-wait_listen() {
+# wait_madcmd_listen HOST PORT [PS]: until HOST's madcmd holds a listener
+# for PORT in port space PS (hex; 0106 TCP, 0111 UDP), the event a client
+# needs (not sim_common.sh's wait_listen: the daemon's own view).
+wait_madcmd_listen() {
 	sid=$(printf '0x00000000%s%04x' "${3:-0106}" "$2")
 	wait_for "'$FABSIM' --dir '$FABSIM_DIR' run $1 -- '$MADCM' stat --daemon | grep -q 'LISTEN.*sid $sid'" 30 ||
 		fail "no listener for port $2 on $1 (sid $sid)"
@@ -64,8 +65,8 @@ bg_pids="$bg_pids $s1"
 run_bg h1 "$MADCM" run rping -s -a $H1 -p 7175 -V -C 200 >"$out/rping2.s" 2>&1
 s2=$!
 bg_pids="$bg_pids $s2"
-wait_listen h1 7174
-wait_listen h1 7175
+wait_madcmd_listen h1 7174
+wait_madcmd_listen h1 7175
 run_bg h1 "$MADCM" run rping -c -a $H1 -V -v -C 1000 >"$out/rping1.c" 2>"$out/rping1.c.err"
 c1=$!
 bg_pids="$bg_pids $c1"
@@ -85,8 +86,8 @@ u1=$!
 run_bg h1 "$MADCM" run ucmatose -p 7472 -c 20 >"$out/uc2.s" 2>&1
 u2=$!
 bg_pids="$bg_pids $u1 $u2"
-wait_listen h1 7471
-wait_listen h1 7472
+wait_madcmd_listen h1 7471
+wait_madcmd_listen h1 7472
 run_bg h2 "$MADCM" run ucmatose -s $H1 -p 7471 -c 20 >"$out/uc1.c" 2>&1
 k1=$!
 run h3 "$MADCM" run ucmatose -s $H1 -p 7472 -c 20 >"$out/uc2.c" 2>&1 || { cat "$out/uc2.c" >&2; fail "ucmatose h3"; }
@@ -138,7 +139,7 @@ echo "ok: kill -9 of a client with 100 connections: DISCONNECTED at the peer, ta
 run_bg h1 "$MADCM" run rping -s -a $H1 -p 7710 -V -C 1000000 >"$out/ks.s" 2>&1
 ks=$!
 bg_pids="$bg_pids $ks"
-wait_listen h1 7710
+wait_madcmd_listen h1 7710
 run_bg h2 "$MADCM" run rping -c -a $H1 -p 7710 -V -v -C 1000000 >"$out/ks.c" 2>&1
 kc=$!
 bg_pids="$bg_pids $kc"
@@ -183,7 +184,7 @@ else
 		"$NB_MADCM" run rping -s -a $H1 -p 7720 -V -C 20 >"$out/nb.s" 2>&1 &
 	nbs=$!
 	bg_pids="$bg_pids $nbs"
-	wait_listen h1 7720
+	wait_madcmd_listen h1 7720
 	nobody h2 "$NB_MADCM" run rping -c -a $H1 -p 7720 -V -C 20 >"$out/nb.c" 2>&1 ||
 		{ cat "$out/nb.c" "$out/nb.s" >&2; fail "rping as uid nobody through madcmd"; }
 	wait $nbs || fail "rping server as uid nobody"
@@ -196,7 +197,7 @@ fi
 run_bg h1 "$MADCM" run udaddy -b $H1 -c 4 >"$out/ud.s" 2>&1
 uds=$!
 bg_pids="$bg_pids $uds"
-wait_listen h1 7174 0111
+wait_madcmd_listen h1 7174 0111
 run h2 "$MADCM" run udaddy -s $H1 -c 4 >"$out/ud.c" 2>&1 || { cat "$out/ud.c" "$out/ud.s" >&2; fail "udaddy through madcmd"; }
 wait $uds || { cat "$out/ud.s" >&2; fail "udaddy server through madcmd"; }
 for i in 1 2; do
@@ -217,7 +218,7 @@ echo "ok: udaddy, and two mckey receivers of one group on one host, through madc
 run_bg h1 "$MADCM" run rping -s -a $H1 -p 7800 -V -C 1000000 >"$out/load.s" 2>&1
 ls_=$!
 bg_pids="$bg_pids $ls_"
-wait_listen h1 7800
+wait_madcmd_listen h1 7800
 run_bg h2 "$MADCM" run rping -c -a $H1 -p 7800 -V -C 1000000 >"$out/load.c" 2>&1
 lc=$!
 bg_pids="$bg_pids $lc"
@@ -236,7 +237,7 @@ fs madcmd h2 start || fail "madcmd restart on h2"
 run_bg h1 "$MADCM" run rping -s -a $H1 -p 7801 -V -C 10 >"$out/after.s" 2>&1
 as=$!
 bg_pids="$bg_pids $as"
-wait_listen h1 7801
+wait_madcmd_listen h1 7801
 run h2 "$MADCM" run rping -c -a $H1 -p 7801 -V -C 10 >"$out/after.c" 2>&1 || { cat "$out/after.c" >&2; fail "rping through a restarted madcmd"; }
 wait $as || fail "rping server after the restart"
 echo "ok: kill -9 of madcmd under load: DEVICE_REMOVAL, exit; a new madcmd serves"

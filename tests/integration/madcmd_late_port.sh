@@ -22,7 +22,8 @@ log=$FABSIM_DIR/h1/madcmd.log
 on_bg h1 "$MADCM" run rping -s -a $H1 -C 1 >"$FABSIM_DIR/held.out" 2>&1
 held=$!
 bg_pids="$bg_pids $held"
-sleep 1
+# Its listener published: its CM (and the port's CM agent) is open.
+wait_listen $held
 kill -0 $held 2>/dev/null || { cat "$FABSIM_DIR/held.out" >&2; fail "in-process rping server"; }
 
 fs madcmd h1 start >/dev/null || fail "madcmd start"
@@ -48,7 +49,7 @@ echo "ok: served once the program exited"
 on_bg h1 "$MADCM" run rping -s -a $H1 -V -C 10 >"$FABSIM_DIR/rping.s" 2>&1
 s=$!
 bg_pids="$bg_pids $s"
-sleep 0.5
+wait_listen $s
 on h2 "$MADCM" run rping -c -a $H1 -V -v -C 10 >"$FABSIM_DIR/rping.c" 2>&1 ||
 	{ cat "$FABSIM_DIR/rping.c" "$FABSIM_DIR/rping.s" "$log" >&2; fail "rping to h1 through madcmd"; }
 wait $s || { cat "$FABSIM_DIR/rping.s" >&2; fail "rping server through madcmd"; }

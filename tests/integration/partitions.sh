@@ -58,7 +58,7 @@ ok() {
 	on_bg "$sh" "$MADCM" run rping -s -a "$addr" -V -C 3 >"$out/$name.s" 2>&1
 	sp=$!
 	bg_pids="$bg_pids $sp"
-	sleep 0.3
+	wait_listen $sp
 	if ! timeout 60 "$FABSIM" --dir "$FABSIM_DIR" run "$ch" -- "$MADCM" run \
 		rping -c -a "$addr" -V -v -C 3 >"$out/$name.c" 2>&1; then
 		cat "$out/$name.c" "$out/$name.s" >&2
@@ -94,7 +94,7 @@ d0=$(drops)
 on_bg h1 "$PINGPONG" server 1 >"$out/pp.s" 2>&1
 sp=$!
 bg_pids="$bg_pids $sp"
-sleep 0.3
+wait_for "! kill -0 $sp || grep -q 'server lid' '$out/pp.s'" 60 || fail "the MAD server did not start"
 PINGPONG_PKEY_INDEX=1 timeout 30 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- \
 	"$PINGPONG" client "$(lid_of h1)" 1 >"$out/pp.c" 2>&1 ||
 	{ cat "$out/pp.c" "$out/pp.s" >&2; fail "limited to full: MAD not answered"; }

@@ -75,7 +75,7 @@ udaddy_pair() { # NAME ARGS...
 	shift
 	bg "$name.s" h1 udaddy "$@"
 	sp=$last
-	sleep 0.3
+	wait_listen $sp
 	fg "$name.c" h2 udaddy -s 198.18.0.1 "$@"
 	waitok "$name.s" $sp
 	grep -q "data transfers complete" "$out/$name.c" || fail "$name: client incomplete"

@@ -13,11 +13,8 @@ pair() {
 	bg_pids="$bg_pids $sp"
 	(sleep "$t"; kill -9 $sp 2>/dev/null) >/dev/null 2>&1 &
 	wd=$!
-	# The client starts once the server listens, however slow the machine
-	# (a REQ before that is rejected: no listener); its id table says so
-	# (`madcm ids`, MADCM_IDS_DIR from sim_common.sh).
-	wait_for "! kill -0 $sp || '$MADCM' ids | grep -q 'state LISTEN '" 60 ||
-		fail "$name: the server did not listen within 60 s"
+	# The client starts once the server listens (its id table says so).
+	wait_listen $sp
 	# shellcheck disable=SC2086
 	# stderr apart: rping writes to both, and the two interleave mid-line.
 	timeout "$t" "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$MADCM" run $c \

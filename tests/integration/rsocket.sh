@@ -34,7 +34,7 @@ pair() {
 		>"$out/$name.s" 2>&1 &
 	sp=$!
 	bg_pids="$bg_pids $sp"
-	sleep 0.3
+	wait_listen $sp
 	# shellcheck disable=SC2086
 	timeout "$t" "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$MADCM" run $prog -s $H1 $c \
 		>"$out/$name.c" 2>&1
@@ -108,7 +108,7 @@ fi
 	>"$out/kill.s" 2>&1 &
 sp=$!
 bg_pids="$bg_pids $sp"
-sleep 0.3
+wait_listen $sp
 timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$MADCM" run rstream -s $H1 -C 100000000 \
 	-S 65536 -k 1 >"$out/kill.c" 2>&1 &
 cp=$!
@@ -126,7 +126,7 @@ KA=$top_builddir/tests/integration/rsocket_keepalive
 "$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$KA" -s $H1 7480 >"$out/ka.s" 2>&1 &
 sp=$!
 bg_pids="$bg_pids $sp"
-sleep 0.3
+wait_listen $sp 7480
 timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$KA" -c $H1 7480 1 >"$out/ka.c" 2>&1 &
 cp=$!
 bg_pids="$bg_pids $cp"

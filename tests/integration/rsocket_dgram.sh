@@ -56,7 +56,10 @@ server() {
 		>"$out/$1.s" 2>&1 &
 	sp=$!
 	bg_pids="$bg_pids $sp"
-	sleep 0.3
+	# Its UDP socket (datagram rsockets resolve over one) bound on
+	# udpong's port 7174 in h1's namespace; the client retries a refusal.
+	wait_for "! kill -0 $sp || '$FABSIM' --dir '$FABSIM_DIR' run h1 -- ss -Hlun 'sport = :7174' | grep -q ." 60 ||
+		fail "$1: udpong's server did not bind port 7174 within 60 s"
 }
 
 # client NAME "ARGS" [once]: udpong's client on h2; sets crc.  Until the

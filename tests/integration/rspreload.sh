@@ -26,7 +26,7 @@ passed=0
 "$MADCM" run --rsocket -- "$NC" -l 127.0.0.1 5100 </dev/null >"$out/tcp.s" 2>&1 &
 sp=$!
 bg_pids="$bg_pids $sp"
-wait_for "ss -Hltn 'sport = :5100' | grep -q ." 10 || sleep 1
+if $have_ss; then wait_tcp_listen $sp 5100; else sleep 1; fi
 timeout 60 "$MADCM" run --rsocket -- "$NC" -N 127.0.0.1 5100 <"$out/data" >/dev/null 2>&1 ||
 	fail "fallback to TCP: client"
 wait $sp || fail "fallback to TCP: server"
@@ -52,7 +52,7 @@ xfer() {
 		"$NC" $3 -l -p "$port" <"$5" >"$out/$name.s" 2>"$out/$name.se" &
 	sp=$!
 	bg_pids="$bg_pids $sp"
-	sleep 0.5
+	wait_listen $sp "$port"
 	tcp=ok
 	no_tcp_listener "$port" || tcp="a kernel listener on port $port"
 	# shellcheck disable=SC2086

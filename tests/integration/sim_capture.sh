@@ -10,9 +10,10 @@ fs capture h2 "$cap" >/dev/null || fail "capture start"
 l2=$(lid_of h2) l3=$(lid_of h3)
 on h2 saquery -p --slid "$l2" --dlid "$l3" >/dev/null || fail "saquery -p"
 on h2 saquery -p >/dev/null || fail "saquery -p (all)"
-on_bg h3 "$PINGPONG" server 5 >/dev/null 2>&1
-bg_pids="$bg_pids $!"
-sleep 0.3
+on_bg h3 "$PINGPONG" server 5 >"$FABSIM_DIR/pp.s" 2>&1
+sp=$!
+bg_pids="$bg_pids $sp"
+wait_for "! kill -0 $sp || grep -q 'server lid' '$FABSIM_DIR/pp.s'" 60 || fail "the MAD server did not start"
 on h2 "$PINGPONG" client "$l3" 5 >/dev/null || fail "ping-pong"
 fs capture h2 off >/dev/null
 out=$(tshark -r "$cap" -V 2>&1) || fail "tshark failed: $out"

@@ -44,6 +44,46 @@ wait_for() {
 		sleep 0.2
 	done
 }
+# wait_id PID SECONDS FILTER...: until an id that matches the `madcm ids`
+# filters (madcm-ids(1)) shows in this test's id tables; at once if PID
+# (the program expected to make it) has exited: its exit status then tells.
+wait_id() {
+	_wp=$1 _ws=$2 _wi=0
+	shift 2
+	until ! kill -0 "$_wp" 2>/dev/null ||
+		"$top_builddir/tools/madcm" ids "$@" 2>/dev/null | grep -q .; do
+		_wi=$((_wi + 1))
+		[ $_wi -le $((_ws * 5)) ] || return 1
+		sleep 0.2
+	done
+}
+# wait_listen PID [PORT [SECONDS [KEY VALUE]...]]: until a listener (on
+# PORT, "" for any; and matching the further filters) shows in `madcm ids`,
+# so a client started next finds it (a REQ before is rejected: no
+# listener), however loaded the machine.  Fails the test after SECONDS
+# (60).  rdma_cm programs and rsockets publish their listeners there.
+wait_listen() {
+	_lp=$1 _lport=${2:-} _ls=${3:-60}
+	shift $(($# < 3 ? $# : 3))
+	[ -z "$_lport" ] || set -- src-port "$_lport" "$@"
+	wait_id "$_lp" "$_ls" state LISTEN "$@" ||
+		fail "no listener${_lport:+ on port $_lport} within $_ls s (pid $_lp)"
+}
+# wait_tcp_listen PID PORT [HOST [SECONDS]]: until a kernel TCP socket
+# listens on PORT, in HOST's network namespace (fabsim up --ip) if HOST is
+# given; at once if PID has exited; fails the test after SECONDS (60).
+wait_tcp_listen() {
+	_tp=$1 _tport=$2 _th=${3:-} _ts=${4:-60} _ti=0
+	until ! kill -0 "$_tp" 2>/dev/null || if [ -n "$_th" ]; then
+		on "$_th" ss -Hltn "sport = :$_tport"
+	else
+		ss -Hltn "sport = :$_tport"
+	fi 2>/dev/null | grep -q .; do
+		_ti=$((_ti + 1))
+		[ $_ti -le $((_ts * 5)) ] || fail "no TCP listener on port $_tport within $_ts s (pid $_tp)"
+		sleep 0.2
+	done
+}
 # share_build DIR PROGRAM...: copies, in DIR, of what a test runs as
 # another user (uid nobody): the build tree's libraries (libmadcm,
 # librdmacm.so.1, librspreload.so, libfabsim.so) and each PROGRAM (a path

@@ -62,7 +62,9 @@ pair() {
 	on_bg h1 $s >"$out/$name.s" 2>&1
 	sp=$!
 	bg_pids="$bg_pids $sp"
-	sleep 0.5
+	# its TCP port: the word after -p (perftest) or -lp (qperf)
+	lport=$(echo "$s" | awk '{ for (i = 1; i < NF; i++) if ($i == "-p" || $i == "-lp") print $(i + 1) }')
+	wait_tcp_listen $sp "$lport" h1
 	timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$@" >"$out/$name.c" 2>&1
 	crc=$?
 	if [ "$name" = qperf ]; then kill $sp 2>/dev/null; fi # the server never exits
@@ -83,7 +85,7 @@ pair() {
 on_bg h1 ibv_rc_pingpong -p $port -n 100 >"$out/lo.s" 2>&1
 sp=$!
 bg_pids="$bg_pids $sp"
-sleep 0.5
+wait_tcp_listen $sp $port h1
 timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run h1 -- ibv_rc_pingpong -p $port -n 100 127.0.0.1 \
 	>"$out/lo.c" 2>&1 || { cat "$out/lo.c"; fail "ibv_rc_pingpong on h1's loopback"; }
 wait $sp || { cat "$out/lo.s"; fail "ibv_rc_pingpong server on h1"; }
@@ -113,7 +115,7 @@ qperf_cm() {
 	"$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$MADCM" run qperf -lp $qp >"$out/qperf_cm.$mode.s" 2>&1 &
 	sp=$!
 	bg_pids="$bg_pids $sp"
-	sleep 0.5
+	wait_tcp_listen $sp $qp h1
 	for t in rc_lat rc_lat rc_lat rc_lat rc_lat rc_lat rc_lat rc_lat rc_lat rc_lat rc_bw rc_bw rc_bw; do
 		n=$((n + 1))
 		if ! timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$MADCM" run \
@@ -140,8 +142,9 @@ fs madcmd h2 stop >/dev/null
 # down stops the namespaces' holders
 holders=$(cat "$FABSIM_DIR"/net/*.pid)
 fs down || fail "fabsim down"
+# (killed by down, each gone once it handled the signal)
 for p in $holders; do
-	kill -0 "$p" 2>/dev/null && fail "holder $p still runs after down"
+	wait_for "! kill -0 $p" 30 || fail "holder $p still runs 30 s after down"
 done
 [ ! -d "$FABSIM_DIR/net" ] || fail "$FABSIM_DIR/net left after down"
 echo PASS

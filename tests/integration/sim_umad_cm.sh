@@ -42,10 +42,10 @@ wait $holder 2>/dev/null
 on h2 "$PINGPONG" reg 0x07 || fail "stale agent after the holder was killed"
 
 # a client killed in the middle of traffic leaves nothing behind
-on_bg h3 "$PINGPONG" server 1000000 >/dev/null 2>&1
+on_bg h3 "$PINGPONG" server 1000000 >"$FABSIM_DIR/busy.s" 2>&1
 srv=$!
 bg_pids="$bg_pids $srv"
-sleep 0.5
+wait_for "! kill -0 $srv || grep -q 'server lid' '$FABSIM_DIR/busy.s'" 60 || fail "the busy MAD server did not start"
 on_bg h1 "$PINGPONG" client "$(lid_of h3)" 100000 >/dev/null 2>&1
 cli=$!
 bg_pids="$bg_pids $cli"

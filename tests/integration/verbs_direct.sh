@@ -62,9 +62,12 @@ echo "fault rule: daemon routed $((p3 - p2)) packets"
 fabsim fault clear >/dev/null
 
 stream_start
-sleep 0.3
-g4=$(stat grants)
-[ "$g4" -gt "$g1" ] || fail "the stream did not go direct"
+i=0
+until [ "$(stat grants)" -gt "$g1" ]; do
+	i=$((i + 1))
+	[ $i -le 300 ] || fail "the stream did not go direct"
+	sleep 0.2
+done
 fabsim fault add link h1:1 drop >/dev/null || fail "fault add"
 wait "$cpid"
 crc=$?
@@ -159,7 +162,7 @@ else
 		>"$vt_dir/long.srv" 2>&1 &
 	spid=$!
 	vt_pids="$vt_pids $spid"
-	sleep 0.5
+	tcp_listen $spid "$port"
 	FABSIM_VERBS_STATS=1 "$FABSIM" --dir "$long" run h2 -- ibv_rc_pingpong -p "$port" -n 200 \
 		127.0.0.1 >"$vt_dir/long.cli" 2>&1 || { cat "$vt_dir/long.cli"; fail "ping-pong in $long"; }
 	wait $spid || { cat "$vt_dir/long.srv"; fail "ping-pong server in $long"; }
