@@ -122,6 +122,7 @@ static int server(int port, int n)
 			make_qp(ev->id);
 			if (rdma_accept(ev->id, &cp)) {
 				perror("rdma_accept");
+				rdma_ack_cm_event(ev); /* what it holds goes back before exit */
 				return 2;
 			}
 			break;
@@ -147,6 +148,7 @@ static int server(int port, int n)
 		}
 		default:
 			fprintf(stderr, "server: %s\n", rdma_event_str(ev->event));
+			rdma_ack_cm_event(ev);
 			return 2;
 		}
 		rdma_ack_cm_event(ev);
