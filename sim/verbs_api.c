@@ -970,7 +970,9 @@ static struct ibv_cq *local_event(struct vchannel *vch)
  * interrupted?  Only with SA_RESTART; ppoll never restarts, and which
  * signal it was is not told, so: yes unless a handler of a signal this
  * thread does not block lacks SA_RESTART (qperf's SIGALRM, which ends its
- * test by failing the wait; perftest's signal() handlers restart).
+ * test by failing the wait; perftest's signal() handlers restart).  The
+ * fault signals are left out: raised by the faulting thread itself, they
+ * never interrupt a wait, and sanitizers catch them without SA_RESTART.
  */
 static bool eintr_restarts(void)
 {
@@ -981,8 +983,9 @@ static bool eintr_restarts(void)
 	for (int sig = 1; sig < NSIG; sig++) {
 		struct sigaction sa;
 
-		if (sig == SIGKILL || sig == SIGSTOP || sigismember(&blocked, sig) == 1 ||
-		    sigaction(sig, NULL, &sa))
+		if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS ||
+		    sig == SIGFPE || sig == SIGILL || sig == SIGTRAP || sig == SIGSYS ||
+		    sigismember(&blocked, sig) == 1 || sigaction(sig, NULL, &sa))
 			continue;
 		if (!(sa.sa_flags & SA_SIGINFO) &&
 		    (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN))
