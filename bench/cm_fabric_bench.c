@@ -215,6 +215,13 @@ static void dev_open(struct dev *d)
 		bench_die("pd/cq", errno);
 }
 
+static void dev_close(struct dev *d)
+{
+	ibv_destroy_cq(d->cq);
+	ibv_dealloc_pd(d->pd);
+	ibv_close_device(d->ctx);
+}
+
 static struct ibv_qp *qp_new(struct dev *d)
 {
 	struct ibv_qp_init_attr ia = {0};
@@ -452,6 +459,11 @@ static int server(void)
 	}
 	pthread_join(th, NULL);
 	cm_runtime_close(rt);
+	for (uint32_t i = 0; i < 1u << 17; i++)
+		if (qps[i])
+			ibv_destroy_qp(qps[i]);
+	free(qps);
+	dev_close(&d);
 	return 0;
 }
 
@@ -885,6 +897,7 @@ static int client(void)
 	bench_pinger_close(&pg);
 	for (unsigned i = 0; i < r.nq; i++)
 		ibv_destroy_qp(r.qp[i]);
+	dev_close(&d);
 	free(r.qp);
 	free(r.ids);
 	free(r.lat);

@@ -137,7 +137,8 @@ enum {
 	OPT_LIST
 };
 
-int cmd_torture(int argc, char **argv)
+/* `only`: room for the --case names (argc of them), freed by the caller on every return. */
+static int torture_run(int argc, char **argv, char **only)
 {
 	static const struct option longopts[] = {
 	    SA_CLI_LONG_OPTS,
@@ -156,15 +157,12 @@ int cmd_torture(int argc, char **argv)
 	struct sa_cli_opts o;
 	struct sa_cli_addr dst;
 	struct tt_result *res;
-	char **only = calloc((size_t)argc, sizeof(char *));
 	unsigned count[TT_SKIPPED + 1] = {0};
 	bool list = false, dead = false;
 	int nonly = 0, opt, rc;
 	uint64_t v;
 	char gid[64];
 
-	if (!only)
-		return 1;
 	sa_cli_opts_init(&o);
 	memset(&tt, 0, sizeof(tt));
 	tt.service_id = TT_DEFAULT_SID;
@@ -312,7 +310,18 @@ int cmd_torture(int argc, char **argv)
 		printf("\n");
 	}
 	free(res);
-	free(only);
 	tt_close(&tt);
 	return count[TT_DEVIATED] || count[TT_SILENT] || count[TT_DIED] ? 1 : 0;
+}
+
+int cmd_torture(int argc, char **argv)
+{
+	char **only = calloc((size_t)argc, sizeof(char *));
+	int rc;
+
+	if (!only)
+		return 1;
+	rc = torture_run(argc, argv, only);
+	free(only);
+	return rc;
 }
