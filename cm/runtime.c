@@ -767,15 +767,17 @@ static bool waitset_slot_take(void)
 static int waitset_fd(struct cm_runtime *rt, struct cm_rt_waitset *ws, int fd)
 {
 	struct requeue_args rq = {rt, 0};
+	/* Read once: the loop thread sets it to -1 when the transport goes (rt_unwatch_tfd). */
+	int tfd = __atomic_load_n(&rt->tfd, __ATOMIC_ACQUIRE);
 	int epfd = -1;
 
 	if (__atomic_load_n(&ws->serial, __ATOMIC_ACQUIRE) == rt->serial &&
 	    __atomic_load_n(&ws->fd, __ATOMIC_RELAXED) == fd &&
-	    __atomic_load_n(&ws->tfd, __ATOMIC_RELAXED) == rt->tfd)
+	    __atomic_load_n(&ws->tfd, __ATOMIC_RELAXED) == tfd)
 		return ws->epfd;
 	pthread_mutex_lock(&ws->lock);
 	__atomic_store_n(&ws->serial, 0, __ATOMIC_RELEASE);
-	if (ws->refused || rt->tfd < 0)
+	if (ws->refused || tfd < 0)
 		goto out;
 	/* A set holding a transport fd has its slot; another takes one first. */
 	if (ws->tfd < 0 && !waitset_slot_take())
@@ -792,18 +794,17 @@ static int waitset_fd(struct cm_runtime *rt, struct cm_rt_waitset *ws, int fd)
 	}
 	if (ws->fd != fd)
 		goto drop;
-	if (ws->tfd_serial != rt->serial || ws->tfd != rt->tfd) {
+	if (ws->tfd_serial != rt->serial || ws->tfd != tfd) {
 		/* Gone with its file if that closed; else taken out here. */
 		if (ws->tfd >= 0)
 			epoll_ctl(ws->epfd, EPOLL_CTL_DEL, ws->tfd, NULL);
 		__atomic_store_n(&ws->tfd, -1, __ATOMIC_RELAXED);
-		if (mad_ep_ctl(ws->epfd, EPOLL_CTL_ADD, rt->tfd, EPOLLIN | EPOLLEXCLUSIVE,
-			       WS_TFD)) {
+		if (mad_ep_ctl(ws->epfd, EPOLL_CTL_ADD, tfd, EPOLLIN | EPOLLEXCLUSIVE, WS_TFD)) {
 			/* EINVAL: no EPOLLEXCLUSIVE (before Linux 4.5); EPERM: not pollable */
 			ws->refused = errno != ENOMEM && errno != ENOSPC;
 			goto drop;
 		}
-		__atomic_store_n(&ws->tfd, rt->tfd, __ATOMIC_RELAXED);
+		__atomic_store_n(&ws->tfd, tfd, __ATOMIC_RELAXED);
 		ws->tfd_serial = rt->serial;
 	}
 	/* Each new set goes before the loop thread in tfd's queue. */
