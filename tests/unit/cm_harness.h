@@ -102,7 +102,7 @@ const struct cm_event *cmh_event(struct cmh *h, int i, enum cm_event_type type);
 int cmh_count(struct cmh *h, int i, enum cm_event_type type);
 /* Number of `attr` MADs sent by node `from` (dropped ones included). */
 int cmh_sent(struct cmh *h, int from, uint16_t attr);
-/* Last logged MAD with that attribute from `from`, or NULL. */
+/* The last MAD `from` sent of `attr`; none fails the test. */
 const uint8_t *cmh_last_mad(struct cmh *h, int from, uint16_t attr);
 enum cm_state cmh_state(struct cmh *h, int i, uint32_t id);
 /* Inject a raw MAD into node i as if sent by the other node. */
