@@ -89,7 +89,7 @@ test)
 	tally build-asan
 	if command -v clang >/dev/null; then
 		echo "== fuzz targets (libFuzzer)"
-		(cd build && make fuzz-run FUZZ_RUNS="${FUZZ_RUNS:-200000}")
+		(cd build && make -j"$jobs" fuzz-run FUZZ_RUNS="${FUZZ_RUNS:-200000}")
 	fi
 	echo "== make distcheck (the tarball; its tests: unit, fuzz, one integration test per area)"
 	(cd build && make -j"$jobs" distcheck-quick DISTCHECK_CONFIGURE_FLAGS='--enable-werror --enable-quick-check') ||
