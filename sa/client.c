@@ -482,7 +482,23 @@ static void client_unref(struct sa_client *c)
 	free(c);
 }
 
-/* Post a command of `c` (its run drops the reference, client_ran). */
+/*
+ * A posted query's turn on the loop: started, or ended -ECANCELED through
+ * its done() when its client closed meanwhile.  Drops the command's
+ * reference (client_post).
+ */
+static void query_run_posted(struct sa_query *q)
+{
+	struct sa_client *c = q->c;
+
+	if (c->closed)
+		q->done(q, -ECANCELED, 0, NULL, 0, 0);
+	else
+		query_start(q);
+	client_unref(c);
+}
+
+/* Post a command of `c` (its run drops the reference: query_run_posted, async_run). */
 static int client_post(struct sa_client *c, struct mad_loop_cmd *cmd)
 {
 	int rc;
@@ -1006,17 +1022,8 @@ static void service_async_done(struct sa_query *q, int status, uint16_t mad_stat
 
 static void service_async_run(struct mad_loop *l, struct mad_loop_cmd *cmd)
 {
-	struct service_cmd *a = (struct service_cmd *)cmd;
-	struct sa_client *c = a->q.c;
-
 	(void)l;
-	if (c->closed) {
-		a->cb(a->arg, -ECANCELED);
-		free(a);
-	} else {
-		query_start(&a->q);
-	}
-	client_unref(c);
+	query_run_posted(&((struct service_cmd *)cmd)->q);
 }
 
 static int service_async(struct sa_client *c, uint8_t method, const struct sa_service *sr,
@@ -1276,17 +1283,8 @@ static void sub_done(struct sa_query *q, int status, uint16_t mad_status, const 
 
 static void sub_run(struct mad_loop *l, struct mad_loop_cmd *cmd)
 {
-	struct sub_cmd *a = (struct sub_cmd *)cmd;
-	struct sa_client *c = a->q.c;
-
 	(void)l;
-	if (c->closed) {
-		a->cb(a->arg, -ECANCELED);
-		free(a);
-	} else {
-		query_start(&a->q);
-	}
-	client_unref(c);
+	query_run_posted(&((struct sub_cmd *)cmd)->q);
 }
 
 int sa_notice_subscribe_async(struct sa_client *c, uint16_t first, uint16_t last, bool on,
