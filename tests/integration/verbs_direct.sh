@@ -162,7 +162,7 @@ else
 		>"$vt_dir/long.srv" 2>&1 &
 	spid=$!
 	vt_pids="$vt_pids $spid"
-	tcp_listen $spid "$port"
+	wait_tcp_listen $spid "$port"
 	FABSIM_VERBS_STATS=1 "$FABSIM" --dir "$long" run h2 -- ibv_rc_pingpong -p "$port" -n 200 \
 		127.0.0.1 >"$vt_dir/long.cli" 2>&1 || { cat "$vt_dir/long.cli"; fail "ping-pong in $long"; }
 	wait $spid || { cat "$vt_dir/long.srv"; fail "ping-pong server in $long"; }

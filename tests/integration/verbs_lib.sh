@@ -68,17 +68,8 @@ fail() {
 	exit 1
 }
 
-# Wait until a kernel TCP socket listens on PORT (the hosts share the
-# machine's network namespace), at once if PID has exited; fail after 60 s.
-# Usage: tcp_listen PID PORT
-tcp_listen() {
-	i=0
-	until ! kill -0 "$1" 2>/dev/null || ss -Hltn "sport = :$2" 2>/dev/null | grep -q .; do
-		i=$((i + 1))
-		[ $i -le 300 ] || fail "no TCP listener on port $2 within 60 s (pid $1)"
-		sleep 0.2
-	done
-}
+# wait_tcp_listen PID PORT (the hosts share the machine's network namespace)
+. "$(dirname "$0")/tcp_wait.sh"
 
 # Server on host A, client on host B, exchanging over TCP on loopback; the
 # client starts once the server listens on the port given with -p.
@@ -89,7 +80,7 @@ pair() {
 	bg_on "$a" "$@" >"$vt_dir/$name.srv" 2>&1
 	spid=$!
 	lport=$(echo "$@" | awk '{ for (i = 1; i < NF; i++) if ($i == "-p") print $(i + 1) }')
-	tcp_listen $spid "$lport"
+	wait_tcp_listen $spid "$lport"
 	timeout 300 "$FABSIM" --dir "$vt_dir/fab" run "$b" -- "$@" 127.0.0.1 >"$vt_dir/$name.cli" 2>&1
 	crc=$?
 	# The server ends within a minute of its client (a lost last ACK ends
