@@ -45,25 +45,26 @@ static struct slot *slot_at(struct umad_tx *tx, unsigned i)
 }
 
 /* Double the ring, unwrapping it; false at the bound or out of memory. */
-static bool grow(struct umad_tx *tx)
+/* Room for more: 0, -ENOBUFS at the limit (a full queue), -ENOMEM. */
+static int grow(struct umad_tx *tx)
 {
 	unsigned ncap = tx->cap * 2;
 	unsigned char *nr;
 
 	if (tx->cap >= tx->p.max_queued)
-		return false;
+		return -ENOBUFS;
 	if (ncap > tx->p.max_queued)
 		ncap = tx->p.max_queued;
 	nr = aligned_alloc(16, (size_t)ncap * tx->stride);
 	if (!nr)
-		return false;
+		return -ENOMEM;
 	for (unsigned i = 0; i < tx->count; i++)
 		memcpy(nr + (size_t)i * tx->stride, slot_at(tx, tx->head + i), tx->stride);
 	free(tx->ring);
 	tx->ring = nr;
 	tx->cap = ncap;
 	tx->head = 0;
-	return true;
+	return 0;
 }
 
 /*
@@ -168,16 +169,18 @@ int umad_tx_queue(struct umad_tx *tx, int agent, const void *umad, int len, unsi
 {
 	struct slot *s;
 	bool wake;
+	int rc;
 
 	if (!tx || !umad || len <= 0)
 		return -EINVAL;
 	if (len > UMAD_TX_MAD_MAX)
 		return -EMSGSIZE;
 	pthread_mutex_lock(&tx->lock);
-	if (tx->count == tx->cap && !grow(tx)) {
-		tx->c.full++;
+	if (tx->count == tx->cap && (rc = grow(tx))) {
+		if (rc == -ENOBUFS)
+			tx->c.full++;
 		pthread_mutex_unlock(&tx->lock);
-		return -ENOBUFS;
+		return rc;
 	}
 	s = slot_at(tx, tx->head + tx->count);
 	s->agent = agent;

@@ -69,7 +69,7 @@ int umad_tx_create(struct umad_tx **out, const struct umad_tx_params *p);
 /*
  * Copy one umad buffer (hdr_size + len bytes: header, then the MAD) to the
  * queue.  0, -EMSGSIZE when len > UMAD_TX_MAD_MAX, -ENOBUFS when the queue
- * is full (counted; the MAD is not sent).
+ * is full (counted; the MAD is not sent), -ENOMEM when it could not grow.
  */
 int umad_tx_queue(struct umad_tx *tx, int agent, const void *umad, int len, unsigned timeout_ms);
 /*

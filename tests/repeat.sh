@@ -10,12 +10,16 @@
 # check-repeat.txt in the build directory; each failed run's log is kept
 # in check-repeat/ROUND-quiet|loaded/, each round's make output in
 # check-repeat/ROUND.out.  Exits 1 when any run failed.
-# Environment (set by the target): MAKE, REPEAT_TESTS (the tests), N, HOGS.
+# Each round runs JOBS tests at once (default: the CPUs, as CI's
+# `make -jN check` does).
+# Environment (set by the target): MAKE, REPEAT_TESTS (the tests), N, HOGS,
+# JOBS.
 set -u
 
 : "${MAKE:=make}"
 : "${N:=10}"
 : "${HOGS:=1}"
+: "${JOBS:=$(nproc 2>/dev/null || echo 1)}"
 tests=${REPEAT_TESTS:?no tests to repeat}
 out=check-repeat
 table=check-repeat.txt
@@ -50,7 +54,7 @@ while [ "$r" -le "$N" ]; do
 	# Each test's .trs goes first, so a test the round did not run (a
 	# build failure) shows as ERROR, not as the previous round's result.
 	for t in $tests; do rm -f "${t%.*}.trs" "${t%.*}.log" "$t.trs" "$t.log"; done
-	$MAKE check TESTS="$tests" >"$out/$r.out" 2>&1
+	$MAKE -j"$JOBS" check TESTS="$tests" >"$out/$r.out" 2>&1
 	stop_hogs
 	for t in $tests; do
 		# automake names the results TEST.trs (.sh kept: no TEST_EXTENSIONS)
@@ -72,14 +76,14 @@ while [ "$r" -le "$N" ]; do
 done
 
 # The table: passes of runs, quiet and loaded; skips apart.
-awk -v n="$N" -v hogs="$HOGS" '
+awk -v n="$N" -v hogs="$HOGS" -v jobs="$JOBS" '
 	!($1 in seen) { seen[$1] = 1; order[++k] = $1 }
 	{ runs[$1, $2]++ }
 	$3 == "PASS" { pass[$1, $2]++ }
 	$3 == "SKIP" { skip[$1]++ }
 	$3 != "PASS" && $3 != "SKIP" { bad++ }
 	END {
-		printf "check-repeat: %d rounds, odd ones quiet, even ones beside %d busy loop(s)\n", n, hogs
+		printf "check-repeat: %d rounds of %d tests at once, odd ones quiet, even ones beside %d busy loop(s)\n", n, jobs, hogs
 		printf "%-45s %8s %8s %6s\n", "test", "quiet", "loaded", "skips"
 		for (i = 1; i <= k; i++) {
 			t = order[i]
