@@ -627,6 +627,9 @@ void madcmd_mad_send(struct madcmd_session *s, const struct madcmd_mad *m)
 		struct sa_service sv;
 
 		sa_service_decode(mad + SA_DATA_OFFSET, &sv);
+		/* The host's cached resolutions this record may change go (service_query.c). */
+		if (method == MAD_METHOD_SET || method == MAD_METHOD_DELETE)
+			madcmd_service_changed(p, &sv);
 		if (method == MAD_METHOD_SET) {
 			service_add(s, mad, &m->addr);
 		} else if (method == MAD_METHOD_DELETE) {

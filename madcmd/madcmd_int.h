@@ -20,6 +20,7 @@
 struct madcmd_session;
 struct madcmd_path_ask;
 struct madcmd_service_ask;
+struct sa_service;
 struct ibv_context;
 
 /* Loop fd set tags: 0 the listener, 1 .. max_sessions sessions, these ports' verbs events. */
@@ -366,6 +367,8 @@ void madcmd_service_query(struct madcmd_session *s, const struct madcmd_service_
 void madcmd_service_session_end(struct madcmd_session *s);
 /* The SA reported `gid` out of service: its cached ServiceRecord answers go. */
 void madcmd_service_gid_gone(struct madcmd_served *p, const uint8_t gid[16]);
+/* A program's Set or Delete of `sv` passes the proxy: cached answers it may change go. */
+void madcmd_service_changed(struct madcmd_served *p, const struct sa_service *sv);
 
 /* port_events.c: the port's verbs async events (params.port_events) */
 void madcmd_port_events_open(struct madcmd_served *p);

@@ -112,6 +112,12 @@ void madcmd_service_session_end(struct madcmd_session *s)
 	}
 }
 
+void madcmd_service_changed(struct madcmd_served *p, const struct sa_service *sv)
+{
+	if (p->rt)
+		sa_client_service_changed(cm_runtime_sa(p->rt), sv);
+}
+
 void madcmd_service_gid_gone(struct madcmd_served *p, const uint8_t gid[16])
 {
 	if (p->rt)

@@ -997,11 +997,15 @@ int sa_mcmember_query(struct sa_client *c, const struct sa_mcmember *m, uint64_t
  * A Set or Delete of `sr` went to the SA (answered or not): cached
  * answers it may change go, and one in flight since is not cached.
  */
-static void service_changed(struct sa_client *c, const struct sa_service *sr)
+unsigned sa_client_service_changed(struct sa_client *c, const struct sa_service *sr)
 {
-	unsigned n = sa_service_cache_drop_record(c->scache, sr);
+	unsigned n;
 
+	if (!c || !sr)
+		return 0;
+	n = sa_service_cache_drop_record(c->scache, sr);
 	__atomic_add_fetch(&c->st.service_dropped, n, __ATOMIC_RELAXED);
+	return n;
 }
 
 static int service_one(struct sa_client *c, uint8_t method, const struct sa_service *sr,
@@ -1018,7 +1022,7 @@ static int service_one(struct sa_client *c, uint8_t method, const struct sa_serv
 		return rc;
 	rc = query_sync(c, &s, method, SA_ATTR_SERVICE_RECORD, comp_mask, rec, sizeof(rec));
 	free(s.recs);
-	service_changed(c, sr);
+	sa_client_service_changed(c, sr);
 	return rc;
 }
 
@@ -1051,7 +1055,7 @@ static void service_async_done(struct sa_query *q, int status, uint16_t mad_stat
 	(void)rec_size;
 	if (status != -ECANCELED) {
 		sa_service_decode(q->rec, &sr);
-		service_changed(q->c, &sr);
+		sa_client_service_changed(q->c, &sr);
 	}
 	a->cb(a->arg, status);
 	free(a);

@@ -231,6 +231,12 @@ int sa_service_query_async(struct sa_client *c, const struct sa_service *s, uint
 /* Drop the cached ServiceRecord answers naming `gid` (trap 65): how many.  Any thread. */
 unsigned sa_client_service_gid_gone(struct sa_client *c, const uint8_t gid[16]);
 /*
+ * A Set or Delete of `s` went to the SA by another way (madcmd's proxy
+ * for a program's own SA client): drop the cached answers it may change,
+ * as this client's own Set and Delete do.  How many.  Any thread.
+ */
+unsigned sa_client_service_changed(struct sa_client *c, const struct sa_service *s);
+/*
  * The Set and Delete without waiting: cb(arg, status) runs once, on the
  * loop, after the SA's answer (or the retries' timeout, or -ECANCELED
  * when the client closes first).  Commands posted by one thread start in
