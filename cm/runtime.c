@@ -1098,6 +1098,93 @@ int cm_runtime_path_query_async(struct cm_runtime *rt, const struct sa_path_quer
 	return rc ? rc : a.rc;
 }
 
+/* A SERVICE_QUERY's wait: the answer copied here by its callback on the loop. */
+struct service_wait {
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	bool done;
+	int rc;
+	struct sa_service *recs;
+	unsigned n;
+};
+
+static void service_answer(void *arg, int status, const struct sa_service *recs, unsigned n)
+{
+	struct service_wait *w = arg;
+	struct sa_service *copy = NULL;
+
+	if (status == 0 && n == 0)
+		status = -ENOENT;
+	if (status == 0) {
+		copy = malloc(sizeof(*copy) * n);
+		if (copy)
+			memcpy(copy, recs, sizeof(*copy) * n);
+		else
+			status = -ENOMEM;
+	}
+	pthread_mutex_lock(&w->m);
+	w->rc = status;
+	w->recs = copy;
+	w->n = copy ? n : 0;
+	w->done = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->m);
+}
+
+struct service_args {
+	struct cm_runtime *rt;
+	const struct sa_service *s;
+	uint64_t comp_mask;
+	struct service_wait *w;
+	int rc;
+};
+
+static void service_on_loop(void *arg)
+{
+	struct service_args *a = arg;
+
+	a->rc = a->rt->ops->service_query(a->rt, a->s, a->comp_mask, service_answer, a->w);
+}
+
+int cm_runtime_service_query(struct cm_runtime *rt, const struct sa_service *s, uint64_t comp_mask,
+			     struct sa_service **out, unsigned *n)
+{
+	struct service_wait w = {.m = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+	struct service_args a = {rt, s, comp_mask, &w, 0};
+	int rc;
+
+	mad_assert_no_lib_lock();
+	if (!rt || !s || !out || !n)
+		return -EINVAL;
+	*out = NULL;
+	*n = 0;
+	if (!rt->ops->service_query)
+		return rt->sa ? sa_service_query(rt->sa, s, comp_mask, out, n) : -ENOTSUP;
+	rc = mad_loop_call_here(rt->loop, service_on_loop, &a);
+	if (!rc)
+		rc = a.rc;
+	if (rc)
+		return rc;
+	/* The callback comes once: the daemon's answer, its loss, or the runtime's close. */
+	pthread_mutex_lock(&w.m);
+	while (!w.done) {
+		if (mad_loop_started(rt->loop)) {
+			pthread_cond_wait(&w.cv, &w.m);
+			continue;
+		}
+		/* A loop without a thread makes progress only when driven. */
+		pthread_mutex_unlock(&w.m);
+		mad_loop_run_once(rt->loop, 10);
+		pthread_mutex_lock(&w.m);
+	}
+	pthread_mutex_unlock(&w.m);
+	pthread_cond_destroy(&w.cv);
+	pthread_mutex_destroy(&w.m);
+	*out = w.recs;
+	*n = w.n;
+	return w.rc;
+}
+
 /* ---- wrappers ---- */
 
 int cm_runtime_listen(struct cm_runtime *rt, uint64_t service_id, uint64_t mask, uint64_t user)

@@ -316,6 +316,19 @@ int cm_runtime_path_query_async(struct cm_runtime *rt, const struct sa_path_quer
 				void *arg);
 
 /*
+ * ServiceRecords matching the masked fields of `s` (a GetTable), as
+ * sa_service_query: *out malloc'd (free() it), *n records; 0 or -errno
+ * (-ENOENT: none).  On this process's SA client, uncached, or, when
+ * madcmd serves the port, asked of the daemon (SERVICE_QUERY), whose one
+ * cache and SA client serve every program of the host (address
+ * resolution, lib/addr_sa.h).  Waits for the answer: not on the loop.
+ */
+struct sa_service;
+typedef void (*cm_service_cb)(void *arg, int status, const struct sa_service *recs, unsigned n);
+int cm_runtime_service_query(struct cm_runtime *rt, const struct sa_service *s, uint64_t comp_mask,
+			     struct sa_service **out, unsigned *n);
+
+/*
  * Ask the SA for a path from this port to `dgid` (P_Key `pkey`, or any
  * when 0) and fill *out for a connect command.  Needs params.sa.
  */

@@ -105,6 +105,13 @@ struct rt_ops {
 	 */
 	int (*path_query)(struct cm_runtime *rt, const struct sa_path_query *q, cm_path_cb cb,
 			  void *arg);
+	/*
+	 * cm_runtime_service_query asked elsewhere than the SA client
+	 * (madcmd's host-wide service cache): cb runs once, on the loop.
+	 * NULL: the SA client's own sa_service_query.
+	 */
+	int (*service_query)(struct cm_runtime *rt, const struct sa_service *s, uint64_t comp_mask,
+			     cm_service_cb cb, void *arg);
 };
 
 extern const struct rt_ops rt_local_ops;  /* cm/runtime_local.c */

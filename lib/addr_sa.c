@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cm/runtime.h"
 #include "lib/addr_sa.h"
 #include "sa/client.h"
 #include "sa/sa_wire.h"
@@ -139,8 +140,12 @@ int madcm_addr_sa_publish_async(struct sa_client *c, bool on, const struct socka
 	    arg);
 }
 
-int madcm_addr_sa_resolve(struct sa_client *c, const struct sockaddr *ip, uint8_t gid[16],
-			  uint16_t *pkey)
+/* The GetTable of a resolution, through the SA client or the runtime. */
+typedef int (*service_query_fn)(void *ctx, const struct sa_service *q, uint64_t mask,
+				struct sa_service **out, unsigned *n);
+
+static int resolve(service_query_fn query, void *ctx, const struct sockaddr *ip, uint8_t gid[16],
+		   uint16_t *pkey)
 {
 	struct sa_service q, *all = NULL;
 	unsigned n = 0;
@@ -154,7 +159,7 @@ int madcm_addr_sa_resolve(struct sa_client *c, const struct sockaddr *ip, uint8_
 	memset(&q, 0, sizeof(q));
 	q.id = id_of(a, v4);
 	memcpy(q.data8, a, 16);
-	rc = sa_service_query(c, &q, SA_SR_COMP_SERVICE_ID | data8_mask(), &all, &n);
+	rc = query(ctx, &q, SA_SR_COMP_SERVICE_ID | data8_mask(), &all, &n);
 	if (rc == 0) {
 		/* The SA filtered on the components; check anyway, cheaply. */
 		rc = -ENOENT;
@@ -169,4 +174,28 @@ int madcm_addr_sa_resolve(struct sa_client *c, const struct sockaddr *ip, uint8_
 	}
 	free(all);
 	return rc;
+}
+
+static int query_sa(void *ctx, const struct sa_service *q, uint64_t mask, struct sa_service **out,
+		    unsigned *n)
+{
+	return sa_service_query(ctx, q, mask, out, n);
+}
+
+static int query_rt(void *ctx, const struct sa_service *q, uint64_t mask, struct sa_service **out,
+		    unsigned *n)
+{
+	return cm_runtime_service_query(ctx, q, mask, out, n);
+}
+
+int madcm_addr_sa_resolve(struct sa_client *c, const struct sockaddr *ip, uint8_t gid[16],
+			  uint16_t *pkey)
+{
+	return resolve(query_sa, c, ip, gid, pkey);
+}
+
+int madcm_addr_sa_resolve_rt(struct cm_runtime *rt, const struct sockaddr *ip, uint8_t gid[16],
+			     uint16_t *pkey)
+{
+	return resolve(query_rt, rt, ip, gid, pkey);
 }

@@ -73,5 +73,13 @@ int madcm_addr_sa_publish_async(struct sa_client *c, bool on, const struct socka
  */
 int madcm_addr_sa_resolve(struct sa_client *c, const struct sockaddr *ip, uint8_t gid[16],
 			  uint16_t *pkey);
+/*
+ * The same through a CM runtime (cm_runtime_service_query): its own SA
+ * client in-process, or madcmd's host-wide cache when the daemon serves
+ * the port, so a host's programs cost one SA query per address.
+ */
+struct cm_runtime;
+int madcm_addr_sa_resolve_rt(struct cm_runtime *rt, const struct sockaddr *ip, uint8_t gid[16],
+			     uint16_t *pkey);
 
 #endif

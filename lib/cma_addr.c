@@ -335,8 +335,7 @@ static void *addr_sa_thread(void *arg)
 	p = id->port ? id->port : cma_first_active_port();
 	cma_unlock();
 	if (p && !cma_port_runtime(p, &rt) && cm_runtime_sa(rt))
-		rc = madcm_addr_sa_resolve(cm_runtime_sa(rt), &id->id.route.addr.dst_addr, dgid,
-					   &pkey);
+		rc = madcm_addr_sa_resolve_rt(rt, &id->id.route.addr.dst_addr, dgid, &pkey);
 	if (rc) {
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		left = w->timeout_ms -

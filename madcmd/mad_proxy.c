@@ -305,9 +305,11 @@ static void report(struct madcmd_served *p, int agent, const uint8_t *mad, size_
 		p->nc.report_dups++;
 		return;
 	}
-	/* The host's path cache forgets the way to a GID that left. */
-	if (n.is_generic && n.has_gid && n.trap_number == SA_TRAP_GID_OUT_OF_SERVICE)
+	/* The host's caches forget the way to a GID that left, and the records naming it. */
+	if (n.is_generic && n.has_gid && n.trap_number == SA_TRAP_GID_OUT_OF_SERVICE) {
 		madcmd_path_gid_gone(p, n.gid);
+		madcmd_service_gid_gone(p, n.gid);
+	}
 	for (unsigned i = 1; i <= d->p.max_sessions; i++) {
 		struct madcmd_session *s = d->slots[i];
 
@@ -625,6 +627,9 @@ void madcmd_mad_send(struct madcmd_session *s, const struct madcmd_mad *m)
 		struct sa_service sv;
 
 		sa_service_decode(mad + SA_DATA_OFFSET, &sv);
+		/* The host's cached resolutions this record may change go (service_query.c). */
+		if (method == MAD_METHOD_SET || method == MAD_METHOD_DELETE)
+			madcmd_service_changed(p, &sv);
 		if (method == MAD_METHOD_SET) {
 			service_add(s, mad, &m->addr);
 		} else if (method == MAD_METHOD_DELETE) {

@@ -96,7 +96,9 @@ struct madcmd_counters {
 	uint64_t mads_local;	/* Deletes answered by the daemon (membership still held) */
 	uint64_t leaves;	/* Deletes sent for closed sessions' memberships */
 	uint64_t path_asks; /* PATH_QUERYs answered (from the cache, a query, or one in flight) */
-	uint64_t paths_dropped; /* cached paths dropped for a GID out of service */
+	uint64_t paths_dropped;	   /* cached paths dropped for a GID out of service */
+	uint64_t service_asks;	   /* SERVICE_QUERYs answered (cache, a query, or one in flight) */
+	uint64_t services_dropped; /* cached ServiceRecord answers dropped for a GID gone */
 	/* Path cache flushes on the port's verbs async events (port_events.c): */
 	uint64_t flush_rereg; /* ... IBV_EVENT_CLIENT_REREGISTER */
 	uint64_t flush_pkey;  /* ... IBV_EVENT_PKEY_CHANGE */

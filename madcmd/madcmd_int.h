@@ -19,6 +19,8 @@
 
 struct madcmd_session;
 struct madcmd_path_ask;
+struct madcmd_service_ask;
+struct sa_service;
 struct ibv_context;
 
 /* Loop fd set tags: 0 the listener, 1 .. max_sessions sessions, these ports' verbs events. */
@@ -270,6 +272,8 @@ struct madcmd_session {
 	struct madcmd_inform *informs;
 	/* CM: PATH_QUERYs waiting for the SA (path_query.c) */
 	struct madcmd_path_ask *path_asks;
+	/* CM: SERVICE_QUERYs waiting for the SA (service_query.c) */
+	struct madcmd_service_ask *service_asks;
 	/* HOST */
 	struct madcmd_bind *binds;
 	uint32_t nbinds;
@@ -356,6 +360,15 @@ void madcmd_path_query(struct madcmd_session *s, const struct madcmd_path_query 
 void madcmd_path_session_end(struct madcmd_session *s);
 /* The SA reported `gid` out of service: its cached paths go. */
 void madcmd_path_gid_gone(struct madcmd_served *p, const uint8_t gid[16]);
+
+/* service_query.c */
+void madcmd_service_query(struct madcmd_session *s, const struct madcmd_service_query *m);
+/* The session closes: its asks still in flight are answered to nobody. */
+void madcmd_service_session_end(struct madcmd_session *s);
+/* The SA reported `gid` out of service: its cached ServiceRecord answers go. */
+void madcmd_service_gid_gone(struct madcmd_served *p, const uint8_t gid[16]);
+/* A program's Set or Delete of `sv` passes the proxy: cached answers it may change go. */
+void madcmd_service_changed(struct madcmd_served *p, const struct sa_service *sv);
 
 /* port_events.c: the port's verbs async events (params.port_events) */
 void madcmd_port_events_open(struct madcmd_served *p);

@@ -50,6 +50,7 @@ static void session_free(struct madcmd_session *s)
 	switch (s->kind) {
 	case MADCMD_SESSION_CM:
 		madcmd_path_session_end(s);
+		madcmd_service_session_end(s);
 		madcmd_cm_session_end(s);
 		break;
 	case MADCMD_SESSION_MAD:
@@ -342,6 +343,10 @@ void madcmd_session_input(struct madcmd_session *s, const void *buf, size_t len)
 	case MADCMD_SESSION_CM:
 		if (type == MADCMD_PATH_QUERY) {
 			madcmd_path_query(s, buf);
+			return;
+		}
+		if (type == MADCMD_SERVICE_QUERY) {
+			madcmd_service_query(s, buf);
 			return;
 		}
 		if (type != MADCMD_CMD)

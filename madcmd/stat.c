@@ -32,6 +32,7 @@ static void madcmd_stat_end(const struct madcmd *d, struct madcmd_stat_end *out)
 
 		out->path_asks += p->c.path_asks;
 		out->paths_dropped += p->c.paths_dropped;
+		out->service_asks += p->c.service_asks;
 		out->cache_flush_rereg += p->c.flush_rereg;
 		out->cache_flush_pkey += p->c.flush_pkey;
 		out->cache_flush_port += p->c.flush_port;
@@ -43,6 +44,9 @@ static void madcmd_stat_end(const struct madcmd *d, struct madcmd_stat_end *out)
 		out->cache_hits_late += st.cache_hits_late;
 		out->cache_dropped += st.cache_dropped;
 		out->cache_flush_poll += st.cache_flushes;
+		out->service_queries += st.service_queries;
+		out->service_coalesced += st.service_coalesced + st.service_hits_late;
+		out->service_dropped += st.service_dropped;
 	}
 }
 
@@ -142,6 +146,11 @@ static void madcmd_log_paths(const struct madcmd_served *p)
 		   p->attr.ca_name, p->attr.portnum, st.cache_hits, st.cache_misses,
 		   st.cache_flushes, st.path_queries, st.path_coalesced, st.cache_hits_late,
 		   st.cache_dropped);
+	madcmd_log(LOG_NOTICE,
+		   "%s/%d: service cache: hits %" PRIu64 ", SA queries %" PRIu64
+		   ", coalesced %" PRIu64 ", late hits %" PRIu64 ", dropped %" PRIu64,
+		   p->attr.ca_name, p->attr.portnum, st.service_cache_hits, st.service_queries,
+		   st.service_coalesced, st.service_hits_late, st.service_dropped);
 }
 
 void madcmd_log_counters(const struct madcmd *d)

@@ -229,41 +229,80 @@ static void lose(struct rt_remote *r)
 	for (struct rt_path_wait *w = r->paths; w; w = w->next)
 		if (!w->answered) {
 			w->answered = true;
-			w->rep.rc = -ENOTCONN;
-			w->rep.n = 0;
+			if (w->service) {
+				w->srep.rc = -ENOTCONN;
+				w->srep.n = 0;
+			} else {
+				w->rep.rc = -ENOTCONN;
+				w->rep.n = 0;
+			}
 		}
+}
+
+/* The unanswered wait of kind `service` for seq; NULL (counted) when none. */
+static struct rt_path_wait *wait_of(struct rt_remote *r, uint32_t seq, bool service)
+{
+	for (struct rt_path_wait *w = r->paths; w; w = w->next)
+		if (w->seq == seq && !w->answered && w->service == service)
+			return w;
+	r->malformed++; /* an answer to nothing asked */
+	return NULL;
 }
 
 static void path_rep(struct rt_remote *r, const struct madcmd_path_rep *rep)
 {
-	for (struct rt_path_wait *w = r->paths; w; w = w->next)
-		if (w->seq == rep->h.seq && !w->answered) {
-			w->rep = *rep;
-			w->answered = true;
-			return;
-		}
-	r->malformed++; /* an answer to nothing asked */
+	struct rt_path_wait *w = wait_of(r, rep->h.seq, false);
+
+	if (w) {
+		w->rep = *rep;
+		w->answered = true;
+	}
 }
 
-int rt_remote_path_send(struct rt_remote *r, struct madcmd_path_query *q, struct rt_path_wait *w)
+static void service_rep(struct rt_remote *r, const struct madcmd_service_rep *rep)
+{
+	struct rt_path_wait *w = wait_of(r, rep->h.seq, true);
+
+	if (w) {
+		w->srep = *rep;
+		w->answered = true;
+	}
+}
+
+/* Send a query (its header filled here) and keep w, last, until its answer. */
+static int query_send(struct rt_remote *r, enum madcmd_type type, struct madcmd_hdr *h, size_t len,
+		      struct rt_path_wait *w)
 {
 	struct rt_path_wait **pp = &r->paths;
 
 	if (r->lost)
 		return -ENOTCONN;
-	madcmd_hdr_init(&q->h, MADCMD_PATH_QUERY, sizeof(*q), ++r->seq);
-	if (madcmd_client_send(r->fd, q, sizeof(*q))) {
+	madcmd_hdr_init(h, type, len, ++r->seq);
+	if (madcmd_client_send(r->fd, h, len)) {
 		lose(r);
 		return -ENOTCONN;
 	}
 	memset(&w->rep, 0, sizeof(w->rep));
-	w->seq = q->h.seq;
+	memset(&w->srep, 0, sizeof(w->srep));
+	w->seq = h->seq;
 	w->answered = false;
+	w->service = type == MADCMD_SERVICE_QUERY;
 	w->next = NULL;
 	while (*pp)
 		pp = &(*pp)->next;
 	*pp = w;
 	return 0;
+}
+
+int rt_remote_path_send(struct rt_remote *r, struct madcmd_path_query *q, struct rt_path_wait *w)
+{
+	return query_send(r, MADCMD_PATH_QUERY, &q->h, sizeof(*q), w);
+}
+
+int rt_remote_service_send(struct rt_remote *r, struct madcmd_service_query *q,
+			   struct rt_path_wait *w)
+{
+	return query_send(r, MADCMD_SERVICE_QUERY, &q->h, sizeof(*q), w);
 }
 
 struct rt_path_wait *rt_remote_path_pop(struct rt_remote *r)
@@ -323,6 +362,7 @@ static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len, str
 		struct madcmd_event e;
 		struct madcmd_grant g;
 		struct madcmd_path_rep p;
+		struct madcmd_service_rep sr;
 		uint8_t b[MADCMD_MSG_MAX];
 	} in;
 
@@ -335,6 +375,8 @@ static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len, str
 		grants_put(r, &in.g);
 	} else if (t == MADCMD_PATH_REP) {
 		path_rep(r, &in.p);
+	} else if (t == MADCMD_SERVICE_REP) {
+		service_rep(r, &in.sr);
 	} else if (t == MADCMD_REPLY && (in.h.flags & MADCMD_F_ASYNC)) {
 		async_failed(r, &in.c.cmd);
 	} else if (t == MADCMD_REPLY && want && in.h.seq == seq) {

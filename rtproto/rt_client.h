@@ -57,14 +57,19 @@ int madcmd_session_open(const char *path, enum madcmd_kind kind, const char *ca,
 #define RT_RECV_PACKETS 2
 
 /*
- * A PATH_QUERY waiting for its PATH_REP (runtime_remote.c's): answered
- * once the reply (or the daemon's loss, rc -ENOTCONN) came.
+ * A PATH_QUERY waiting for its PATH_REP, or a SERVICE_QUERY for its
+ * SERVICE_REP (runtime_remote.c's): answered once the reply (or the
+ * daemon's loss, rc -ENOTCONN) came.
  */
 struct rt_path_wait {
 	struct rt_path_wait *next;
 	uint32_t seq;
 	bool answered;
-	struct madcmd_path_rep rep;
+	bool service; /* a SERVICE_QUERY's: the answer is srep */
+	union {
+		struct madcmd_path_rep rep;
+		struct madcmd_service_rep srep;
+	};
 	void *arg; /* the caller's */
 };
 
@@ -83,7 +88,7 @@ struct rt_remote {
 	struct cm_event *pend;
 	unsigned phead, pcount, pcap;
 	uint64_t malformed;	    /* packets dropped by madcmd_check */
-	struct rt_path_wait *paths; /* PATH_QUERYs sent, in order */
+	struct rt_path_wait *paths; /* PATH_QUERYs and SERVICE_QUERYs sent, in order */
 	/* [RT_RECV_PACKETS][MADCMD_BATCH_MAX]: packets from the daemon */
 	uint8_t *in[RT_RECV_PACKETS];
 };
@@ -114,7 +119,10 @@ bool rt_remote_grant(struct rt_remote *r, uint32_t *id);
  * 0, or -ENOTCONN (w not kept).
  */
 int rt_remote_path_send(struct rt_remote *r, struct madcmd_path_query *q, struct rt_path_wait *w);
-/* The first PATH_QUERY answered, taken off the list; NULL when none. */
+/* The same for a SERVICE_QUERY (w->service set here). */
+int rt_remote_service_send(struct rt_remote *r, struct madcmd_service_query *q,
+			   struct rt_path_wait *w);
+/* The first PATH_QUERY or SERVICE_QUERY answered, taken off the list; NULL when none. */
 struct rt_path_wait *rt_remote_path_pop(struct rt_remote *r);
 /* Read what the socket holds without waiting: messages read, or -ENOTCONN. */
 int rt_remote_poll(struct rt_remote *r);

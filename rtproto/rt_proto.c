@@ -100,6 +100,10 @@ size_t madcmd_msg_size(int type)
 		return sizeof(struct madcmd_path_query);
 	case MADCMD_PATH_REP:
 		return sizeof(struct madcmd_path_rep);
+	case MADCMD_SERVICE_QUERY:
+		return sizeof(struct madcmd_service_query);
+	case MADCMD_SERVICE_REP:
+		return sizeof(struct madcmd_service_rep);
 	default:
 		return 0;
 	}
@@ -290,6 +294,14 @@ int madcmd_check(const void *buf, size_t len)
 
 		memcpy(&m, buf, sizeof(m));
 		if (m.n > MADCMD_PATH_MAX || m.rc > 0 || (m.rc && m.n))
+			return -EPROTO;
+		break;
+	}
+	case MADCMD_SERVICE_REP: {
+		struct madcmd_service_rep m;
+
+		memcpy(&m, buf, sizeof(m));
+		if (m.n > MADCMD_SERVICE_MAX || m.rc > 0 || (m.rc && m.n))
 			return -EPROTO;
 		break;
 	}

@@ -18,7 +18,8 @@
  *     events of the connections and listeners this session made (EVENT);
  *     PathRecords of the port (PATH_QUERY -> PATH_REP, in any order),
  *     answered from the daemon's one path cache and SA client, shared by
- *     every program of the host;
+ *     every program of the host, and the ServiceRecords of address
+ *     resolution (SERVICE_QUERY -> SERVICE_REP) the same way;
  *   - MAD:  a MAD port proxied by the daemon for the program's SA client:
  *     requests go out from the daemon's agent, their responses (and RMPP
  *     segments) come back to the session that sent them.
@@ -45,7 +46,7 @@
 #include "mad/umad_ops.h"
 #include "sa/sa_wire.h"
 
-#define MADCMD_PROTO_VERSION 7
+#define MADCMD_PROTO_VERSION 8
 /* Where madcmd listens unless told (madcmd -s, MADCM_DAEMON). */
 #define MADCMD_SOCKET_DEFAULT "/run/madcm/madcmd.sock"
 #define MADCMD_SOCKET_ENV "MADCM_DAEMON"
@@ -64,17 +65,19 @@ enum madcmd_type {
 	MADCMD_EVENT,	  /* d->c (CM): one engine event */
 	MADCMD_MAD_REG,	  /* c->d (MAD): register an agent */
 	MADCMD_MAD_REG_REP,
-	MADCMD_MAD_SEND,    /* c->d (MAD): send one MAD */
-	MADCMD_MAD_RECV,    /* d->c (MAD): one received MAD */
-	MADCMD_PORT_BIND,   /* c->d (HOST): reserve (port space, port) */
-	MADCMD_PORT_LISTEN, /* c->d (HOST): may this binding listen? */
-	MADCMD_PORT_UNBIND, /* c->d (HOST) */
-	MADCMD_PORT_REP,    /* d->c (HOST): result of the three above */
-	MADCMD_STAT,	    /* c->d (HOST): every session's ids */
-	MADCMD_STAT_REP,    /* d->c: one per id, then one with .last */
-	MADCMD_GRANT,	    /* d->c (CM): comm IDs reserved for the session's CONNECT_AS */
-	MADCMD_PATH_QUERY,  /* c->d (CM): PathRecords, from the daemon's cache or SA */
-	MADCMD_PATH_REP,    /* d->c (CM): its answer, same seq */
+	MADCMD_MAD_SEND,      /* c->d (MAD): send one MAD */
+	MADCMD_MAD_RECV,      /* d->c (MAD): one received MAD */
+	MADCMD_PORT_BIND,     /* c->d (HOST): reserve (port space, port) */
+	MADCMD_PORT_LISTEN,   /* c->d (HOST): may this binding listen? */
+	MADCMD_PORT_UNBIND,   /* c->d (HOST) */
+	MADCMD_PORT_REP,      /* d->c (HOST): result of the three above */
+	MADCMD_STAT,	      /* c->d (HOST): every session's ids */
+	MADCMD_STAT_REP,      /* d->c: one per id, then one with .last */
+	MADCMD_GRANT,	      /* d->c (CM): comm IDs reserved for the session's CONNECT_AS */
+	MADCMD_PATH_QUERY,    /* c->d (CM): PathRecords, from the daemon's cache or SA */
+	MADCMD_PATH_REP,      /* d->c (CM): its answer, same seq */
+	MADCMD_SERVICE_QUERY, /* c->d (CM): ServiceRecords, from the daemon's cache or SA */
+	MADCMD_SERVICE_REP,   /* d->c (CM): its answer, same seq */
 	MADCMD__TYPES
 };
 
@@ -187,6 +190,27 @@ struct madcmd_path_rep {
 	uint8_t recs[MADCMD_PATH_MAX][SA_PR_SIZE];
 };
 
+/*
+ * SERVICE_QUERY: a ServiceRecord GetTable (sa_service_query_async: the
+ * records matching the masked fields of the template) the daemon answers
+ * as PATH_QUERY, from its SA client's service cache and queries in
+ * flight: address resolution (lib/addr_sa.h) costs one SA query per
+ * address however many programs ask.  SERVICE_REP echoes seq.
+ */
+#define MADCMD_SERVICE_MAX 8 /* records one SERVICE_REP carries */
+struct madcmd_service_query {
+	struct madcmd_hdr h;
+	uint64_t comp_mask;	 /* SA_SR_COMP_* */
+	uint8_t rec[SA_SR_SIZE]; /* the template, ServiceRecord wire layout */
+};
+
+struct madcmd_service_rep {
+	struct madcmd_hdr h;
+	int32_t rc; /* 0 or -errno, as sa_service_query_async's status */
+	uint32_t n; /* records in recs[], 0..MADCMD_SERVICE_MAX */
+	uint8_t recs[MADCMD_SERVICE_MAX][SA_SR_SIZE];
+};
+
 struct madcmd_mad_reg {
 	struct madcmd_hdr h;
 	uint8_t mgmt_class;
@@ -271,7 +295,11 @@ struct madcmd_stat_end {
 	uint64_t cache_flush_pkey;  /* a P_Key table change (verbs async event) */
 	uint64_t cache_flush_port;  /* an SM, LID, GID or state change (verbs async event) */
 	uint64_t cache_flush_poll;  /* a port change the SA client's look found */
-	uint64_t reserved2[4];	    /* 0 */
+	/* SERVICE_QUERY (address resolution), as the path counters above: */
+	uint64_t service_asks;	    /* SERVICE_QUERYs answered (madcmd_counters) */
+	uint64_t service_queries;   /* ServiceRecord GetTables sent to the SA (sa_client_stats) */
+	uint64_t service_coalesced; /* asks that joined one in flight, or found it cached late */
+	uint64_t service_dropped;   /* cached answers dropped: GID out of service, Set, Delete */
 };
 _Static_assert(sizeof(struct madcmd_stat_end) == sizeof(struct madcmd_stat_rep),
 	       "the end of STAT is a STAT_REP");

@@ -171,6 +171,60 @@ static void path_answer(struct remote_path *p, int force)
 	free(p);
 }
 
+/* ---- ServiceRecords: the daemon's host-wide cache (SERVICE_QUERY) ---- */
+
+struct remote_service {
+	struct rt_path_wait w; /* first: rt_remote_path_pop gives it back */
+	cm_service_cb cb;
+	void *arg;
+};
+
+static int remote_service_query(struct cm_runtime *rt, const struct sa_service *s,
+				uint64_t comp_mask, cm_service_cb cb, void *arg)
+{
+	struct madcmd_service_query m;
+	struct remote_service *p;
+	int rc;
+
+	if (!rt->remote)
+		return -ESHUTDOWN;
+	memset(&m, 0, sizeof(m));
+	rc = sa_service_encode(s, m.rec);
+	if (rc)
+		return rc;
+	m.comp_mask = comp_mask;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->cb = cb;
+	p->arg = arg;
+	rc = rt_remote_service_send(rt->remote, &m, &p->w);
+	if (rc)
+		free(p);
+	return rc;
+}
+
+static void service_answer(struct remote_service *p, int force)
+{
+	struct sa_service recs[MADCMD_SERVICE_MAX];
+	int rc = force ? force : p->w.srep.rc;
+	unsigned n = rc ? 0 : p->w.srep.n;
+
+	for (unsigned i = 0; i < n; i++)
+		sa_service_decode(p->w.srep.recs[i], &recs[i]);
+	p->cb(p->arg, rc, n ? recs : NULL, n);
+	free(p);
+}
+
+/* A PATH_QUERY's or SERVICE_QUERY's answer to its asker. */
+static void query_answer(struct rt_path_wait *w, int force)
+{
+	if (w->service)
+		service_answer((struct remote_service *)w, force);
+	else
+		path_answer((struct remote_path *)w, force);
+}
+
 /* The attributes sent ahead for a connection that ends before its QP took them go with it. */
 static void ahead_on_event(struct cm_runtime *rt, const struct cm_event *ev)
 {
@@ -206,7 +260,7 @@ static void remote_drain(struct cm_runtime *rt)
 		rt_engine_event(rt, &ev);
 	}
 	for (struct rt_path_wait *w; (w = rt_remote_path_pop(rt->remote));)
-		path_answer((struct remote_path *)w, 0);
+		query_answer(w, 0);
 	rt->draining = false;
 }
 
@@ -273,7 +327,7 @@ static void remote_close(struct cm_runtime *rt)
 		struct rt_path_wait *w = rt->remote->paths;
 
 		rt->remote->paths = w->next;
-		path_answer((struct remote_path *)w, -ECANCELED);
+		query_answer(w, -ECANCELED);
 	}
 	rt_remote_close(rt->remote);
 	free(rt->remote);
@@ -382,4 +436,5 @@ const struct rt_ops rt_madcmd_ops = {
     .qp_attr_now = remote_qp_attr_now,
     .forked = remote_forked,
     .path_query = remote_path_query,
+    .service_query = remote_service_query,
 };

@@ -11,6 +11,7 @@
 #include "sa/client.h"
 #include "sa/path_cache.h"
 #include "sa/sa_wire.h"
+#include "sa/service_cache.h"
 
 #define PORT_REREAD_NS 1000000000ull /* re-read SM LID at most once a second */
 #define MAX_REDIRECTS 2
@@ -27,6 +28,9 @@ struct sa_client {
 	struct sa_path_cache *cache;
 	/* PathRecord queries in flight that later asks for the same path join (loop side). */
 	struct async_cmd *inflight;
+	/* ServiceRecord answers (resolution queries) and their queries in flight, the same way. */
+	struct sa_service_cache *scache;
+	struct svc_cmd *svc_inflight;
 	bool own_transport; /* opened here (else borrowed) */
 	/* Loop-side state. */
 	struct mad_addr dst; /* the SA: SM LID/SL, or a redirect */
@@ -103,6 +107,7 @@ static void refresh_port(struct sa_client *c, bool force)
 	set_dst_from_port(c, &a);
 	if (c->cache) {
 		sa_path_cache_flush(c->cache);
+		sa_service_cache_flush(c->scache);
 		c->st.cache_flushes++;
 	}
 }
@@ -454,7 +459,12 @@ int sa_client_open(struct sa_client **out, const struct sa_client_params *p)
 	if (p->cache_lifetime_ms) {
 		rc = sa_path_cache_create(&c->cache, p->cache_entries ? p->cache_entries : 4096,
 					  (uint64_t)p->cache_lifetime_ms * 1000000u, NULL, NULL);
+		if (rc == 0)
+			rc = sa_service_cache_create(
+			    &c->scache, p->cache_entries ? p->cache_entries : 4096,
+			    (uint64_t)p->cache_lifetime_ms * 1000000u, NULL, NULL);
 		if (rc) {
+			sa_path_cache_destroy(c->cache);
 			free(c);
 			return rc;
 		}
@@ -467,6 +477,7 @@ int sa_client_open(struct sa_client **out, const struct sa_client_params *p)
 		rc = o.rc;
 	if (rc) {
 		sa_path_cache_destroy(c->cache);
+		sa_service_cache_destroy(c->scache);
 		free(c);
 		return rc;
 	}
@@ -479,6 +490,7 @@ static void client_unref(struct sa_client *c)
 	if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	sa_path_cache_destroy(c->cache);
+	sa_service_cache_destroy(c->scache);
 	free(c);
 }
 
@@ -583,6 +595,12 @@ int sa_client_stats(struct sa_client *c, struct sa_client_stats *out)
 		out->cache_hits = cs.hits;
 		out->cache_misses = cs.misses;
 	}
+	if (c->scache) {
+		struct sa_service_cache_stats ss;
+
+		sa_service_cache_stats(c->scache, &ss);
+		out->service_cache_hits = ss.hits;
+	}
 	return 0;
 }
 
@@ -590,6 +608,8 @@ void sa_client_flush_cache(struct sa_client *c)
 {
 	if (c && c->cache)
 		sa_path_cache_flush(c->cache);
+	if (c)
+		sa_service_cache_flush(c->scache);
 }
 
 /* ---- PathRecord ---- */
@@ -973,6 +993,21 @@ int sa_mcmember_query(struct sa_client *c, const struct sa_mcmember *m, uint64_t
 
 /* ---- ServiceRecord ---- */
 
+/*
+ * A Set or Delete of `sr` went to the SA (answered or not): cached
+ * answers it may change go, and one in flight since is not cached.
+ */
+unsigned sa_client_service_changed(struct sa_client *c, const struct sa_service *sr)
+{
+	unsigned n;
+
+	if (!c || !sr)
+		return 0;
+	n = sa_service_cache_drop_record(c->scache, sr);
+	__atomic_add_fetch(&c->st.service_dropped, n, __ATOMIC_RELAXED);
+	return n;
+}
+
 static int service_one(struct sa_client *c, uint8_t method, const struct sa_service *sr,
 		       uint64_t comp_mask)
 {
@@ -987,6 +1022,7 @@ static int service_one(struct sa_client *c, uint8_t method, const struct sa_serv
 		return rc;
 	rc = query_sync(c, &s, method, SA_ATTR_SERVICE_RECORD, comp_mask, rec, sizeof(rec));
 	free(s.recs);
+	sa_client_service_changed(c, sr);
 	return rc;
 }
 
@@ -1011,11 +1047,16 @@ static void service_async_done(struct sa_query *q, int status, uint16_t mad_stat
 			       const uint8_t *recs, unsigned n, size_t rec_size)
 {
 	struct service_cmd *a = (struct service_cmd *)((char *)q - offsetof(struct service_cmd, q));
+	struct sa_service sr;
 
 	(void)mad_status;
 	(void)recs;
 	(void)n;
 	(void)rec_size;
+	if (status != -ECANCELED) {
+		sa_service_decode(q->rec, &sr);
+		sa_client_service_changed(q->c, &sr);
+	}
 	a->cb(a->arg, status);
 	free(a);
 }
@@ -1093,6 +1134,151 @@ int sa_service_query(struct sa_client *c, const struct sa_service *sr, uint64_t 
 	rc = table_query(c, &service_table, sr, comp_mask, &all, n);
 	*out = all;
 	return rc;
+}
+
+/*
+ * An asynchronous ServiceRecord GetTable (a resolution query): asks for
+ * the same records while one is in flight join it, as PathRecord asks
+ * do, and answers with records are cached.
+ */
+struct svc_cmd {
+	struct mad_loop_cmd cmd;
+	struct sa_query q;
+	struct sa_service_key key;
+	uint64_t gen;		 /* the cache's when sent: a drop since makes the answer stale */
+	struct svc_cmd *next;	 /* c->svc_inflight */
+	struct svc_cmd *waiters; /* joined this one (next_waiter) */
+	struct svc_cmd *next_waiter;
+	sa_service_cb cb;
+	void *arg;
+};
+
+static void svc_answer(struct svc_cmd *a, int status, const struct sa_service *recs, unsigned n)
+{
+	struct svc_cmd *w = a->waiters;
+
+	a->cb(a->arg, status, recs, n);
+	free(a);
+	while (w) {
+		struct svc_cmd *next = w->next_waiter;
+
+		w->cb(w->arg, status, recs, n);
+		free(w);
+		w = next;
+	}
+}
+
+static void svc_done(struct sa_query *q, int status, uint16_t mad_status, const uint8_t *recs,
+		     unsigned n, size_t rec_size)
+{
+	struct svc_cmd *a = (struct svc_cmd *)((char *)q - offsetof(struct svc_cmd, q));
+	struct sa_service *all;
+
+	(void)mad_status;
+	for (struct svc_cmd **pp = &q->c->svc_inflight; *pp; pp = &(*pp)->next)
+		if (*pp == a) {
+			*pp = a->next;
+			break;
+		}
+	/* No record is not cached: a peer may register one a moment later. */
+	if (status || n == 0) {
+		svc_answer(a, status, NULL, 0);
+		return;
+	}
+	all = calloc(n, sizeof(*all));
+	if (!all) {
+		svc_answer(a, -ENOMEM, NULL, 0);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		sa_service_decode(recs + i * rec_size, &all[i]);
+	if (q->c->scache)
+		sa_service_cache_insert_gen(q->c->scache, &a->key, all, n, a->gen);
+	svc_answer(a, 0, all, n);
+	free(all);
+}
+
+static void svc_run(struct mad_loop *l, struct mad_loop_cmd *cmd)
+{
+	struct svc_cmd *a = (struct svc_cmd *)cmd;
+	struct sa_client *c = a->q.c;
+	struct sa_service *hit;
+	unsigned n;
+
+	(void)l;
+	if (c->closed) {
+		svc_answer(a, -ECANCELED, NULL, 0);
+		client_unref(c);
+		return;
+	}
+	client_unref(c); /* the owner's reference holds it while this runs */
+	/* Answered while this waited for the loop: no second query. */
+	if (c->scache && sa_service_cache_peek(c->scache, &a->key, &hit, &n) == 0) {
+		c->st.service_hits_late++;
+		a->cb(a->arg, 0, hit, n);
+		free(hit);
+		free(a);
+		return;
+	}
+	for (struct svc_cmd *f = c->svc_inflight; f; f = f->next)
+		if (!memcmp(f->key.b, a->key.b, SA_SERVICE_KEY_LEN)) {
+			a->next_waiter = f->waiters;
+			f->waiters = a;
+			c->st.service_coalesced++;
+			return;
+		}
+	a->gen = sa_service_cache_gen(c->scache);
+	a->next = c->svc_inflight;
+	c->svc_inflight = a;
+	c->st.service_queries++;
+	query_start(&a->q);
+}
+
+int sa_service_query_async(struct sa_client *c, const struct sa_service *sr, uint64_t comp_mask,
+			   sa_service_cb cb, void *arg)
+{
+	struct svc_cmd *a;
+	struct sa_service *hit;
+	unsigned n;
+	int rc;
+
+	if (!c || !sr || !cb)
+		return -EINVAL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	rc = sa_service_key_make(&a->key, sr, comp_mask);
+	if (rc) {
+		free(a);
+		return rc;
+	}
+	if (c->scache && sa_service_cache_lookup(c->scache, &a->key, &hit, &n) == 0) {
+		free(a);
+		cb(arg, 0, hit, n);
+		free(hit);
+		return 0;
+	}
+	a->cmd.run = svc_run;
+	/* The key is the record with only the masked fields: what the SA sees. */
+	query_init(&a->q, c, MAD_METHOD_GET_TABLE, SA_ATTR_SERVICE_RECORD, comp_mask, a->key.b,
+		   SA_SR_SIZE, svc_done);
+	a->cb = cb;
+	a->arg = arg;
+	rc = client_post(c, &a->cmd);
+	if (rc)
+		free(a);
+	return rc;
+}
+
+unsigned sa_client_service_gid_gone(struct sa_client *c, const uint8_t gid[16])
+{
+	unsigned n;
+
+	if (!c || !gid)
+		return 0;
+	n = sa_service_cache_drop_gid(c->scache, gid);
+	__atomic_add_fetch(&c->st.service_dropped, n, __ATOMIC_RELAXED);
+	return n;
 }
 
 /* ---- ClassPortInfo ---- */

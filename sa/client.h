@@ -135,6 +135,12 @@ struct sa_client_stats {
 	uint64_t cache_hits_late; /* asks answered by a path cached while they waited */
 	uint64_t path_queries;	  /* asynchronous PathRecord queries sent to the SA */
 	uint64_t path_coalesced;  /* ... asks that joined one in flight instead */
+	/* ServiceRecord resolution queries (sa_service_query_async) and their cache: */
+	uint64_t service_queries;    /* GetTables sent to the SA */
+	uint64_t service_coalesced;  /* asks that joined one in flight instead */
+	uint64_t service_hits_late;  /* asks answered by records cached while they waited */
+	uint64_t service_cache_hits; /* asks answered from the cache */
+	uint64_t service_dropped;    /* entries dropped: GID out of service, a Set or Delete */
 	uint64_t port_changes;
 	/* Notices (sa_notice_handler): Reports taken, answered, ... */
 	uint64_t reports;	   /* Reports delivered to the handler */
@@ -151,7 +157,7 @@ void sa_client_close(struct sa_client *c);
 /* The port as last read (LID, GID, SM LID ...). */
 int sa_client_port(struct sa_client *c, struct mad_port_attr *out);
 int sa_client_stats(struct sa_client *c, struct sa_client_stats *out);
-/* Drop every cached path now. */
+/* Drop every cached path and ServiceRecord answer now. */
 void sa_client_flush_cache(struct sa_client *c);
 /*
  * Drop the cached paths to `gid` (a Report of trap 65, "GID out of
@@ -206,6 +212,30 @@ int sa_service_register(struct sa_client *c, const struct sa_service *s, uint64_
 int sa_service_delete(struct sa_client *c, const struct sa_service *s, uint64_t comp_mask);
 int sa_service_query(struct sa_client *c, const struct sa_service *s, uint64_t comp_mask,
 		     struct sa_service **out, unsigned *n);
+/*
+ * A resolution query (GetTable of the records matching the masked
+ * fields), for asks many programs repeat (an address's record, through
+ * madcmd): cb runs once on the loop thread (or, on a cache hit, right
+ * here) with 0 and the records (valid during the call only) or -errno.
+ * Like sa_path_query_async: concurrent asks for the same query share one
+ * SA query, and with a cache (cache_lifetime_ms) answers with records are
+ * kept for its lifetime; an answer without records (-ENOENT, or none) is
+ * never kept.  The cache drops everything when the path cache flushes,
+ * the answers a Set or Delete through this client may change
+ * (sa_service_register*, sa_service_delete*), and those naming a GID
+ * gone (sa_client_service_gid_gone).  sa_service_query stays uncached.
+ */
+typedef void (*sa_service_cb)(void *arg, int status, const struct sa_service *recs, unsigned n);
+int sa_service_query_async(struct sa_client *c, const struct sa_service *s, uint64_t comp_mask,
+			   sa_service_cb cb, void *arg);
+/* Drop the cached ServiceRecord answers naming `gid` (trap 65): how many.  Any thread. */
+unsigned sa_client_service_gid_gone(struct sa_client *c, const uint8_t gid[16]);
+/*
+ * A Set or Delete of `s` went to the SA by another way (madcmd's proxy
+ * for a program's own SA client): drop the cached answers it may change,
+ * as this client's own Set and Delete do.  How many.  Any thread.
+ */
+unsigned sa_client_service_changed(struct sa_client *c, const struct sa_service *s);
 /*
  * The Set and Delete without waiting: cb(arg, status) runs once, on the
  * loop, after the SA's answer (or the retries' timeout, or -ECANCELED

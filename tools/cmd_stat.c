@@ -122,6 +122,12 @@ static int print_daemon(const char *path)
 		       (unsigned long long)end.cache_flush_pkey,
 		       (unsigned long long)end.cache_flush_port,
 		       (unsigned long long)end.cache_flush_poll);
+		printf("service cache: service_asks %llu service_queries %llu "
+		       "service_coalesced %llu service_dropped %llu\n",
+		       (unsigned long long)end.service_asks,
+		       (unsigned long long)end.service_queries,
+		       (unsigned long long)end.service_coalesced,
+		       (unsigned long long)end.service_dropped);
 	}
 	return 0;
 }

@@ -11,10 +11,18 @@
 # no query at all, and madcm stat --daemon shows the same counts.  Then
 # OpenSM restarts and asks for client reregistration: madcmd flushes the
 # cache on the verbs event, and a third round asks the SA once more.
+#
+# The client programs resolve their destinations' addresses through the
+# SA as well: their address file knows only their own host, so each finds
+# the ServiceRecord the destination's listener registered (lib/addr_sa.h),
+# asked of madcmd (SERVICE_QUERY), whose ServiceRecord cache works as the
+# path cache: one ServiceRecord GetTable per host and destination a round
+# that finds the cache empty, none for a round that finds it full.
 . "$(dirname "$0")/sim_common.sh"
 MADCM=$top_builddir/tools/madcm
 MADCMD=$top_builddir/madcmd/madcmd
 skip_missing ucmatose rdmacm-utils
+skip_missing saquery infiniband-diags
 [ -x "$MADCMD" ] || { echo "SKIP: madcmd not built"; exit 77; }
 
 fs up --gen star:3 --madcmd="$MADCMD" >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up --madcmd"; }
@@ -35,6 +43,23 @@ path_queries() {
 	grep -E " lid $lid->[0-9]+ class 0x03 method 0x(01|12) attr 0x0035 " "$FABSIM_DIR/fabsimd.log" | wc -l
 }
 
+# ServiceRecord GetTables (0x12 of attribute 0x0031) from host $1's LID:
+# the address resolutions, and the test's own saquery -S (counted apart).
+# One per TID: the requester's RMPP ACK of the answer has the same method.
+service_queries() {
+	lid=$(lid_of "$1")
+	grep -E " lid $lid->[0-9]+ class 0x03 method 0x12 attr 0x0031 " "$FABSIM_DIR/fabsimd.log" |
+		sed -n 's/.* tid \(0x[0-9a-f]*\) .*/\1/p' | sort -u | wc -l
+}
+
+# Client programs know only their own host's addresses: the others' are
+# found at the SA.
+for h in $HOSTS; do
+	g=$(awk -v h="$h" '$1 == h { print $2; exit }' "$FABSIM_DIR/hosts")
+	[ -n "$g" ] || fail "no $h in $FABSIM_DIR/hosts"
+	awk -v g="$g" '$2 == g' "$FABSIM_DIR/hosts" >"$FABSIM_DIR/own.$h"
+done
+
 # round N: every host's server (port 7600+N) takes CLIENTS connections
 # from each of the two other hosts, every client program starting at once.
 round() {
@@ -50,12 +75,19 @@ round() {
 		wait_for "'$FABSIM' --dir '$FABSIM_DIR' run $h -- '$MADCM' stat --daemon | grep -q 'LISTEN.*sid $sid'" 30 ||
 			fail "no listener on $h"
 	done
+	# Every listener's address records at the SA (published without waiting).
+	wait_for "'$FABSIM' --dir '$FABSIM_DIR' run h1 -- saquery -S 2>/dev/null | grep -c 'madcm:ip:198\.18\.0\.[123]\$' | grep -qx 3" 30 ||
+		fail "round $1: the listeners' ServiceRecords are not all at the SA"
+	for h in $HOSTS; do
+		eval "sr_before_$h=\$(service_queries $h)"
+	done
 	for h in $HOSTS; do
 		for d in $HOSTS; do
 			[ "$d" = "$h" ] && continue
 			i=0
 			while [ $i -lt $CLIENTS ]; do
-				run_bg "$h" "$MADCM" run ucmatose -s "$(ip_of "$d")" -p $port -c 1 -C 1 \
+				MADCM_ADDR_FILE=$FABSIM_DIR/own.$h \
+					run_bg "$h" "$MADCM" run ucmatose -s "$(ip_of "$d")" -p $port -c 1 -C 1 \
 					>"$out/c.$h.$d.$i.$1" 2>&1
 				pids="$pids $!"
 				bg_pids="$bg_pids $!"
@@ -68,21 +100,31 @@ round() {
 	done
 }
 
+# ServiceRecord GetTables host $1's programs caused in the last round.
+round_services() {
+	eval "b=\$sr_before_$1"
+	echo $(($(service_queries "$1") - b))
+}
+
 fs trace on >/dev/null
 round 1
 for h in $HOSTS; do
 	n=$(path_queries "$h")
 	# Two destinations; without the host's cache it would be 2 x CLIENTS.
 	[ "$n" -eq 2 ] || fail "$h: $n PathRecord queries for 2 destinations and $((CLIENTS * 2)) programs"
+	n=$(round_services "$h")
+	[ "$n" -eq 2 ] || fail "$h: $n ServiceRecord queries for 2 destinations and $((CLIENTS * 2)) programs"
 done
-echo "ok: one PathRecord query per host and destination ($((CLIENTS * 2)) programs a host)"
+echo "ok: one PathRecord and one ServiceRecord query per host and destination ($((CLIENTS * 2)) programs a host)"
 
 round 2
 for h in $HOSTS; do
 	n=$(path_queries "$h")
 	[ "$n" -eq 2 ] || fail "$h: $n PathRecord queries after a second round (cached: still 2)"
+	n=$(round_services "$h")
+	[ "$n" -eq 0 ] || fail "$h: $n ServiceRecord queries in a second round (cached: none)"
 done
-echo "ok: a second round of programs finds every path in madcmd's cache"
+echo "ok: a second round of programs finds every path and address in madcmd's cache"
 
 # madcm stat --daemon shows the same from madcmd's side: two SA queries,
 # every client program's ask (6 a round) answered.
@@ -92,6 +134,11 @@ for h in $HOSTS; do
 	a=$(echo "$st" | sed -n 's/.* path_asks \([0-9]*\) .*/\1/p')
 	[ "$q" = 2 ] && [ "${a:-0}" -ge $((CLIENTS * 4)) ] ||
 		fail "$h: madcm stat --daemon: '$st' (path_queries 2 and path_asks >= $((CLIENTS * 4)) expected)"
+	st=$("$FABSIM" --dir "$FABSIM_DIR" run "$h" -- "$MADCM" stat --daemon | grep '^service cache')
+	q=$(echo "$st" | sed -n 's/.* service_queries \([0-9]*\) .*/\1/p')
+	a=$(echo "$st" | sed -n 's/.* service_asks \([0-9]*\) .*/\1/p')
+	[ "$q" = 2 ] && [ "${a:-0}" -eq $((CLIENTS * 4)) ] ||
+		fail "$h: madcm stat --daemon: '$st' (service_queries 2 and service_asks $((CLIENTS * 4)) expected)"
 done
 echo "ok: madcm stat --daemon shows the path cache counters"
 
@@ -124,8 +171,10 @@ for h in $HOSTS; do
 	[ "$n" -eq 4 ] || fail "$h: $n PathRecord queries after the flush (2 before, 2 new expected)"
 	q=$(stat_field "$h" path_queries)
 	[ "$q" = 4 ] || fail "$h: madcm stat --daemon path_queries $q after the flush (4 expected)"
+	n=$(round_services "$h")
+	[ "$n" -eq 2 ] || fail "$h: $n ServiceRecord queries after the flush (2 new expected)"
 done
-echo "ok: after the flush, one new PathRecord query per host and destination"
+echo "ok: after the flush, one new PathRecord and ServiceRecord query per host and destination"
 fs trace off >/dev/null
 
 exit 0

@@ -47,6 +47,12 @@ static struct env {
 	/* Its ServiceRecord answers: Sets and Deletes seen. */
 	unsigned sr_sets, sr_deletes;
 	uint64_t sr_last_delete_tid;
+	/* ServiceRecord GetTables seen (SERVICE_QUERY), answered with one record unless sr_none. */
+	unsigned sr_tables;
+	bool sr_none;
+	bool sr_hold; /* keep the next answer in sr_held until the test injects it */
+	uint8_t sr_held[MAD_SIZE];
+	int sr_held_portid, sr_held_agent;
 	/* PathRecord Gets held back from the fake SA (hold_paths) until path_release. */
 	bool hold_paths;
 	struct held_path {
@@ -161,6 +167,26 @@ static int mc_send(void *ctx, int portid, int agent, const void *mad, size_t len
 		else if (method == MAD_METHOD_DELETE) {
 			E.sr_deletes++;
 			E.sr_last_delete_tid = mad_get(m, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
+		} else if (method == MAD_METHOD_GET_TABLE) {
+			/* The template back with a GID: the record a peer registered. */
+			E.sr_tables++;
+			mad_set(resp, mad_hdr_fields, MAD_HDR_R, 1);
+			if (E.sr_none) {
+				mad_set(resp, mad_hdr_fields, MAD_HDR_STATUS, SA_STATUS_NO_RECORDS);
+			} else {
+				memset(resp + SA_DATA_OFFSET + sa_sr_fields[SA_SR_SERVICE_GID].byte,
+				       0xab, 16);
+				mad_set(resp + SA_HDR_OFFSET, sa_hdr_fields,
+					SA_HDR_ATTRIBUTE_OFFSET, SA_SR_SIZE / 8);
+			}
+			if (E.sr_hold) {
+				memcpy(E.sr_held, resp, MAD_SIZE);
+				E.sr_held_portid = portid;
+				E.sr_held_agent = agent;
+				return 0;
+			}
+			inject_open(portid, agent, resp, MAD_SIZE);
+			return 0;
 		} else
 			return rc;
 	} else if (mad_get(m, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID) != SA_ATTR_MC_MEMBER_RECORD) {
@@ -2049,6 +2075,111 @@ static void test_path_query(void **state)
 	env_down();
 }
 
+/* ---- SERVICE_QUERY: the host's ServiceRecord cache (address resolution) ---- */
+
+static void service_ask(int fd, uint32_t sq, uint64_t id)
+{
+	struct madcmd_service_query m;
+	struct sa_service q;
+
+	memset(&m, 0, sizeof(m));
+	madcmd_hdr_init(&m.h, MADCMD_SERVICE_QUERY, sizeof(m), sq);
+	memset(&q, 0, sizeof(q));
+	q.id = id;
+	q.data8[15] = 9;
+	m.comp_mask = SA_SR_COMP_SERVICE_ID | SA_SR_COMP_SERVICE_DATA8(15);
+	assert_int_equal(sa_service_encode(&q, m.rec), 0);
+	send_msg(fd, &m, sizeof(m));
+}
+
+/* The SERVICE_REP of seq `sq`: status rc, and with 0 the record of `id`. */
+static void service_rep(int fd, uint32_t sq, int rc, uint64_t id)
+{
+	union {
+		struct madcmd_service_rep r;
+		uint8_t b[MADCMD_MSG_MAX];
+	} in;
+	struct sa_service v;
+
+	assert_int_equal(recv_msg(fd, &in, sizeof(in)), MADCMD_SERVICE_REP);
+	assert_int_equal(in.r.h.seq, sq);
+	assert_int_equal(in.r.rc, rc);
+	assert_int_equal(in.r.n, rc ? 0 : 1);
+	if (rc)
+		return;
+	sa_service_decode(in.r.recs[0], &v);
+	assert_true(v.id == id);
+	assert_int_equal(v.gid[0], 0xab);
+	assert_int_equal(v.data8[15], 9);
+}
+
+/*
+ * Sessions' SERVICE_QUERYs: one SA GetTable per record however many
+ * sessions ask, no record never cached, a GID out of service or a
+ * program's Set through the proxy drops it; STAT's end counts them.
+ */
+static void test_service_query(void **state)
+{
+	struct madcmd_stat_end end;
+	uint8_t gid[16];
+	int a, b;
+
+	(void)state;
+	env_up(0, 0);
+	a = cm_client("fake1");
+	b = cm_client("fake1");
+	service_ask(a, 1, 0x10006d04c6120001ull);
+	service_rep(a, 1, 0, 0x10006d04c6120001ull);
+	service_ask(b, 2, 0x10006d04c6120001ull); /* cached */
+	service_rep(b, 2, 0, 0x10006d04c6120001ull);
+	assert_int_equal(E.sr_tables, 1);
+
+	/* No record: -ENOENT each time, asked of the SA each time. */
+	E.sr_none = true;
+	service_ask(a, 3, 0x10006d04c6120002ull);
+	service_rep(a, 3, -ENOENT, 0);
+	service_ask(b, 4, 0x10006d04c6120002ull);
+	service_rep(b, 4, -ENOENT, 0);
+	assert_int_equal(E.sr_tables, 3);
+	E.sr_none = false;
+
+	/* The SA says the record's GID left: asked again. */
+	memset(gid, 0xab, 16);
+	for (unsigned i = 0; i < E.d->nports; i++)
+		madcmd_service_gid_gone(&E.d->ports[i], gid);
+	service_ask(b, 5, 0x10006d04c6120001ull);
+	service_rep(b, 5, 0, 0x10006d04c6120001ull);
+	assert_int_equal(E.sr_tables, 4);
+
+	/* A session that closes before its answer: orphaned, the answer still cached. */
+	{
+		int c2 = cm_client("fake1");
+
+		E.sr_hold = true;
+		service_ask(c2, 6, 0x10006d04c6120003ull);
+		for (int i = 0; i < 100 && E.sr_tables < 5; i++)
+			mad_loop_run_once(E.loop, 5);
+		assert_int_equal(E.sr_tables, 5);
+		close(c2);
+		pending_drop(c2);
+		pump();
+		E.sr_hold = false;
+		inject_open(E.sr_held_portid, E.sr_held_agent, E.sr_held, MAD_SIZE);
+		pump();
+	}
+	service_ask(a, 7, 0x10006d04c6120003ull);
+	service_rep(a, 7, 0, 0x10006d04c6120003ull);
+	assert_int_equal(E.sr_tables, 5);
+
+	assert_int_equal(stat_ids_end(NULL, 0, &end), 0);
+	assert_int_equal(end.service_asks, 7);
+	assert_int_equal(end.service_queries, 5);
+	assert_true(end.service_dropped >= 1);
+	close(a);
+	close(b);
+	env_down();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2063,7 +2194,7 @@ int main(void)
 	    cmocka_unit_test(test_mcast_memberships), cmocka_unit_test(test_service_records),
 	    cmocka_unit_test(test_connect_as),	      cmocka_unit_test(test_path_query),
 	    cmocka_unit_test(test_batch_codec),	      cmocka_unit_test(test_batched_replies),
-	    cmocka_unit_test(test_ns_listen),
+	    cmocka_unit_test(test_ns_listen),	      cmocka_unit_test(test_service_query),
 	};
 
 	madcmd_log_setup(getenv("MADCMD_TEST_LOG") ? MADCMD_LOG_STDERR : MADCMD_LOG_NONE,

@@ -9,7 +9,8 @@
  * timeout, redirection through ClassPortInfo, a GetTable answered with
  * RMPP, 1,000 queries in flight, concurrent asks for one path sharing one
  * query, an answer after a flush left out of the cache, P_Key and GID out
- * of service drops, MCMemberRecord and ServiceRecord methods.
+ * of service drops, MCMemberRecord and ServiceRecord methods, resolution
+ * ServiceRecord queries coalesced and cached (never without a record).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -132,6 +133,11 @@ static void sa_responder(struct fake_umad *f, unsigned i, void *arg)
 			path_rec(rec,
 				 (uint16_t)mad_get(req + SA_DATA_OFFSET, sa_pr_fields, SA_PR_DLID));
 			respond(f, i, 0, rec, SA_PR_SIZE, SA_PR_SIZE / 8);
+		} else if (mad_get(req, mad_hdr_fields, MAD_HDR_METHOD) == MAD_METHOD_GET_TABLE) {
+			/* One ServiceRecord: the template with a GID, as a table. */
+			memcpy(rec, req + SA_DATA_OFFSET, SA_SR_SIZE);
+			memset(rec + sa_sr_fields[SA_SR_SERVICE_GID].byte, 0xab, 16);
+			respond(f, i, 0, rec, SA_SR_SIZE, SA_SR_SIZE / 8);
 		} else {
 			/* Echo the record, as an SA confirming a Set/Delete does. */
 			respond(f, i, 0, req + SA_DATA_OFFSET, SA_SR_SIZE, 0);
@@ -602,6 +608,127 @@ static void test_mcmember_and_service(void **state)
 		mad_loop_run_once(e->loop, 10);
 }
 
+struct svc_asks {
+	unsigned done, ok, enoent;
+};
+
+static void on_service(void *arg, int status, const struct sa_service *recs, unsigned n)
+{
+	struct svc_asks *m = arg;
+
+	m->done++;
+	if (status == -ENOENT)
+		m->enoent++;
+	if (status == 0 && n == 1 && recs[0].gid[0] == 0xab && recs[0].data8[15] == 7)
+		m->ok++;
+}
+
+static uint64_t svc_query(struct sa_service *q, uint64_t id)
+{
+	uint64_t mask = SA_SR_COMP_SERVICE_ID;
+
+	memset(q, 0, sizeof(*q));
+	q->id = id;
+	q->data8[15] = 7;
+	for (unsigned i = 0; i < 16; i++)
+		mask |= SA_SR_COMP_SERVICE_DATA8(i);
+	return mask;
+}
+
+static void run_until_svc_asked(struct env *e, uint64_t want)
+{
+	struct sa_client_stats s;
+
+	for (uint64_t end = now_ms() + 120000; now_ms() < end;) {
+		assert_int_equal(sa_client_stats(e->c, &s), 0);
+		if (s.service_queries + s.service_coalesced + s.service_hits_late >= want)
+			break;
+		mad_loop_run_once(e->loop, 10);
+	}
+	assert_int_equal(s.service_queries + s.service_coalesced + s.service_hits_late, want);
+}
+
+/*
+ * Resolution ServiceRecord queries (sa_service_query_async): N asks
+ * before the SA answers cost one GetTable, the next is a hit on this
+ * thread; a port change, a GID out of service and a Set through the
+ * client each drop it (one query more each); no record is never cached.
+ */
+static void test_service_resolution_cache(void **state)
+{
+	struct env *e = *state;
+	struct sa_service q, reg;
+	struct sa_client_stats s;
+	struct svc_asks m = {0};
+	uint64_t mask = svc_query(&q, 0x10006d04c6120001ull);
+	const unsigned N = 8;
+	uint8_t gid[16];
+	const uint8_t *req;
+
+	e->mode = SILENT;
+	for (unsigned i = 0; i < N; i++)
+		assert_int_equal(sa_service_query_async(e->c, &q, mask, on_service, &m), 0);
+	run_until_svc_asked(e, N);
+	assert_int_equal(e->f.nsent, 1);
+	req = e->f.sent[0].mad;
+	assert_int_equal(mad_get(req, mad_hdr_fields, MAD_HDR_METHOD), MAD_METHOD_GET_TABLE);
+	assert_int_equal(mad_get(req, mad_hdr_fields, MAD_HDR_ATTRIBUTE_ID),
+			 SA_ATTR_SERVICE_RECORD);
+	assert_true(mad_get(req + SA_HDR_OFFSET, sa_hdr_fields, SA_HDR_COMPONENT_MASK) == mask);
+	assert_int_equal(m.done, 0);
+	e->mode = ANSWER;
+	sa_responder(&e->f, 0, e);
+	run_until(e, &m.done, N);
+	assert_int_equal(m.ok, N);
+	assert_int_equal(sa_client_stats(e->c, &s), 0);
+	assert_int_equal(s.service_queries, 1);
+	assert_int_equal(s.service_coalesced, N - 1);
+
+	/* Cached: answered here, no MAD. */
+	assert_int_equal(sa_service_query_async(e->c, &q, mask, on_service, &m), 0);
+	assert_int_equal(m.ok, N + 1);
+	assert_int_equal(e->f.nsent, 1);
+	assert_int_equal(sa_client_stats(e->c, &s), 0);
+	assert_int_equal(s.service_cache_hits, 1);
+
+	/* A GID out of service that no record names drops nothing; the record's does. */
+	memset(gid, 0xcd, 16);
+	assert_int_equal(sa_client_service_gid_gone(e->c, gid), 0);
+	memset(gid, 0xab, 16);
+	assert_int_equal(sa_client_service_gid_gone(e->c, gid), 1);
+	assert_int_equal(sa_service_query_async(e->c, &q, mask, on_service, &m), 0);
+	run_until(e, &m.done, N + 2);
+	assert_int_equal(e->f.nsent, 2);
+
+	/* A Set of the same ServiceID through this client: the answer may change. */
+	reg = q;
+	assert_int_equal(sa_service_register(e->c, &reg, SA_SR_COMP_SERVICE_ID), 0);
+	assert_int_equal(e->f.nsent, 3);
+	assert_int_equal(sa_service_query_async(e->c, &q, mask, on_service, &m), 0);
+	run_until(e, &m.done, N + 3);
+	assert_int_equal(e->f.nsent, 4);
+	assert_int_equal(m.ok, N + 3);
+
+	/* A port change (a new SM, a reregistration's flush) drops it too. */
+	e->f.port.sm_lid = 3;
+	wait_port_change(e, 1);
+	assert_int_equal(sa_service_query_async(e->c, &q, mask, on_service, &m), 0);
+	run_until(e, &m.done, N + 4);
+	assert_int_equal(e->f.nsent, 5);
+	assert_int_equal(e->f.sent[4].addr.lid, 3);
+
+	/* No record: -ENOENT, asked again every time. */
+	mask = svc_query(&q, 0x10006d04c6120002ull);
+	e->mode = NO_RECORDS;
+	assert_int_equal(sa_service_query_async(e->c, &q, mask, on_service, &m), 0);
+	run_until(e, &m.done, N + 5);
+	assert_int_equal(sa_service_query_async(e->c, &q, mask, on_service, &m), 0);
+	run_until(e, &m.done, N + 6);
+	assert_int_equal(m.enoent, 2);
+	assert_int_equal(e->f.nsent, 7);
+	assert_int_equal(sa_service_query_async(NULL, &q, mask, on_service, &m), -EINVAL);
+}
+
 /* Only cache hits, no queries: the periodic port check still flushes. */
 static void test_periodic_port_check(void **state)
 {
@@ -782,6 +909,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pkey0_change_flushes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gid_gone, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mcmember_and_service, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_service_resolution_cache, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_periodic_port_check, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_shared_transport, setup, teardown),
 	    cmocka_unit_test(test_record_codecs),
