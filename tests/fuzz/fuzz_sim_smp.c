@@ -14,6 +14,9 @@
  *   - a umad_send() from a client (struct ib_user_mad + MAD, any length):
  *     TIDs, send timeouts, kernel RMPP segmentation;
  *   - agent (un)registration, fault rules, link down/up, time passing.
+ * Each fabric is built and configured once, on its first input, and
+ * saved; every input starts from a copy of the saved state (nodes, ports,
+ * LFTs, counters), so inputs stay independent without a rebuild each.
  * Nothing may crash, leak or read out of bounds; what reaches a client
  * must be a whole struct ib_user_mad + MAD (checked in sim_env.c); once
  * the agents are closed no send, retry or reassembly may be left.  The
@@ -528,22 +531,107 @@ static void drain(void)
 	}
 }
 
+/* ---- the fabrics, built once and restored before each input ---- */
+
+struct saved_node {
+	struct fsd_node node;
+	struct fsd_port *ports; /* [0 .. nports] */
+	uint8_t *lft;		/* node.lft_len bytes */
+};
+
+struct saved_fabric {
+	struct fsd_fabric fab;
+	struct saved_node *nodes;
+};
+
+static void *memdup(const void *p, size_t n)
+{
+	void *q = n ? malloc(n) : NULL;
+
+	if (n && !q)
+		abort();
+	if (n)
+		memcpy(q, p, n);
+	return q;
+}
+
+/* Build and configure the fabric `spec` in fab and save its state; the
+ * fabrics stay allocated for the process (fab is swapped between them). */
+static void fabric_build(struct saved_fabric *sf, const char *spec)
+{
+	memset(&fab, 0, sizeof(fab));
+	if (fsd_topo_generate(spec, stderr) || fsd_topo_finish(stderr))
+		abort();
+	configure();
+	if (fsd_pkt_next_due_ms() >= 0) /* a packet queued is state not saved */
+		abort();
+	sf->nodes = calloc((size_t)fab.num_nodes, sizeof(*sf->nodes));
+	if (!sf->nodes)
+		abort();
+	for (int i = 0; i < fab.num_nodes; i++) {
+		struct fsd_node *n = fab.nodes[i];
+		struct saved_node *sn = &sf->nodes[i];
+
+		if (n->mft) /* configure() sets no MFT: restore() frees any */
+			abort();
+		sn->node = *n;
+		sn->ports = memdup(n->ports, (size_t)(n->nports + 1) * sizeof(*n->ports));
+		sn->lft = memdup(n->lft, n->lft_len);
+	}
+	sf->fab = fab;
+}
+
+/* fab as fabric_build() left it: what an input changed is undone. */
+static void fabric_restore(const struct saved_fabric *sf)
+{
+	fab = sf->fab;
+	for (int i = 0; i < fab.num_nodes; i++) {
+		struct fsd_node *n = fab.nodes[i];
+		const struct saved_node *sn = &sf->nodes[i];
+		struct fsd_port *ports = n->ports;
+		uint8_t *lft = n->lft;
+
+		free(n->mft);
+		if (n->lft_len != sn->node.lft_len) { /* a Set grew it */
+			free(lft);
+			lft = memdup(sn->lft, sn->node.lft_len);
+		} else if (lft) {
+			memcpy(lft, sn->lft, sn->node.lft_len);
+		}
+		memcpy(ports, sn->ports, (size_t)(sn->node.nports + 1) * sizeof(*ports));
+		*n = sn->node;
+		n->ports = ports;
+		n->lft = lft;
+		n->mft = NULL;
+	}
+}
+
+/* What an input opened on the ports and nothing restores: captures. */
+static void fabric_release(void)
+{
+	for (int i = 0; i < fab.num_nodes; i++)
+		for (int p = 0; p <= fab.nodes[i]->nports; p++)
+			fsd_capture_stop(&fab.nodes[i]->ports[p]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static const char *const topos[] = {"b2b", "star:3", "b2b", "fattree:4"};
+	static struct saved_fabric fabrics[4];
 	struct cursor c = {data, size};
 	char out[64];
 	uint8_t cfg = u8(&c);
+	int k = (cfg & 3) == 2 ? 0 : cfg & 3; /* b2b twice: one fabric */
 
 	sim_env_now = 1000000000ull;
+	fsd_trace = false;
+	if (!fabrics[k].nodes)
+		fabric_build(&fabrics[k], topos[k]);
+	fabric_restore(&fabrics[k]);
 	fsd_trace = cfg & 4;
 	fsd_fault_cmd("seed 1", out, sizeof(out));
-	static const char *const topos[] = {"b2b", "star:3", "b2b", "fattree:4"};
-
-	if (fsd_topo_generate(topos[cfg & 3], stderr) || fsd_topo_finish(stderr))
-		abort();
 	if (cfg & 8) /* the capture writer sees every MAD too */
 		fsd_capture_start(ca_port(0), "/dev/null");
-	configure();
 	open_streams();
 	while (c.left) {
 		enum op op = (enum op)(u8(&c) % OP_MAX);
@@ -591,6 +679,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "state left behind after the agents closed\n");
 		abort();
 	}
-	fsd_topo_reset();
+	fabric_release();
 	return 0;
 }
