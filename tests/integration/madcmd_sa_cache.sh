@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-# madcmd's host-wide path cache: three hosts on a switch, one madcmd each,
+# madcmd's host-wide path cache: four hosts on a switch, one madcmd each,
 # Debian's ucmatose under `madcm run`.  On every host a server, and from
-# every host three client programs to each other host's server, all at
-# once: each host's programs ask for paths to two destinations, six times
-# between them.  Through madcmd (PATH_QUERY, one cache and SA client for
+# every host eight client programs to each other host's server, all at
+# once: each host's programs ask for paths to three destinations, 24 times
+# between them (each program's own SA client would make that 24 queries).  Through madcmd (PATH_QUERY, one cache and SA client for
 # the host, concurrent asks coalesced) the SA sees exactly one PathRecord
 # query per host and destination: counted on the fabric (fabsimd's MAD
 # trace).  A second round of programs finds the paths in madcmd's cache:
@@ -25,13 +25,14 @@ skip_missing ucmatose rdmacm-utils
 skip_missing saquery infiniband-diags
 [ -x "$MADCMD" ] || { echo "SKIP: madcmd not built"; exit 77; }
 
-fs up --gen star:3 --madcmd="$MADCMD" >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up --madcmd"; }
+fs up --gen star:4 --madcmd="$MADCMD" >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up --madcmd"; }
 out=$FABSIM_DIR/out
 mkdir -p "$out"
 run_bg() { h=$1; shift; "$FABSIM" --dir "$FABSIM_DIR" run "$h" -- "$@" & }
 ip_of() { echo "198.18.0.${1#h}"; }
-HOSTS="h1 h2 h3"
-CLIENTS=3 # programs per host and destination
+HOSTS="h1 h2 h3 h4"
+CLIENTS=8 # programs per host and destination
+ND=3      # destinations of a host's programs: the other hosts
 for h in $HOSTS; do
 	[ -S "$FABSIM_DIR/$h/madcmd.sock" ] || { cat "$FABSIM_DIR/up.log" >&2; fail "no madcmd on $h"; }
 done
@@ -61,12 +62,12 @@ for h in $HOSTS; do
 done
 
 # round N: every host's server (port 7600+N) takes CLIENTS connections
-# from each of the two other hosts, every client program starting at once.
+# from each of the other hosts, every client program starting at once.
 round() {
 	port=$((7600 + $1))
 	pids=
 	for h in $HOSTS; do
-		run_bg "$h" "$MADCM" run ucmatose -p $port -c $((CLIENTS * 2)) -C 1 >"$out/s.$h.$1" 2>&1
+		run_bg "$h" "$MADCM" run ucmatose -p $port -c $((CLIENTS * ND)) -C 1 >"$out/s.$h.$1" 2>&1
 		pids="$pids $!"
 		bg_pids="$bg_pids $!"
 	done
@@ -76,7 +77,7 @@ round() {
 			fail "no listener on $h"
 	done
 	# Every listener's address records at the SA (published without waiting).
-	wait_for "'$FABSIM' --dir '$FABSIM_DIR' run h1 -- saquery -S 2>/dev/null | grep -c 'madcm:ip:198\.18\.0\.[123]\$' | grep -qx 3" 30 ||
+	wait_for "'$FABSIM' --dir '$FABSIM_DIR' run h1 -- saquery -S 2>/dev/null | grep -c 'madcm:ip:198\.18\.0\.[1-4]\$' | grep -qx 4" 30 ||
 		fail "round $1: the listeners' ServiceRecords are not all at the SA"
 	for h in $HOSTS; do
 		eval "sr_before_$h=\$(service_queries $h)"
@@ -110,35 +111,35 @@ fs trace on >/dev/null
 round 1
 for h in $HOSTS; do
 	n=$(path_queries "$h")
-	# Two destinations; without the host's cache it would be 2 x CLIENTS.
-	[ "$n" -eq 2 ] || fail "$h: $n PathRecord queries for 2 destinations and $((CLIENTS * 2)) programs"
+	# ND destinations; without the host's cache it would be ND x CLIENTS.
+	[ "$n" -eq $ND ] || fail "$h: $n PathRecord queries for $ND destinations and $((CLIENTS * ND)) programs"
 	n=$(round_services "$h")
-	[ "$n" -eq 2 ] || fail "$h: $n ServiceRecord queries for 2 destinations and $((CLIENTS * 2)) programs"
+	[ "$n" -eq $ND ] || fail "$h: $n ServiceRecord queries for $ND destinations and $((CLIENTS * ND)) programs"
 done
-echo "ok: one PathRecord and one ServiceRecord query per host and destination ($((CLIENTS * 2)) programs a host)"
+echo "ok: one PathRecord and one ServiceRecord query per host and destination ($((CLIENTS * ND)) programs a host)"
 
 round 2
 for h in $HOSTS; do
 	n=$(path_queries "$h")
-	[ "$n" -eq 2 ] || fail "$h: $n PathRecord queries after a second round (cached: still 2)"
+	[ "$n" -eq $ND ] || fail "$h: $n PathRecord queries after a second round (cached: still $ND)"
 	n=$(round_services "$h")
 	[ "$n" -eq 0 ] || fail "$h: $n ServiceRecord queries in a second round (cached: none)"
 done
 echo "ok: a second round of programs finds every path and address in madcmd's cache"
 
-# madcm stat --daemon shows the same from madcmd's side: two SA queries,
-# every client program's ask (6 a round) answered.
+# madcm stat --daemon shows the same from madcmd's side: ND SA queries,
+# every client program's ask (CLIENTS x ND a round) answered.
 for h in $HOSTS; do
 	st=$("$FABSIM" --dir "$FABSIM_DIR" run "$h" -- "$MADCM" stat --daemon | grep '^path cache')
 	q=$(echo "$st" | sed -n 's/.* path_queries \([0-9]*\) .*/\1/p')
 	a=$(echo "$st" | sed -n 's/.* path_asks \([0-9]*\) .*/\1/p')
-	[ "$q" = 2 ] && [ "${a:-0}" -ge $((CLIENTS * 4)) ] ||
-		fail "$h: madcm stat --daemon: '$st' (path_queries 2 and path_asks >= $((CLIENTS * 4)) expected)"
+	[ "$q" = $ND ] && [ "${a:-0}" -ge $((CLIENTS * ND * 2)) ] ||
+		fail "$h: madcm stat --daemon: '$st' (path_queries $ND and path_asks >= $((CLIENTS * ND * 2)) expected)"
 	st=$("$FABSIM" --dir "$FABSIM_DIR" run "$h" -- "$MADCM" stat --daemon | grep '^service cache')
 	q=$(echo "$st" | sed -n 's/.* service_queries \([0-9]*\) .*/\1/p')
 	a=$(echo "$st" | sed -n 's/.* service_asks \([0-9]*\) .*/\1/p')
-	[ "$q" = 2 ] && [ "${a:-0}" -eq $((CLIENTS * 4)) ] ||
-		fail "$h: madcm stat --daemon: '$st' (service_queries 2 and service_asks $((CLIENTS * 4)) expected)"
+	[ "$q" = $ND ] && [ "${a:-0}" -eq $((CLIENTS * ND * 2)) ] ||
+		fail "$h: madcm stat --daemon: '$st' (service_queries $ND and service_asks $((CLIENTS * ND * 2)) expected)"
 done
 echo "ok: madcm stat --daemon shows the path cache counters"
 
@@ -168,11 +169,11 @@ echo "ok: the restarted SM's client reregistration flushed every host's path cac
 round 3
 for h in $HOSTS; do
 	n=$(path_queries "$h")
-	[ "$n" -eq 4 ] || fail "$h: $n PathRecord queries after the flush (2 before, 2 new expected)"
+	[ "$n" -eq $((ND * 2)) ] || fail "$h: $n PathRecord queries after the flush ($ND before, $ND new expected)"
 	q=$(stat_field "$h" path_queries)
-	[ "$q" = 4 ] || fail "$h: madcm stat --daemon path_queries $q after the flush (4 expected)"
+	[ "$q" = $((ND * 2)) ] || fail "$h: madcm stat --daemon path_queries $q after the flush ($((ND * 2)) expected)"
 	n=$(round_services "$h")
-	[ "$n" -eq 2 ] || fail "$h: $n ServiceRecord queries after the flush (2 new expected)"
+	[ "$n" -eq $ND ] || fail "$h: $n ServiceRecord queries after the flush ($ND new expected)"
 done
 echo "ok: after the flush, one new PathRecord and ServiceRecord query per host and destination"
 fs trace off >/dev/null
