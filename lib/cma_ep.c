@@ -377,7 +377,8 @@ static int sa_lookup(struct cma_id *id, const char *service, const struct rdma_a
 	rc = cma_port_runtime(id->port, &rt);
 	if (rc)
 		return rc;
-	rc = sa_service_query(cm_runtime_sa(rt), &q, mask, &rec, &n);
+	/* Through madcmd, its host-wide cache answers (SERVICE_QUERY). */
+	rc = cm_runtime_service_query(rt, &q, mask, &rec, &n);
 	if (rc)
 		return rc;
 	for (unsigned i = 0; i < n; i++) {
