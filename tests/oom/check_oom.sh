@@ -186,11 +186,22 @@ check_test() {
 	echo "$t: $total allocations, $runs runs, $(wc -l <"$report") bad"
 }
 
+# At most OOM_JOBS tests at once.  Counted by PID: `jobs -p` in a command
+# substitution lists the jobs of the subshell's copy, never updated there,
+# so a finished test would hold its place for good.
+running=""
 for t in $tests; do
-	while [ "$(jobs -p | wc -l)" -ge "$OOM_JOBS" ]; do
+	while :; do
+		alive=""
+		for p in $running; do
+			! kill -0 "$p" 2>/dev/null || alive="$alive $p"
+		done
+		running=$alive
+		[ "$(echo $running | wc -w)" -ge "$OOM_JOBS" ] || break
 		sleep 1
 	done
 	check_test "$t" &
+	running="$running $!"
 done
 wait
 cat "$OOM_DIR"/report-*.txt >"$OOM_DIR/report.txt"
