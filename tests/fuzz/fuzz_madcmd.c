@@ -31,7 +31,8 @@
  * entry): cheaper to keep than a daemon made per input.
  * FUZZ_MADCMD_TRACE=1: a hash at exit of what the daemon sent to the
  * sessions and to the fabric, which two runs of one corpus must share
- * (tests/fuzz/madcmd_repeat.sh); =2: also the hash so far after each input.
+ * (tests/fuzz/madcmd_repeat.sh); =2: also, after each input, a hash of
+ * the input and the trace's so far.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -72,6 +73,7 @@ static uint64_t netns_cb(void *ctx, pid_t pid)
 
 /* FUZZ_MADCMD_TRACE: the trace hash, and how many inputs it covers. */
 static bool tracing, trace_each;
+static uint64_t input_hash; /* FUZZ_MADCMD_TRACE=2: which input it was */
 static uint64_t trace = FUZZ_TRACE_INIT;
 static unsigned long traced;
 
@@ -335,6 +337,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 	}
 	fuzz_random_restart();
+	if (trace_each)
+		input_hash = fuzz_trace_add(FUZZ_TRACE_INIT, data, size);
 	mode = data[0];
 	nknown = 0;
 	data++;
@@ -376,7 +380,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	trace_sent();
 	if (trace_each)
-		printf("fuzz_madcmd: input %lu trace %016llx\n", traced, (unsigned long long)trace);
+		printf("fuzz_madcmd: input %lu %016llx trace %016llx\n", traced,
+		       (unsigned long long)input_hash, (unsigned long long)trace);
 	traced++;
 	madcmd_tables_get(d, &t);
 	if (t.sessions || t.ids || t.bindings || t.memberships || t.tids || t.queued) {
