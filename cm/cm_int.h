@@ -174,6 +174,7 @@ struct cm_engine {
 	/* Random words for local IDs (random32 in ids.c), 64 per getrandom(2). */
 	uint32_t rnd[64];
 	unsigned nrnd;
+	unsigned rnd_gen; /* mad_random_generation() rnd came from */
 	/*
 	 * Comm IDs reserved for a later cm_engine_connect_as (madcmd grants
 	 * them to its clients ahead): open addressing, 0 empty, ~0u deleted.

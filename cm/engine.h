@@ -325,7 +325,7 @@ struct cm_engine_config {
 	struct mad_timer_heap *timers; /* run by the owner of the engine */
 	const struct cm_engine_ops *ops;
 	void *ctx; /* first argument of ops callbacks */
-	/* Optional: source of random comm IDs (tests); NULL = getrandom(2). */
+	/* Optional: source of random comm IDs (tests); NULL = mad_random_bytes. */
 	uint32_t (*random32)(void *ctx);
 };
 

@@ -10,7 +10,7 @@
  *   by_remote_qpn  (remote QPN, CA GUID)         stale connections (12.9.8.3.2);
  *                                                left on entering TimeWait
  *   by_local_qpn   local QPN                     QPNs in TimeWait not reused
- * Local IDs are random (getrandom) so a restarted peer does not meet its
+ * Local IDs are random (getrandom, through mad/random.h) so a restarted peer does not meet its
  * old IDs, and unique (checked against by_local and the reserved set),
  * never 0.  An ID can be reserved ahead (cm_engine_reserve_id) and used
  * later by cm_engine_connect_as: madcmd hands reserved IDs to a program
@@ -20,9 +20,8 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/random.h>
-
 #include "cm/cm_int.h"
+#include "mad/random.h"
 
 static uint32_t mix(uint64_t k)
 {
@@ -142,8 +141,13 @@ static uint32_t random32(struct cm_engine *e)
 {
 	if (e->cfg.random32)
 		return e->cfg.random32(e->cfg.ctx);
+	/* A test's new random source: the words drawn from the old one go. */
+	if (e->rnd_gen != mad_random_generation()) {
+		e->rnd_gen = mad_random_generation();
+		e->nrnd = 0;
+	}
 	/* One system call per 64 IDs, not one per connection. */
-	if (!e->nrnd && getrandom(e->rnd, sizeof(e->rnd), 0) == (ssize_t)sizeof(e->rnd))
+	if (!e->nrnd && !mad_random_bytes(e->rnd, sizeof(e->rnd), 0))
 		e->nrnd = sizeof(e->rnd) / sizeof(e->rnd[0]);
 	if (e->nrnd)
 		return e->rnd[--e->nrnd];

@@ -5,15 +5,18 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "mad/random.h"
 #include "mad/tid.h"
 
-static uint32_t tid_high;
+static _Atomic uint32_t tid_high;
 static _Atomic uint32_t tid_low;
 static pthread_once_t tid_once = PTHREAD_ONCE_INIT;
+/* The random source's generation the seed came from (mad/random.h). */
+static atomic_uint tid_gen;
+static pthread_mutex_t tid_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
  * A fork()ed child seeds again at its first TID: with its parent's
@@ -35,7 +38,8 @@ static void tid_seed(void)
 		pthread_atfork(NULL, NULL, tid_forked);
 	}
 
-	if (getrandom(r, sizeof(r), 0) != sizeof(r)) {
+	atomic_store(&tid_gen, mad_random_generation());
+	if (mad_random_bytes(r, sizeof(r), 0)) {
 		/* No entropy source: mix what differs between processes. */
 		struct timespec ts;
 
@@ -43,12 +47,24 @@ static void tid_seed(void)
 		r[0] = (uint32_t)ts.tv_nsec ^ ((uint32_t)getpid() << 16) ^ (uint32_t)ts.tv_sec;
 		r[1] = r[0] * 2654435761u;
 	}
-	tid_high = r[0];
+	atomic_store(&tid_high, r[0]);
 	atomic_store(&tid_low, r[1]);
+}
+
+/* A test set a new random source: seed from it, so its TIDs repeat. */
+static void tid_reseed(void)
+{
+	pthread_mutex_lock(&tid_lock);
+	if (atomic_load(&tid_gen) != mad_random_generation())
+		tid_seed();
+	pthread_mutex_unlock(&tid_lock);
 }
 
 uint64_t mad_tid_next(void)
 {
 	pthread_once(&tid_once, tid_seed);
-	return ((uint64_t)tid_high << 32) | atomic_fetch_add(&tid_low, 1);
+	if (atomic_load_explicit(&tid_gen, memory_order_relaxed) != mad_random_generation())
+		tid_reseed();
+	return ((uint64_t)atomic_load_explicit(&tid_high, memory_order_relaxed) << 32) |
+	       atomic_fetch_add(&tid_low, 1);
 }

@@ -27,6 +27,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -385,7 +386,15 @@ static void forward(struct madcmd_session *s, const struct cm_event *ev)
 
 	memset(&m, 0, sizeof(m));
 	madcmd_hdr_init(&m.h, MADCMD_EVENT, sizeof(m), 0);
-	m.ev = *ev;
+	/*
+	 * Up to the private data's end: the engine leaves the rest of an
+	 * event (cm_event_init) and its tail padding unset, and those bytes
+	 * of the daemon's stack must not reach the program.
+	 */
+	memcpy(&m.ev, ev,
+	       offsetof(struct cm_event, private_data) +
+		   (ev->private_data_len < sizeof(ev->private_data) ? ev->private_data_len
+								    : sizeof(ev->private_data)));
 	if (ev->type == CM_EV_REQ_RCVD || ev->type == CM_EV_REP_RCVD) {
 		/* lib/ moves INIT again on a REP */
 		m.nqp = qp_attrs(s->port, ev->id, req, 3, m.qp);

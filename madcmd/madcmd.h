@@ -68,7 +68,7 @@ struct madcmd_params {
 	bool (*netns_has_addr)(void *ctx, pid_t pid, uint64_t netns, int family,
 			       const uint8_t *addr);
 	void *addr_ctx;
-	/* Start of the ephemeral port search; NULL: getrandom(2). */
+	/* Start of the ephemeral port search; NULL: mad_random_bytes. */
 	uint32_t (*random32)(void *ctx);
 	void *random_ctx;
 	unsigned sa_timeout_ms; /* the runtimes' SA clients, per try; 0: 1000 */

@@ -28,6 +28,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "mad/random.h"
 #include "madcmd/madcmd_int.h"
 
 #ifndef AF_IB
@@ -183,7 +184,7 @@ static uint32_t random_start(struct madcmd *d)
 
 	if (d->p.random32)
 		return d->p.random32(d->p.random_ctx);
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+	if (mad_random_bytes(&r, sizeof(r), GRND_NONBLOCK))
 		r = (uint32_t)rand();
 	return r;
 }

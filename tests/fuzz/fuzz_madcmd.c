@@ -17,8 +17,25 @@
  * input the session is closed and the daemon must hold nothing of it.
  * The whole input is also read as a batch from a daemon (madcmd_batch_next,
  * the program's side), which must stay inside it.
+ *
+ * Repeatable: the comm IDs and TIDs come from a generator restarted for
+ * each input (fuzz_random.h), and the fabric's record of sent MADs is
+ * emptied.  The daemon itself lives across inputs (made once, as making
+ * it costs more than an input): its counters (session and id numbers, the
+ * CM engine's TID sequence), its clock (40 minutes on per input), the
+ * sizes its tables grew to, and the answers the host's SA caches kept
+ * (expired by the next input, a minute's lifetime against 40 minutes,
+ * but dropped only when looked up).  None of it holds a closed session's
+ * state (checked after each input), and what an input finds of it changes
+ * its coverage only at the edges (a table's growth, a cache's expired
+ * entry): cheaper to keep than a daemon made per input.
+ * FUZZ_MADCMD_TRACE=1: a hash at exit of what the daemon sent to the
+ * sessions and to the fabric, which two runs of one corpus must share
+ * (tests/fuzz/madcmd_repeat.sh); =2: also, after each input, a hash of
+ * the input and the trace's so far.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +46,7 @@
 
 #include "madcmd/madcmd.h"
 #include "rtproto/rt_proto.h"
+#include "tests/fuzz/fuzz_random.h"
 #include "tests/unit/fake_umad.h"
 
 static struct fake_fabric fb;
@@ -51,6 +69,31 @@ static uint64_t netns_cb(void *ctx, pid_t pid)
 	(void)ctx;
 	(void)pid;
 	return 1;
+}
+
+/* FUZZ_MADCMD_TRACE: the trace hash, and how many inputs it covers. */
+static bool tracing, trace_each;
+static uint64_t input_hash; /* FUZZ_MADCMD_TRACE=2: which input it was */
+static uint64_t trace = FUZZ_TRACE_INIT;
+static unsigned long traced;
+
+static void print_trace(void)
+{
+	printf("fuzz_madcmd: trace %016llx over %lu inputs\n", (unsigned long long)trace, traced);
+}
+
+/* What each CA sent during the input, into the trace; the record emptied. */
+static void trace_sent(void)
+{
+	for (int i = 0; i < fb.ncas; i++) {
+		struct fake_umad *f = &fb.ca[i];
+
+		pthread_mutex_lock(&fb.lock);
+		for (unsigned k = 0; tracing && k < f->nsent; k++)
+			trace = fuzz_trace_add(trace, f->sent[k].mad, f->sent[k].len);
+		f->nsent = 0;
+		pthread_mutex_unlock(&fb.lock);
+	}
 }
 
 /* FUZZ_MADCMD_STATS=1: the daemon's counters at exit (how deep inputs got). */
@@ -81,6 +124,10 @@ static void setup(void)
 	madcmd_log_setup(MADCMD_LOG_NONE, LOG_DEBUG);
 	if (getenv("FUZZ_MADCMD_STATS"))
 		atexit(print_stats);
+	tracing = getenv("FUZZ_MADCMD_TRACE");
+	trace_each = tracing && !strcmp(getenv("FUZZ_MADCMD_TRACE"), "2");
+	if (tracing)
+		atexit(print_trace);
 	/* An input queues a few MADs at a time; 4,096-MAD queues were six
 	 * 2.3 MB blocks that every leak check of libFuzzer scanned. */
 	fake_max_mads = 64;
@@ -152,6 +199,8 @@ static bool drain(int fd)
 		}
 		if (t < 0 || off != (size_t)n)
 			abort(); /* the daemon must only send well-formed messages */
+		if (tracing)
+			trace = fuzz_trace_add(trace, b, (size_t)n);
 	}
 	return n != 0;
 }
@@ -287,6 +336,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (len > size || (const uint8_t *)msg + len > data + size)
 				abort();
 	}
+	fuzz_random_restart();
+	if (trace_each)
+		input_hash = fuzz_trace_add(FUZZ_TRACE_INIT, data, size);
 	mode = data[0];
 	nknown = 0;
 	data++;
@@ -326,6 +378,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		clock_ns += 600ull * 1000000000ull;
 		mad_loop_run_once(loop, 0); /* the timers only: the session is gone */
 	}
+	trace_sent();
+	if (trace_each)
+		printf("fuzz_madcmd: input %lu %016llx trace %016llx\n", traced,
+		       (unsigned long long)input_hash, (unsigned long long)trace);
+	traced++;
 	madcmd_tables_get(d, &t);
 	if (t.sessions || t.ids || t.bindings || t.memberships || t.tids || t.queued) {
 		fprintf(stderr, "fuzz_madcmd: the closed session left state behind\n");

@@ -4,7 +4,9 @@
  * toward matching TIDs, the SA class and active RMPP headers so the input
  * reaches the RMPP reassembly) are fed to a transport with requests in
  * flight, through a fake umad port.  Nothing may crash, leak or read past
- * a buffer, whatever arrives.
+ * a buffer, whatever arrives.  The TIDs (which the input's MADs are steered
+ * to match, and which place requests in the transport's tables) come from a
+ * generator restarted for each input (fuzz_random.h), so a run repeats.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +17,7 @@
 #include "mad/timer.h"
 #include "mad/transport.h"
 #include "../unit/fake_umad.h"
+#include "fuzz_random.h"
 
 static uint64_t fake_now;
 static uint64_t fake_clock(void *ctx)
@@ -55,6 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t mad[MAD_SIZE];
 	size_t pos = 0;
 
+	fuzz_random_restart();
 	fake_umad_reset(&f);
 	/* Nothing here polls the port's fd: without it the fake skips an
 	 * eventfd write and read for every MAD, a quarter of the time. */

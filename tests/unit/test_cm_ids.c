@@ -2,8 +2,9 @@
 /*
  * CM engine identity and scale: unique comm IDs even from a bad random
  * source, bounded tables (REJ "no resources", -ENOMEM), a thousand
- * connections through a lossy network, the counters and the connection
- * dump, and hostile input that must not crash the engine.
+ * connections through a lossy network, IDs from a test's random source,
+ * the counters and the connection dump, and hostile input that must not
+ * crash the engine.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "cm/cm_wire.h"
+#include "mad/random.h"
 #include "tests/unit/cm_harness.h"
 
 static void test_table_full(void **state)
@@ -90,6 +92,44 @@ static void test_unique_ids(void **state)
 	assert_int_equal(cm_engine_create(NULL, &e), -EINVAL);
 	cfg.ops = NULL;
 	assert_int_equal(cm_engine_create(&cfg, &e), -EINVAL);
+}
+
+/* A source of the same word: the engine's IDs are then known. */
+static void word_source(void *arg, void *buf, size_t n)
+{
+	for (size_t i = 0; i + sizeof(uint32_t) <= n; i += sizeof(uint32_t))
+		memcpy((uint8_t *)buf + i, arg, sizeof(uint32_t));
+}
+
+/*
+ * Without cfg.random32 the IDs come from mad/random.h: a test's source
+ * once set, even when the engine holds words drawn before (it draws 64 at
+ * a time), and getrandom(2) again once reset.
+ */
+static void test_ids_from_random_source(void **state)
+{
+	static const struct cm_engine_ops ops = {nop_send, NULL};
+	struct mad_timer_heap th;
+	struct cm_engine_config cfg = {.ca_guid = 1, .timers = &th, .ops = &ops};
+	struct cm_engine *e;
+	uint32_t word = 0x12345678, id;
+
+	(void)state;
+	mad_timer_heap_init(&th, NULL, NULL);
+	assert_int_equal(cm_engine_create(&cfg, &e), 0);
+	assert_int_equal(cm_engine_reserve_id(e, &id), 0); /* from getrandom */
+	mad_random_set_source(word_source, &word);
+	assert_int_equal(cm_engine_reserve_id(e, &id), 0);
+	assert_int_equal(id, 0x12345678);
+	word = 0x9abcdef0;
+	mad_random_set_source(word_source, &word); /* a restart: the cache goes */
+	assert_int_equal(cm_engine_reserve_id(e, &id), 0);
+	assert_int_equal(id, 0x9abcdef0);
+	mad_random_set_source(NULL, NULL);
+	assert_int_equal(cm_engine_reserve_id(e, &id), 0);
+	assert_int_not_equal(id, 0x9abcdef0);
+	cm_engine_destroy(e);
+	mad_timer_heap_destroy(&th);
 }
 
 /*
@@ -313,6 +353,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_teardown(test_table_full, cmh_teardown),
 	    cmocka_unit_test_setup_teardown(test_unique_ids, cmh_setup, cmh_teardown),
+	    cmocka_unit_test(test_ids_from_random_source),
 	    cmocka_unit_test_teardown(test_tables_grow, cmh_teardown),
 	    cmocka_unit_test_setup_teardown(test_reserved_ids, cmh_setup, cmh_teardown),
 	    cmocka_unit_test_setup_teardown(test_many_lossy, cmh_setup, cmh_teardown),
