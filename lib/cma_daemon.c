@@ -157,7 +157,9 @@ void cma_daemon_lost(struct cma_port *p, int status)
 {
 	cma_assert_unlocked();
 	fprintf(stderr, "librdmacm (madcm): %s: %s port %u is gone\n",
-		status == -ENODEV ? "the device's MAD port hung up" : "madcmd went away",
+		status == -ENODEV      ? "the device's MAD port hung up"
+		: status == -ETIMEDOUT ? "madcmd stopped answering"
+				       : "madcmd went away",
 		ibv_get_device_name(p->dev->verbs->device), p->port_num);
 	cma_lock();
 	/* A device hung up (-ENODEV, in-process) took its verbs with it. */
