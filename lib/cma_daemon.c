@@ -58,7 +58,15 @@ void cma_daemon_choose(void)
 	if (stat(path, &st) || !S_ISSOCK(st.st_mode))
 		return;
 	rc = madcmd_host_open(&host, path);
-	if (rc) {
+	if (rc == MADCMD_ERR_STALLED) {
+		/*
+		 * A daemon took the connection but does not answer (stopped,
+		 * livelocked): it holds the ports' CM, which cannot run here
+		 * too.  Calls that need it fail ETIMEDOUT until it answers
+		 * (each opens its session again).
+		 */
+		fprintf(stderr, "librdmacm (madcm): madcmd at %s does not answer\n", path);
+	} else if (rc) {
 		fprintf(stderr,
 			"librdmacm (madcm): madcmd at %s: %s; the CM runs in this process\n", path,
 			strerror(-rc));

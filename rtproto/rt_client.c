@@ -643,7 +643,10 @@ int madcmd_host_port(struct madcmd_host *h, enum madcmd_type op, struct madcmd_p
 		if (h->fd >= 0)
 			close(h->fd);
 		h->fd = madcmd_session_open(h->path, MADCMD_SESSION_HOST, "", 0, 0, NULL);
-		rc = h->fd >= 0 ? host_port_once(h, op, req, port) : -ENOTCONN;
+		if (h->fd >= 0)
+			rc = host_port_once(h, op, req, port);
+		else
+			rc = h->fd == MADCMD_ERR_STALLED ? MADCMD_ERR_STALLED : -ENOTCONN;
 	}
 	pthread_mutex_unlock(&h->lock);
 	return rc;
