@@ -132,7 +132,10 @@ struct cm_runtime_params {
 	 * ahead) and auto-QP ACCEPT, whose refusal comes as an event
 	 * (CM_EV_REQ_ERROR, CM_EV_CONNECT_ERROR; docs/madcmd-protocol.md).
 	 * When the daemon goes away, the runtime makes one
-	 * CM_EV_RUNTIME_LOST and every command fails -ENOTCONN.
+	 * CM_EV_RUNTIME_LOST and every command fails -ENOTCONN.  One that
+	 * sends nothing for $MADCM_DAEMON_TIMEOUT_MS (30 s) while something
+	 * waits for it is lost the same way, status -ETIMEDOUT: the command
+	 * or query waiting fails -ETIMEDOUT and the session is shut down.
 	 */
 	const char *daemon;
 };

@@ -58,7 +58,15 @@ void cma_daemon_choose(void)
 	if (stat(path, &st) || !S_ISSOCK(st.st_mode))
 		return;
 	rc = madcmd_host_open(&host, path);
-	if (rc) {
+	if (rc == MADCMD_ERR_STALLED) {
+		/*
+		 * A daemon took the connection but does not answer (stopped,
+		 * livelocked): it holds the ports' CM, which cannot run here
+		 * too.  Calls that need it fail ETIMEDOUT until it answers
+		 * (each opens its session again).
+		 */
+		fprintf(stderr, "librdmacm (madcm): madcmd at %s does not answer\n", path);
+	} else if (rc) {
 		fprintf(stderr,
 			"librdmacm (madcm): madcmd at %s: %s; the CM runs in this process\n", path,
 			strerror(-rc));
@@ -157,7 +165,9 @@ void cma_daemon_lost(struct cma_port *p, int status)
 {
 	cma_assert_unlocked();
 	fprintf(stderr, "librdmacm (madcm): %s: %s port %u is gone\n",
-		status == -ENODEV ? "the device's MAD port hung up" : "madcmd went away",
+		status == -ENODEV      ? "the device's MAD port hung up"
+		: status == -ETIMEDOUT ? "madcmd stopped answering"
+				       : "madcmd went away",
 		ibv_get_device_name(p->dev->verbs->device), p->port_num);
 	cma_lock();
 	/* A device hung up (-ENODEV, in-process) took its verbs with it. */

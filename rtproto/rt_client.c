@@ -16,7 +16,35 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "mad/timer.h"
 #include "rtproto/rt_client.h"
+
+/*
+ * Wait until fd is ready for `events`, at most madcmd_timeout_ms(): 0,
+ * -ETIMEDOUT (the daemon sent nothing, or took nothing, for that long:
+ * stopped, livelocked, under a debugger) or -errno.  The bound is on the
+ * daemon's progress, each packet starting it again, not on one answer: a
+ * daemon that is busy but keeps talking is not lost.
+ */
+static int wait_fd(int fd, short events)
+{
+	uint64_t end = mad_clock_monotonic_ns(NULL) + (uint64_t)madcmd_timeout_ms() * 1000000u;
+
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = events};
+		uint64_t now = mad_clock_monotonic_ns(NULL);
+		int n;
+
+		if (now >= end)
+			return MADCMD_ERR_STALLED;
+		/* Rounded up, so that a wait never ends before the bound. */
+		n = poll(&p, 1, (int)((end - now + 999999u) / 1000000u));
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
 
 int madcmd_client_send(int fd, const void *m, size_t len)
 {
@@ -31,10 +59,10 @@ int madcmd_client_send(int fd, const void *m, size_t len)
 			continue;
 		if (errno != EAGAIN) /* EPIPE, ECONNRESET: the daemon is gone */
 			return -ENOTCONN;
-		struct pollfd p = {.fd = fd, .events = POLLOUT};
+		int rc = wait_fd(fd, POLLOUT);
 
-		if (poll(&p, 1, -1) < 0 && errno != EINTR)
-			return -errno;
+		if (rc)
+			return rc;
 	}
 }
 
@@ -73,10 +101,10 @@ int madcmd_client_recv_packets(int fd, uint8_t *const *bufs, size_t cap, size_t 
 			return -ENOTCONN;
 		if (!wait)
 			return -EAGAIN;
-		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int rc = wait_fd(fd, POLLIN);
 
-		if (poll(&p, 1, -1) < 0 && errno != EINTR)
-			return -errno;
+		if (rc)
+			return rc;
 	}
 }
 
@@ -168,6 +196,7 @@ int rt_remote_open(struct rt_remote *r, const char *path, const char *ca, int po
 			goto nomem;
 	if (cm_qp_ahead_init(&r->ahead))
 		goto nomem;
+	r->now_ns = mad_clock_monotonic_ns;
 	r->fd = madcmd_session_open(path, MADCMD_SESSION_CM, ca, port, mra_on_delivery, rep);
 	if (r->fd < 0) {
 		int rc = r->fd;
@@ -222,21 +251,40 @@ static void keep(struct rt_remote *r, const struct cm_event *ev)
 	r->pend[(r->phead + r->pcount++) % r->pcap] = *ev;
 }
 
-static void lose(struct rt_remote *r)
+void rt_remote_lose(struct rt_remote *r, int status)
 {
+	if (r->lost)
+		return;
 	r->lost = true;
-	/* No answer will come: each wait ends with -ENOTCONN. */
+	r->lost_status = status;
+	/*
+	 * A daemon that stopped answering may wake: it must then see the
+	 * session end, as a program's exit shows it.  shutdown, not close:
+	 * the loop still watches the fd until the loss is run (its EOF wakes
+	 * whoever waits on it).
+	 */
+	if (status != MADCMD_ERR_LOST && r->fd >= 0)
+		shutdown(r->fd, SHUT_RDWR);
+	/* No answer will come: each wait ends with the loss's status. */
 	for (struct rt_path_wait *w = r->paths; w; w = w->next)
 		if (!w->answered) {
 			w->answered = true;
 			if (w->service) {
-				w->srep.rc = -ENOTCONN;
+				w->srep.rc = status;
 				w->srep.n = 0;
 			} else {
-				w->rep.rc = -ENOTCONN;
+				w->rep.rc = status;
 				w->rep.n = 0;
 			}
 		}
+}
+
+bool rt_remote_waiting(const struct rt_remote *r)
+{
+	for (const struct rt_path_wait *w = r->paths; w; w = w->next)
+		if (!w->answered)
+			return true;
+	return false;
 }
 
 /* The unanswered wait of kind `service` for seq; NULL (counted) when none. */
@@ -275,13 +323,19 @@ static int query_send(struct rt_remote *r, enum madcmd_type type, struct madcmd_
 {
 	struct rt_path_wait **pp = &r->paths;
 
+	int rc;
+
 	if (r->lost)
-		return -ENOTCONN;
+		return MADCMD_ERR_LOST;
 	madcmd_hdr_init(h, type, len, ++r->seq);
-	if (madcmd_client_send(r->fd, h, len)) {
-		lose(r);
-		return -ENOTCONN;
+	if ((rc = madcmd_client_send(r->fd, h, len))) {
+		rc = rc == MADCMD_ERR_STALLED ? rc : MADCMD_ERR_LOST;
+		rt_remote_lose(r, rc);
+		return rc;
 	}
+	/* A wait for the daemon starts: its silence counts from here. */
+	if (!rt_remote_waiting(r))
+		r->heard_ns = r->now_ns(r->clock_ctx);
 	memset(&w->rep, 0, sizeof(w->rep));
 	memset(&w->srep, 0, sizeof(w->srep));
 	w->seq = h->seq;
@@ -396,7 +450,8 @@ static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len, str
 /*
  * Take the packets one receive gives (each a batch of one or more
  * messages, rt_proto.h), each message as take_msg: 1 if `want`'s REPLY was
- * among them, 0, -EAGAIN or -ENOTCONN.  *drained: the socket was left
+ * among them, 0, -EAGAIN, -ENOTCONN or -ETIMEDOUT (the session then
+ * lost, rt_remote_lose).  *drained: the socket was left
  * empty (fewer packets than asked for came).
  */
 static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t seq, bool *drained)
@@ -411,9 +466,12 @@ static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t
 	if (n == -EAGAIN)
 		return -EAGAIN;
 	if (n < 0) {
-		lose(r); /* EOF, ECONNRESET: the daemon is gone */
-		return -ENOTCONN;
+		/* EOF, ECONNRESET: the daemon is gone; or silent past the bound. */
+		n = n == MADCMD_ERR_STALLED ? n : MADCMD_ERR_LOST;
+		rt_remote_lose(r, n);
+		return n;
 	}
+	r->heard_ns = r->now_ns(r->clock_ctx);
 	*drained = n < RT_RECV_PACKETS;
 	for (int i = 0; i < n; i++) {
 		size_t off = 0, len;
@@ -433,21 +491,24 @@ static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t
 	return got;
 }
 
-/* Send one CMD (flags MADCMD_F_*; auto_qp never travels): 0 or -ENOTCONN. */
+/* Send one CMD (flags MADCMD_F_*; auto_qp never travels): 0, -ENOTCONN or -ETIMEDOUT. */
 static int send_cmd(struct rt_remote *r, const struct cm_rt_cmd *c, uint32_t flags)
 {
 	struct madcmd_cmd m;
 
+	int rc;
+
 	if (r->lost)
-		return -ENOTCONN;
+		return MADCMD_ERR_LOST;
 	memset(&m, 0, sizeof(m));
 	madcmd_hdr_init(&m.h, MADCMD_CMD, sizeof(m), ++r->seq);
 	m.h.flags = flags;
 	m.cmd = *c;
 	memset(&m.cmd.auto_qp, 0, sizeof(m.cmd.auto_qp));
-	if (madcmd_client_send(r->fd, &m, sizeof(m))) {
-		lose(r);
-		return -ENOTCONN;
+	if ((rc = madcmd_client_send(r->fd, &m, sizeof(m)))) {
+		rc = rc == MADCMD_ERR_STALLED ? rc : MADCMD_ERR_LOST;
+		rt_remote_lose(r, rc);
+		return rc;
 	}
 	return 0;
 }
@@ -499,7 +560,7 @@ bool rt_remote_pop(struct rt_remote *r, struct cm_event *ev)
 		memset(ev, 0, sizeof(*ev));
 		ev->type = CM_EV_RUNTIME_LOST;
 		ev->listen_id = -1;
-		ev->status = -ENOTCONN;
+		ev->status = r->lost_status;
 		return true;
 	}
 	return false;
@@ -525,7 +586,21 @@ void madcmd_host_close(struct madcmd_host *h)
 	pthread_mutex_destroy(&h->lock);
 }
 
-/* One request and its reply, under h->lock; -ENOTCONN: the session is gone. */
+/*
+ * A HOST session whose daemon stopped answering ends here: closed, so the
+ * daemon sees it end if it wakes; the next request opens one again.
+ */
+static int host_stalled(struct madcmd_host *h)
+{
+	close(h->fd);
+	h->fd = -1;
+	return MADCMD_ERR_STALLED;
+}
+
+/*
+ * One request and its reply, under h->lock; -ENOTCONN: the session is
+ * gone, -ETIMEDOUT: the daemon stopped answering (the session closed).
+ */
 static int host_port_once(struct madcmd_host *h, enum madcmd_type op, struct madcmd_port *req,
 			  uint16_t *port)
 {
@@ -548,10 +623,12 @@ static int host_port_once(struct madcmd_host *h, enum madcmd_type op, struct mad
 				*port = in.r.port;
 			return in.r.rc;
 		}
-		if (t == -ENOTCONN || (t < 0 && t != -EPROTO))
+		if (t == MADCMD_ERR_STALLED)
+			rc = t;
+		else if (t == -ENOTCONN || (t < 0 && t != -EPROTO))
 			rc = -ENOTCONN;
 	}
-	return rc;
+	return rc == MADCMD_ERR_STALLED ? host_stalled(h) : rc;
 }
 
 int madcmd_host_port(struct madcmd_host *h, enum madcmd_type op, struct madcmd_port *req,
@@ -566,7 +643,10 @@ int madcmd_host_port(struct madcmd_host *h, enum madcmd_type op, struct madcmd_p
 		if (h->fd >= 0)
 			close(h->fd);
 		h->fd = madcmd_session_open(h->path, MADCMD_SESSION_HOST, "", 0, 0, NULL);
-		rc = h->fd >= 0 ? host_port_once(h, op, req, port) : -ENOTCONN;
+		if (h->fd >= 0)
+			rc = host_port_once(h, op, req, port);
+		else
+			rc = h->fd == MADCMD_ERR_STALLED ? MADCMD_ERR_STALLED : -ENOTCONN;
 	}
 	pthread_mutex_unlock(&h->lock);
 	return rc;
@@ -606,10 +686,14 @@ int madcmd_host_stat_end(struct madcmd_host *h,
 			}
 			fn(arg, &in.r);
 			n++;
+		} else if (t == MADCMD_ERR_STALLED) {
+			rc = t;
 		} else if (t == -ENOTCONN || (t < 0 && t != -EPROTO)) {
 			rc = -ENOTCONN;
 		}
 	}
+	if (rc == MADCMD_ERR_STALLED)
+		host_stalled(h);
 	pthread_mutex_unlock(&h->lock);
 	return rc ? rc : n;
 }

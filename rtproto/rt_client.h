@@ -16,16 +16,24 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "mad/timer.h"
 #include "mad/umad_ops.h"
 #include "rtproto/qp_ahead.h"
 #include "rtproto/rt_proto.h"
+
+/*
+ * Every wait below for the daemon (room to send, a packet to receive) is
+ * bounded by madcmd_timeout_ms() (rt_proto.h): past it the call fails
+ * -ETIMEDOUT (MADCMD_ERR_STALLED), and the caller ends the session as
+ * lost, as if the daemon had exited.
+ */
 
 /* One whole packet out on a session; waits while the socket is full. */
 int madcmd_client_send(int fd, const void *m, size_t len);
 /*
  * One packet in, checked (madcmd_check): its type, -EAGAIN (nothing, when
- * not waiting), -ENOTCONN (the daemon closed or failed), -EPROTO
- * (malformed, dropped).
+ * not waiting), -ENOTCONN (the daemon closed or failed), -ETIMEDOUT
+ * (nothing came within the bound), -EPROTO (malformed, dropped).
  */
 int madcmd_client_recv(int fd, void *buf, size_t cap, bool wait);
 /*
@@ -47,7 +55,8 @@ int madcmd_client_recv_packets(int fd, uint8_t *const *bufs, size_t cap, size_t 
  * HELLO_REP (filled in *rep); mra_on_delivery as in madcmd_hello (CM
  * sessions; else 0).  Returns the socket (non-blocking,
  * close-on-exec) or -errno: -ENOENT/-ECONNREFUSED without a daemon,
- * -EPROTO for another build's daemon, the daemon's rc otherwise.
+ * -EPROTO for another build's daemon, -ETIMEDOUT for one that does not
+ * answer, the daemon's rc otherwise.
  */
 int madcmd_session_open(const char *path, enum madcmd_kind kind, const char *ca, int port,
 			uint8_t mra_on_delivery, struct madcmd_hello_rep *rep);
@@ -59,7 +68,8 @@ int madcmd_session_open(const char *path, enum madcmd_kind kind, const char *ca,
 /*
  * A PATH_QUERY waiting for its PATH_REP, or a SERVICE_QUERY for its
  * SERVICE_REP (runtime_remote.c's): answered once the reply (or the
- * daemon's loss, rc -ENOTCONN) came.
+ * daemon's loss, rc -ENOTCONN, or -ETIMEDOUT when it stopped answering)
+ * came.
  */
 struct rt_path_wait {
 	struct rt_path_wait *next;
@@ -84,6 +94,18 @@ struct rt_remote {
 	struct cm_qp_ahead_map ahead;
 	bool lost; /* the daemon is gone: every call fails with -ENOTCONN */
 	bool lost_reported;
+	int lost_status; /* why: -ENOTCONN (it went away), -ETIMEDOUT (it stopped answering) */
+	/*
+	 * When the daemon was last heard from (a packet came) or, if later,
+	 * when the current wait for it began; on now_ns's clock (CLOCK_MONOTONIC
+	 * unless the runtime gives its loop's).  runtime_remote.c's timer
+	 * `quiet` loses the session when queries wait and it is older than
+	 * the bound.
+	 */
+	uint64_t heard_ns;
+	uint64_t (*now_ns)(void *clock_ctx);
+	void *clock_ctx;
+	struct mad_timer quiet;
 	/* Events read while a command waited for its REPLY, in order. */
 	struct cm_event *pend;
 	unsigned phead, pcount, pcap;
@@ -99,7 +121,9 @@ void rt_remote_close(struct rt_remote *r);
 /*
  * Run one command in the daemon and wait for its REPLY: 0 with c's result
  * and outputs filled (c->auto_qp is neither sent nor changed), or
- * -ENOTCONN when the daemon went away.  Events that come first are kept
+ * -ENOTCONN when the daemon went away, or -ETIMEDOUT when it sent nothing
+ * for madcmd_timeout_ms() (the session is then lost as well).  Events
+ * that come first are kept
  * for rt_remote_pop, in order.
  */
 int rt_remote_call(struct rt_remote *r, struct cm_rt_cmd *c);
@@ -124,11 +148,22 @@ int rt_remote_service_send(struct rt_remote *r, struct madcmd_service_query *q,
 			   struct rt_path_wait *w);
 /* The first PATH_QUERY or SERVICE_QUERY answered, taken off the list; NULL when none. */
 struct rt_path_wait *rt_remote_path_pop(struct rt_remote *r);
+/*
+ * The session ends as lost with `status` (-ENOTCONN: the daemon went
+ * away; -ETIMEDOUT: it stopped answering, and the socket is shut down so
+ * that it sees the end if it wakes): queries waiting are answered with
+ * status, later calls fail -ENOTCONN, rt_remote_pop gives
+ * CM_EV_RUNTIME_LOST with status.  Once; later calls change nothing.
+ */
+void rt_remote_lose(struct rt_remote *r, int status);
+/* True while a PATH_QUERY or SERVICE_QUERY waits for its answer. */
+bool rt_remote_waiting(const struct rt_remote *r);
 /* Read what the socket holds without waiting: messages read, or -ENOTCONN. */
 int rt_remote_poll(struct rt_remote *r);
 /*
  * The next kept event: true with *ev.  Once the daemon is gone, one
- * CM_EV_RUNTIME_LOST comes after the events read before.
+ * CM_EV_RUNTIME_LOST (.status: rt_remote_lose's) comes after the events
+ * read before.
  */
 bool rt_remote_pop(struct rt_remote *r, struct cm_event *ev);
 
@@ -160,7 +195,9 @@ void madcmd_mad_sessions_forked(void);
  * daemon's rc (0 or -errno), *port the port reserved by a BIND.  A
  * session the daemon closed (it exited) is opened again at the same path
  * and the request sent once more, so a restarted madcmd serves the
- * process's new ids; -ENOTCONN when no daemon answers there.
+ * process's new ids; -ENOTCONN when no daemon answers there.  A daemon
+ * that stops answering fails the call -ETIMEDOUT and its session is
+ * closed (the next call opens one again).
  */
 int madcmd_host_port(struct madcmd_host *h, enum madcmd_type op, struct madcmd_port *req,
 		     uint16_t *port);

@@ -6,6 +6,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -48,6 +51,26 @@ const char *madcmd_socket_path(void)
 	const char *p = getenv(MADCMD_SOCKET_ENV);
 
 	return p && *p ? p : MADCMD_SOCKET_DEFAULT;
+}
+
+int madcmd_timeout_ms(void)
+{
+	static atomic_bool told;
+	const char *v = getenv(MADCMD_TIMEOUT_ENV);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return MADCMD_TIMEOUT_DEFAULT_MS;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || *end || n < 1 || n > INT_MAX) {
+		if (!atomic_exchange(&told, true))
+			fprintf(stderr, "madcm: %s=%s is not 1 to %d: %d ms instead\n",
+				MADCMD_TIMEOUT_ENV, v, INT_MAX, MADCMD_TIMEOUT_DEFAULT_MS);
+		return MADCMD_TIMEOUT_DEFAULT_MS;
+	}
+	return (int)n;
 }
 
 void madcmd_socket_bufs(int fd)

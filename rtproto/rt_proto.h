@@ -50,6 +50,13 @@
 /* Where madcmd listens unless told (madcmd -s, MADCM_DAEMON). */
 #define MADCMD_SOCKET_DEFAULT "/run/madcm/madcmd.sock"
 #define MADCMD_SOCKET_ENV "MADCM_DAEMON"
+/*
+ * How long a program waits for the daemon while it waits for something
+ * from it (a REPLY, a query's answer, room to send): past it, the session
+ * is lost as if the daemon had exited (MADCM_DAEMON_TIMEOUT_MS, ms).
+ */
+#define MADCMD_TIMEOUT_ENV "MADCM_DAEMON_TIMEOUT_MS"
+#define MADCMD_TIMEOUT_DEFAULT_MS 30000
 
 /* Largest message: a MAD_SEND/MAD_RECV of one reassembled-size MAD. */
 #define MADCMD_MAD_MAX 2048
@@ -310,6 +317,13 @@ _Static_assert(offsetof(struct madcmd_stat_end, ca) == offsetof(struct madcmd_st
 const char *madcmd_socket_path(void);
 
 /*
+ * The bound on a wait for the daemon, in ms: $MADCM_DAEMON_TIMEOUT_MS
+ * when it is a number from 1 to INT_MAX, else MADCMD_TIMEOUT_DEFAULT_MS
+ * (another value is reported once on stderr).
+ */
+int madcmd_timeout_ms(void);
+
+/*
  * Give a session socket (either end) send room for a burst: a SEQPACKET
  * socket's default takes ~170 messages, fewer than the queries and
  * commands of 1,000 ids made at once.  Best effort (capped by wmem_max).
@@ -342,6 +356,7 @@ int madcmd_check(const void *buf, size_t len);
 int madcmd_batch_next(const void *pkt, size_t len, size_t *off, const void **msg, size_t *msg_len);
 
 /* Errors of a session, as the library reports them. */
-#define MADCMD_ERR_LOST (-ENOTCONN) /* the daemon went away */
+#define MADCMD_ERR_LOST (-ENOTCONN)	/* the daemon went away */
+#define MADCMD_ERR_STALLED (-ETIMEDOUT) /* it sent nothing for madcmd_timeout_ms() */
 
 #endif

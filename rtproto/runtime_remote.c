@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cm/runtime_int.h"
+#include "mad/loop.h"
 #include "rtproto/rt_client.h"
 #include "sa/client.h"
 
@@ -124,6 +125,45 @@ static int remote_accept_send(struct cm_runtime *rt, struct cm_rt_cmd *c)
 
 /* ---- events ---- */
 
+static void remote_drain(struct cm_runtime *rt);
+
+/*
+ * A query's answer comes on the loop, not in a call that waits: this
+ * timer bounds it.  The session is lost (-ETIMEDOUT) once queries wait
+ * and the daemon has sent nothing for madcmd_timeout_ms() since the
+ * wait began (rt_remote.heard_ns), as take()'s bound is on a REPLY: a
+ * daemon that keeps talking is busy, not stopped, and an answer that
+ * waits on the SA (its own retries, well under the bound) is not cut.
+ */
+static void quiet_fired(struct mad_timer *t, void *arg)
+{
+	struct cm_runtime *rt = arg;
+	struct rt_remote *r = rt->remote;
+	uint64_t due;
+
+	(void)t;
+	if (!r || r->lost || !rt_remote_waiting(r))
+		return; /* armed again by the next query */
+	due = r->heard_ns + (uint64_t)madcmd_timeout_ms() * 1000000u;
+	if (r->now_ns(r->clock_ctx) < due) {
+		mad_timer_arm_at(mad_loop_timers(rt->loop), &r->quiet, due, quiet_fired, rt);
+		return;
+	}
+	rt_remote_lose(r, MADCMD_ERR_STALLED);
+	remote_drain(rt);
+}
+
+/* A query was sent: its answer is waited for, at most the bound. */
+static void quiet_arm(struct cm_runtime *rt)
+{
+	struct rt_remote *r = rt->remote;
+
+	if (!mad_timer_armed(&r->quiet))
+		mad_timer_arm_at(mad_loop_timers(rt->loop), &r->quiet,
+				 r->heard_ns + (uint64_t)madcmd_timeout_ms() * 1000000u,
+				 quiet_fired, rt);
+}
+
 /* ---- PathRecords: the daemon's host-wide cache (PATH_QUERY) ---- */
 
 struct remote_path {
@@ -155,6 +195,8 @@ static int remote_path_query(struct cm_runtime *rt, const struct sa_path_query *
 	rc = rt_remote_path_send(rt->remote, &m, &p->w);
 	if (rc)
 		free(p);
+	else
+		quiet_arm(rt);
 	return rc;
 }
 
@@ -201,6 +243,8 @@ static int remote_service_query(struct cm_runtime *rt, const struct sa_service *
 	rc = rt_remote_service_send(rt->remote, &m, &p->w);
 	if (rc)
 		free(p);
+	else
+		quiet_arm(rt);
 	return rc;
 }
 
@@ -303,6 +347,11 @@ static int remote_open(struct cm_runtime *rt, const struct cm_runtime_params *p)
 	}
 	rc = rt_remote_open(rt->remote, p->daemon, p->ca, p->port, p->mra_on_delivery, &rep);
 	if (!rc) {
+		struct mad_timer_heap *h = mad_loop_timers(rt->loop);
+
+		/* Silence is measured on the loop's clock, which runs the timer. */
+		rt->remote->now_ns = h->now_ns;
+		rt->remote->clock_ctx = h->clock_ctx;
 		rt->port = rep.port;
 		rc = mad_loop_watch_fd(rt->loop, rt->remote->fd, on_readable, rt);
 	}
@@ -322,6 +371,7 @@ fail:
 static void remote_close(struct cm_runtime *rt)
 {
 	rt_unwatch_tfd(rt);
+	mad_timer_cancel(mad_loop_timers(rt->loop), &rt->remote->quiet);
 	/* Queries still waiting end as the SA client's do when it closes. */
 	while (rt->remote->paths) {
 		struct rt_path_wait *w = rt->remote->paths;

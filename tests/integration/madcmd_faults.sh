@@ -10,12 +10,17 @@
 #      full speed): other programs are served meanwhile;
 #   3. the log on a full disk (stderr on /dev/full): madcmd keeps serving;
 #   4. kill -9 of madcmd at several points of handshakes in progress: its
-#      client ends promptly (no hang), a restarted madcmd serves new ones.
+#      client ends promptly (no hang), a restarted madcmd serves new ones;
+#   5. a madcmd that stops answering (SIGSTOP): rping resolving and
+#      connecting through it ends with an error once MADCM_DAEMON_TIMEOUT_MS
+#      passes (no hang); continued (SIGCONT), it serves a new rping.
 . "$(dirname "$0")/sim_common.sh"
 MADCMD=$top_builddir/madcmd/madcmd
+MADCM=$top_builddir/tools/madcm
 HOLD=$top_builddir/tests/integration/madcmd_hold
 FLOOD=$top_builddir/tests/integration/madcmd_flood
 [ -x "$MADCMD" ] || { echo "SKIP: madcmd not built"; exit 77; }
+skip_missing rping rdmacm-utils
 
 fs up --gen star:3 >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up"; }
 H1=198.18.0.1
@@ -141,4 +146,30 @@ echo "ok: kill -9 of madcmd mid-handshake: the client ends at once, each time"
 start_madcmd "$out/madcmd5.log"
 pair 7940 after
 echo "ok: a restarted madcmd serves new programs"
+
+# 5. madcmd stopped (SIGSTOP) while rping on h1 resolves and connects to a
+# server on h2: every wait for the daemon is bounded, so rping gets an
+# error (a call failing, or ADDR_ERROR, ROUTE_ERROR, DEVICE_REMOVAL)
+# rather than hanging; continued, the same madcmd serves a new rping.
+on_other_bg h2 "$MADCM" run rping -s -a $H2 -p 7950 -V -C 10 >"$out/stall.s" 2>&1
+ss=$!
+bg_pids="$bg_pids $ss"
+wait_listen $ss 7950 || { cat "$out/stall.s" >&2; fail "rping server for the stopped madcmd"; }
+kill -STOP $mpid
+on1_bg env MADCM_DAEMON_TIMEOUT_MS=2000 "$MADCM" run rping -c -a $H2 -p 7950 -V -v -C 10 >"$out/stall.c" 2>&1
+sc=$!
+bg_pids="$bg_pids $sc"
+gone $sc 120 || { kill -CONT $mpid; cat "$out/stall.c" >&2; fail "rping still waits for the stopped madcmd"; }
+wait $sc
+rc=$?
+[ $rc -ne 0 ] || { kill -CONT $mpid; cat "$out/stall.c" >&2; fail "rping through a stopped madcmd exited 0"; }
+grep -qi "does not answer\|timed out\|error\|removal" "$out/stall.c" ||
+	{ kill -CONT $mpid; cat "$out/stall.c" >&2; fail "rping through a stopped madcmd: no error reported"; }
+kill -CONT $mpid
+on1 "$MADCM" run rping -c -a $H2 -p 7950 -V -v -C 10 >"$out/stall.c2" 2>&1 ||
+	{ cat "$out/stall.c2" "$out/stall.s" >&2; fail "rping through madcmd continued after SIGSTOP"; }
+n=$(grep -c 'ping data: rdma-ping-' "$out/stall.c2")
+[ "$n" -eq 10 ] || { cat "$out/stall.c2" >&2; fail "rping after SIGCONT: $n of 10 pings"; }
+kill -0 $mpid || fail "madcmd died after SIGSTOP/SIGCONT"
+echo "ok: a stopped madcmd: rping ends with an error (exit $rc); continued, madcmd serves a new rping"
 echo "PASS"
