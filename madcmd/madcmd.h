@@ -105,6 +105,7 @@ struct madcmd_counters {
 	uint64_t flush_port;  /* ... SM_CHANGE, LID_CHANGE, GID_CHANGE, PORT_ERR, PORT_ACTIVE */
 	uint64_t refused;     /* daemon: sessions refused (limit) */
 	uint64_t slow;	      /* daemon: sessions closed for not reading */
+	uint64_t pings;	      /* PINGs answered with a PONG (keepalive) */
 };
 
 /* What the daemon holds now, summed over ports and sessions (tests). */

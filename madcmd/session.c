@@ -322,6 +322,20 @@ static void hello(struct madcmd_session *s, const struct madcmd_hello *h)
 		madcmd_cm_grant(s); /* so that its first connects need no REPLY */
 }
 
+/*
+ * PING, in a session of any kind: PONG at once, after what was gathered
+ * for the session (madcmd_send), so a program that only waits for events
+ * hears from a daemon that runs (rtproto/runtime_remote.c's keepalive).
+ */
+static void pong(struct madcmd_session *s, const struct madcmd_hdr *ping)
+{
+	struct madcmd_hdr h;
+
+	counters_of(s)->pings++;
+	madcmd_hdr_init(&h, MADCMD_PONG, sizeof(h), ping->seq);
+	madcmd_send(s, &h, sizeof(h));
+}
+
 void madcmd_session_input(struct madcmd_session *s, const void *buf, size_t len)
 {
 	int type = madcmd_check(buf, len);
@@ -337,6 +351,10 @@ void madcmd_session_input(struct madcmd_session *s, const void *buf, size_t len)
 			bad(s, "first message is not HELLO");
 		else
 			hello(s, buf);
+		return;
+	}
+	if (type == MADCMD_PING) {
+		pong(s, buf);
 		return;
 	}
 	switch (s->kind) {

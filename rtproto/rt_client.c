@@ -279,6 +279,30 @@ void rt_remote_lose(struct rt_remote *r, int status)
 		}
 }
 
+int rt_remote_ping(struct rt_remote *r)
+{
+	struct madcmd_hdr h;
+	ssize_t n;
+
+	if (r->lost || r->fd < 0)
+		return MADCMD_ERR_LOST;
+	if (r->ping_out)
+		return -EALREADY;
+	madcmd_hdr_init(&h, MADCMD_PING, sizeof(h), ++r->seq);
+	/* Never a wait here: the loop sends it, and a full socket is the bound's to judge. */
+	do
+		n = send(r->fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(h)) {
+		r->ping_out = true;
+		r->pings++;
+		return 0;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return -EAGAIN;
+	return MADCMD_ERR_LOST; /* EPIPE, ECONNRESET: the daemon is gone */
+}
+
 bool rt_remote_waiting(const struct rt_remote *r)
 {
 	for (const struct rt_path_wait *w = r->paths; w; w = w->next)
@@ -431,6 +455,8 @@ static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len, str
 		path_rep(r, &in.p);
 	} else if (t == MADCMD_SERVICE_REP) {
 		service_rep(r, &in.sr);
+	} else if (t == MADCMD_PONG) {
+		r->ping_out = false; /* heard_ns moved with the packet (take) */
 	} else if (t == MADCMD_REPLY && (in.h.flags & MADCMD_F_ASYNC)) {
 		async_failed(r, &in.c.cmd);
 	} else if (t == MADCMD_REPLY && want && in.h.seq == seq) {

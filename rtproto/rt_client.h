@@ -99,13 +99,19 @@ struct rt_remote {
 	 * When the daemon was last heard from (a packet came) or, if later,
 	 * when the current wait for it began; on now_ns's clock (CLOCK_MONOTONIC
 	 * unless the runtime gives its loop's).  runtime_remote.c's timer
-	 * `quiet` loses the session when queries wait and it is older than
-	 * the bound.
+	 * `quiet` loses the session when it is older than the bound.
 	 */
 	uint64_t heard_ns;
 	uint64_t (*now_ns)(void *clock_ctx);
 	void *clock_ctx;
+	/*
+	 * The keepalive (runtime_remote.c): armed while the session is open,
+	 * it sends a PING when the daemon was quiet for half the bound and
+	 * loses the session when it was quiet for all of it.
+	 */
 	struct mad_timer quiet;
+	bool ping_out;	/* a PING was sent and its PONG has not come */
+	uint64_t pings; /* PINGs sent */
 	/* Events read while a command waited for its REPLY, in order. */
 	struct cm_event *pend;
 	unsigned phead, pcount, pcap;
@@ -156,6 +162,12 @@ struct rt_path_wait *rt_remote_path_pop(struct rt_remote *r);
  * CM_EV_RUNTIME_LOST with status.  Once; later calls change nothing.
  */
 void rt_remote_lose(struct rt_remote *r, int status);
+/*
+ * Post a PING (the daemon answers PONG at once), without waiting: 0,
+ * -EAGAIN (the socket is full: the daemon takes nothing, the bound will
+ * tell), -EALREADY (one is out, its PONG not come), -ENOTCONN.
+ */
+int rt_remote_ping(struct rt_remote *r);
 /* True while a PATH_QUERY or SERVICE_QUERY waits for its answer. */
 bool rt_remote_waiting(const struct rt_remote *r);
 /* Read what the socket holds without waiting: messages read, or -ENOTCONN. */

@@ -127,6 +127,9 @@ size_t madcmd_msg_size(int type)
 		return sizeof(struct madcmd_service_query);
 	case MADCMD_SERVICE_REP:
 		return sizeof(struct madcmd_service_rep);
+	case MADCMD_PING:
+	case MADCMD_PONG:
+		return sizeof(struct madcmd_hdr);
 	default:
 		return 0;
 	}

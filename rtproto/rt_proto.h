@@ -23,6 +23,9 @@
  *   - MAD:  a MAD port proxied by the daemon for the program's SA client:
  *     requests go out from the daemon's agent, their responses (and RMPP
  *     segments) come back to the session that sent them.
+ * Any session may send PING (a bare header): the daemon answers PONG at
+ * once, so a program whose session is quiet (it waits for events only)
+ * learns within MADCMD_TIMEOUT_ENV's bound that the daemon stopped.
  * Ids, listeners, ports and memberships belong to the session that made
  * them; a session that closes (the program exits or dies) has them
  * released as the kernel releases a closed ucma file's.
@@ -46,7 +49,7 @@
 #include "mad/umad_ops.h"
 #include "sa/sa_wire.h"
 
-#define MADCMD_PROTO_VERSION 8
+#define MADCMD_PROTO_VERSION 9
 /* Where madcmd listens unless told (madcmd -s, MADCM_DAEMON). */
 #define MADCMD_SOCKET_DEFAULT "/run/madcm/madcmd.sock"
 #define MADCMD_SOCKET_ENV "MADCM_DAEMON"
@@ -85,6 +88,8 @@ enum madcmd_type {
 	MADCMD_PATH_REP,      /* d->c (CM): its answer, same seq */
 	MADCMD_SERVICE_QUERY, /* c->d (CM): ServiceRecords, from the daemon's cache or SA */
 	MADCMD_SERVICE_REP,   /* d->c (CM): its answer, same seq */
+	MADCMD_PING,	      /* c->d (any kind): are you there? (a header only) */
+	MADCMD_PONG,	      /* d->c: at once, same seq */
 	MADCMD__TYPES
 };
 

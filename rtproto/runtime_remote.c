@@ -128,40 +128,55 @@ static int remote_accept_send(struct cm_runtime *rt, struct cm_rt_cmd *c)
 static void remote_drain(struct cm_runtime *rt);
 
 /*
- * A query's answer comes on the loop, not in a call that waits: this
- * timer bounds it.  The session is lost (-ETIMEDOUT) once queries wait
- * and the daemon has sent nothing for madcmd_timeout_ms() since the
- * wait began (rt_remote.heard_ns), as take()'s bound is on a REPLY: a
- * daemon that keeps talking is busy, not stopped, and an answer that
- * waits on the SA (its own retries, well under the bound) is not cut.
+ * The session's keepalive, one loop timer while it is open.  A program
+ * that only waits for events (a listener, a posted connect or disconnect)
+ * waits for nothing the daemon owes it, so a stopped daemon would leave
+ * it waiting forever; and a query's answer comes on the loop, not in a
+ * call that waits.  So: the daemon quiet for half of madcmd_timeout_ms()
+ * (rt_remote.heard_ns: every packet from it, its PONGs too, moves it) is
+ * sent one PING, posted; quiet for all of it, the session is lost with
+ * -ETIMEDOUT, as take()'s bound on a REPLY does.  A daemon that talks
+ * anyway is sent nothing (the timer only moves on), and an idle session
+ * costs a PING and a PONG per half bound.
  */
 static void quiet_fired(struct mad_timer *t, void *arg)
 {
 	struct cm_runtime *rt = arg;
 	struct rt_remote *r = rt->remote;
-	uint64_t due;
+	uint64_t bound = (uint64_t)madcmd_timeout_ms() * 1000000u, now, due;
 
 	(void)t;
-	if (!r || r->lost || !rt_remote_waiting(r))
-		return; /* armed again by the next query */
-	due = r->heard_ns + (uint64_t)madcmd_timeout_ms() * 1000000u;
-	if (r->now_ns(r->clock_ctx) < due) {
-		mad_timer_arm_at(mad_loop_timers(rt->loop), &r->quiet, due, quiet_fired, rt);
+	if (!r || r->lost || r->fd < 0)
+		return; /* lost, or a fork()ed child's copy */
+	now = r->now_ns(r->clock_ctx);
+	if (now >= r->heard_ns + bound) {
+		rt_remote_lose(r, MADCMD_ERR_STALLED);
+		remote_drain(rt);
 		return;
 	}
-	rt_remote_lose(r, MADCMD_ERR_STALLED);
-	remote_drain(rt);
+	due = r->heard_ns + bound / 2;
+	if (now >= due) {
+		/* -EAGAIN: a socket it does not empty; the bound will tell. */
+		if (rt_remote_ping(r) == MADCMD_ERR_LOST) {
+			rt_remote_lose(r, MADCMD_ERR_LOST);
+			remote_drain(rt);
+			return;
+		}
+		/* Its PONG moves heard_ns: then the next PING is due, else the loss. */
+		due = r->heard_ns + bound;
+	}
+	mad_timer_arm_at(mad_loop_timers(rt->loop), &r->quiet, due, quiet_fired, rt);
 }
 
-/* A query was sent: its answer is waited for, at most the bound. */
+/* The keepalive starts with the session, and again after a wait began (query_send). */
 static void quiet_arm(struct cm_runtime *rt)
 {
 	struct rt_remote *r = rt->remote;
 
 	if (!mad_timer_armed(&r->quiet))
 		mad_timer_arm_at(mad_loop_timers(rt->loop), &r->quiet,
-				 r->heard_ns + (uint64_t)madcmd_timeout_ms() * 1000000u,
-				 quiet_fired, rt);
+				 r->heard_ns + (uint64_t)madcmd_timeout_ms() * 500000u, quiet_fired,
+				 rt);
 }
 
 /* ---- PathRecords: the daemon's host-wide cache (PATH_QUERY) ---- */
@@ -357,6 +372,9 @@ static int remote_open(struct cm_runtime *rt, const struct cm_runtime_params *p)
 	}
 	if (!rc) {
 		rt->tfd = rt->remote->fd;
+		rt->remote->heard_ns =
+		    rt->remote->now_ns(rt->remote->clock_ctx); /* its HELLO_REP */
+		quiet_arm(rt);
 		return 0;
 	}
 	rt_remote_close(rt->remote);

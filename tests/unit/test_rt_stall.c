@@ -2,8 +2,9 @@
 /*
  * A madcmd that stops answering (SIGSTOP, a livelock): the program's waits
  * for it are bounded by MADCM_DAEMON_TIMEOUT_MS.  A fake daemon on a
- * private socket answers HELLO, then either never answers again or
- * answers slowly while it keeps talking.
+ * private socket answers HELLO, then either never answers again, answers
+ * slowly while it keeps talking, or answers PINGs (the keepalive) and
+ * commands at once.
  */
 #include "config.h"
 
@@ -22,12 +23,14 @@
 #include <cmocka.h>
 
 #include "cm/runtime.h"
+#include "mad/loop.h"
 #include "rtproto/rt_client.h"
 #include "sa/client.h"
 
 enum mode {
 	SILENT, /* HELLO answered, nothing after */
 	SLOW,	/* a command's REPLY after events, each a gap apart */
+	PONG,	/* PING answered with PONG, a command with its REPLY, at once */
 };
 
 static struct fake {
@@ -36,7 +39,9 @@ static struct fake {
 	enum mode mode;
 	unsigned gap_ms, gaps;
 	pthread_t thr;
-	bool eof; /* a session reached its end: the program shut it down */
+	bool eof;	/* a session reached its end: the program shut it down */
+	unsigned pings; /* PINGs received (atomic: the test reads them) */
+	unsigned pongs; /* PONGs sent, after the send */
 } fk;
 
 static void send_pkt(int fd, const void *m, size_t len)
@@ -63,6 +68,26 @@ static void serve(int fd)
 			madcmd_hdr_init(&r.h, MADCMD_HELLO_REP, sizeof(r), in.h.seq);
 			r.layout = madcmd_layout();
 			send_pkt(fd, &r, sizeof(r));
+		} else if (in.h.type == MADCMD_PING) {
+			struct madcmd_hdr h;
+
+			__atomic_add_fetch(&fk.pings, 1, __ATOMIC_SEQ_CST);
+			if (fk.mode != PONG)
+				continue; /* stopped: no answer */
+			madcmd_hdr_init(&h, MADCMD_PONG, sizeof(h), in.h.seq);
+			send_pkt(fd, &h, sizeof(h));
+			__atomic_add_fetch(&fk.pongs, 1, __ATOMIC_SEQ_CST);
+		} else if (in.h.type == MADCMD_CMD && fk.mode == PONG) {
+			struct madcmd_cmd rep;
+
+			if (in.h.flags)
+				continue; /* posted: no REPLY */
+			memset(&rep, 0, sizeof(rep));
+			madcmd_hdr_init(&rep.h, MADCMD_REPLY, sizeof(rep), in.h.seq);
+			rep.cmd = in.c.cmd;
+			rep.cmd.result = 0;
+			rep.cmd.id = 9;
+			send_pkt(fd, &rep, sizeof(rep));
 		} else if (in.h.type == MADCMD_CMD && fk.mode == SLOW) {
 			struct madcmd_event e;
 			struct madcmd_cmd rep;
@@ -242,12 +267,115 @@ static void test_queries_stall(void **state)
 	assert_true(fk.eof);
 }
 
+/* The loop's clock, which the tests move: the keepalive runs on it. */
+static uint64_t clk_ns;
+
+static uint64_t test_now(void *ctx)
+{
+	(void)ctx;
+	return clk_ns;
+}
+
+static struct cm_runtime *open_on_test_clock(struct mad_loop **loop)
+{
+	struct cm_runtime_params p = {0};
+	struct cm_runtime *rt;
+
+	clk_ns = 1000000000ull;
+	assert_int_equal(mad_loop_create(loop, test_now, NULL), 0);
+	p.loop = *loop;
+	p.daemon = fk.path;
+	p.ca = "";
+	p.port = 1;
+	assert_int_equal(cm_runtime_open(&rt, &p), 0);
+	return rt;
+}
+
+/* Wait (a generous bound) until the fake daemon's counter reaches n. */
+static void wait_count(unsigned *counter, unsigned n)
+{
+	for (int i = 0; i < 10000 && __atomic_load_n(counter, __ATOMIC_SEQ_CST) < n; i++)
+		usleep(1000);
+	assert_true(__atomic_load_n(counter, __ATOMIC_SEQ_CST) >= n);
+}
+
+/*
+ * An idle session (a listener waiting for hours) with a daemon that
+ * answers: the keepalive PINGs it whenever it was quiet for half the
+ * bound, its PONGs keep the session, past many bounds.
+ */
+static void test_idle_kept_alive(void **state)
+{
+	const uint64_t half = 500000000ull; /* of the 1 s bound */
+	struct mad_loop *loop;
+	struct cm_runtime *rt;
+	struct cm_event ev;
+
+	(void)state;
+	fake_up(PONG, "1000");
+	rt = open_on_test_clock(&loop);
+	assert_int_equal(cm_runtime_listen(rt, 0x1234, ~0ull, 0), 0);
+	for (unsigned i = 1; i <= 10; i++) { /* 5 bounds */
+		clk_ns += half;
+		mad_loop_run_once(loop, 0); /* the timer: a PING */
+		wait_count(&fk.pongs, i);
+		/* The PONG is in the socket: the loop reads it (heard again). */
+		for (int k = 0; k < 100 && mad_loop_run_once(loop, 100) == 0; k++)
+			;
+		assert_int_equal(cm_runtime_get_event(rt, &ev), -EAGAIN);
+	}
+	assert_int_equal(__atomic_load_n(&fk.pings, __ATOMIC_SEQ_CST), 10);
+	/* Still served. */
+	assert_int_equal(cm_runtime_listen(rt, 0x5678, ~0ull, 0), 0);
+	assert_int_equal(cm_runtime_get_event(rt, &ev), -EAGAIN);
+	cm_runtime_close(rt);
+	mad_loop_destroy(loop);
+	fake_down();
+}
+
+/*
+ * A daemon that stops after a posted command (a DISCONNECT, whose end the
+ * program waits for as an event): the keepalive's PING is not answered,
+ * and the runtime reports itself lost with -ETIMEDOUT at the bound.
+ */
+static void test_posted_then_stopped(void **state)
+{
+	const uint64_t half = 500000000ull;
+	struct mad_loop *loop;
+	struct cm_runtime *rt;
+	struct cm_event ev;
+
+	(void)state;
+	fake_up(SILENT, "1000");
+	rt = open_on_test_clock(&loop);
+	assert_int_equal(cm_runtime_disconnect(rt, 7), 0); /* posted, no REPLY waited for */
+	clk_ns += half;
+	mad_loop_run_once(loop, 0);
+	wait_count(&fk.pings, 1);
+	assert_int_equal(cm_runtime_get_event(rt, &ev), -EAGAIN);
+	clk_ns += half / 2;
+	mad_loop_run_once(loop, 0);
+	/* One PING out at a time, and not lost before the bound. */
+	assert_int_equal(cm_runtime_get_event(rt, &ev), -EAGAIN);
+	clk_ns += half / 2;
+	mad_loop_run_once(loop, 0);
+	assert_int_equal(cm_runtime_get_event(rt, &ev), 0);
+	assert_int_equal(ev.type, CM_EV_RUNTIME_LOST);
+	assert_int_equal(ev.status, -ETIMEDOUT);
+	assert_int_equal(__atomic_load_n(&fk.pings, __ATOMIC_SEQ_CST), 1);
+	assert_int_equal(cm_runtime_listen(rt, 0x99, ~0ull, 0), -ENOTCONN);
+	cm_runtime_close(rt);
+	mad_loop_destroy(loop);
+	fake_down();
+	assert_true(fk.eof); /* the daemon, awake, sees the session end */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_call_stalls),
-	    cmocka_unit_test(test_slow_daemon_works),
-	    cmocka_unit_test(test_queries_stall),
+	    cmocka_unit_test(test_call_stalls),		cmocka_unit_test(test_slow_daemon_works),
+	    cmocka_unit_test(test_queries_stall),	cmocka_unit_test(test_idle_kept_alive),
+	    cmocka_unit_test(test_posted_then_stopped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
