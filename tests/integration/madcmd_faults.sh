@@ -13,7 +13,12 @@
 #      client ends promptly (no hang), a restarted madcmd serves new ones;
 #   5. a madcmd that stops answering (SIGSTOP): rping resolving and
 #      connecting through it ends with an error once MADCM_DAEMON_TIMEOUT_MS
-#      passes (no hang); continued (SIGCONT), it serves a new rping.
+#      passes (no hang); continued (SIGCONT), it serves a new rping;
+#   6. a madcmd stopped while an rping server under it only waits for
+#      events (listening): the keepalive's PING goes unanswered, the
+#      server ends with an error; continued, madcmd serves a new one;
+#   7. a healthy madcmd and a listener idle for several bounds: the PONGs
+#      keep its session, it still accepts a connection.
 . "$(dirname "$0")/sim_common.sh"
 MADCMD=$top_builddir/madcmd/madcmd
 MADCM=$top_builddir/tools/madcm
@@ -172,4 +177,46 @@ n=$(grep -c 'ping data: rdma-ping-' "$out/stall.c2")
 [ "$n" -eq 10 ] || { cat "$out/stall.c2" >&2; fail "rping after SIGCONT: $n of 10 pings"; }
 kill -0 $mpid || fail "madcmd died after SIGSTOP/SIGCONT"
 echo "ok: a stopped madcmd: rping ends with an error (exit $rc); continued, madcmd serves a new rping"
+
+# The rping server on h1 under madcmd, listening; its LISTEN in the daemon.
+h1_server() { # PORT TIMEOUT_MS OUT
+	on1_bg env MADCM_DAEMON_TIMEOUT_MS=$2 "$MADCM" run rping -s -a $H1 -p $1 -V -C 10 >"$3" 2>&1
+	h1s=$!
+	bg_pids="$bg_pids $h1s"
+	wait_for "MADCM_DAEMON='$SOCK' '$FABSIM' --dir '$FABSIM_DIR' run h1 -- '$MADCM' stat --daemon | grep -qi listen" 60 ||
+		{ cat "$3" >&2; fail "rping server on h1 through madcmd (port $1)"; }
+}
+
+# 6. madcmd stopped while the only thing its program waits for is an event
+# (a listener's CONNECT_REQUEST): the keepalive ends the wait with an error
+# (DEVICE_REMOVAL: rping's server exits non-zero), no hang.
+h1_server 7960 2000 "$out/idle.s"
+kill -STOP $mpid
+gone $h1s 120 || { kill -CONT $mpid; cat "$out/idle.s" >&2; fail "a listener still waits for the stopped madcmd"; }
+wait $h1s
+rc=$?
+kill -CONT $mpid
+[ $rc -ne 0 ] || { cat "$out/idle.s" >&2; fail "a listener on a stopped madcmd exited 0"; }
+h1_server 7961 2000 "$out/idle.s2"
+on_other h2 "$MADCM" run rping -c -a $H1 -p 7961 -V -v -C 10 >"$out/idle.c2" 2>&1 ||
+	{ cat "$out/idle.c2" "$out/idle.s2" >&2; fail "rping to a listener of madcmd continued"; }
+gone $h1s 60 || fail "rping server after SIGCONT did not end"
+wait $h1s || { cat "$out/idle.s2" >&2; fail "rping server after SIGCONT: exit $?"; }
+echo "ok: a listener of a stopped madcmd ends with an error (exit $rc); continued, madcmd serves a new one"
+
+# 7. A healthy madcmd, a listener idle for several bounds (1 s each): its
+# session lives on the keepalive's PONGs, and it accepts a connection.
+h1_server 7962 1000 "$out/keep.s"
+for i in 1 2 3 4 5 6 7 8; do
+	sleep 0.5
+	kill -0 $h1s || { cat "$out/keep.s" >&2; fail "an idle listener ended (its daemon answers)"; }
+	on1 "$MADCM" stat --daemon | grep -qi listen || fail "an idle listener's LISTEN is gone from madcmd"
+done
+on_other h2 "$MADCM" run rping -c -a $H1 -p 7962 -V -v -C 10 >"$out/keep.c" 2>&1 ||
+	{ cat "$out/keep.c" "$out/keep.s" >&2; fail "rping to a listener idle for several bounds"; }
+n=$(grep -c 'ping data: rdma-ping-' "$out/keep.c")
+[ "$n" -eq 10 ] || { cat "$out/keep.c" >&2; fail "rping to the idle listener: $n of 10 pings"; }
+gone $h1s 60 || fail "the idle listener's rping server did not end"
+wait $h1s || { cat "$out/keep.s" >&2; fail "the idle listener's rping server: exit $?"; }
+echo "ok: a listener idle for several bounds keeps its session and accepts a connection"
 echo "PASS"
