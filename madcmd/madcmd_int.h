@@ -18,8 +18,13 @@
 #include "sa/sa_wire.h"
 
 struct madcmd_session;
-struct madcmd_path_ask;
-struct madcmd_service_ask;
+
+/* An ask of a session waiting for the SA (asks.c). */
+struct madcmd_ask {
+	struct madcmd_ask *next, **pprev; /* the session's list */
+	struct madcmd_session *s;	  /* NULL: orphaned */
+	uint32_t seq;			  /* the question's, for its answer */
+};
 struct sa_service;
 struct ibv_context;
 
@@ -271,9 +276,9 @@ struct madcmd_session {
 	uint32_t notice_agents; /* agents registered for the SA's Reports (bit i = id i) */
 	struct madcmd_inform *informs;
 	/* CM: PATH_QUERYs waiting for the SA (path_query.c) */
-	struct madcmd_path_ask *path_asks;
+	struct madcmd_ask *path_asks;
 	/* CM: SERVICE_QUERYs waiting for the SA (service_query.c) */
-	struct madcmd_service_ask *service_asks;
+	struct madcmd_ask *service_asks;
 	/* HOST */
 	struct madcmd_bind *binds;
 	uint32_t nbinds;
@@ -354,17 +359,20 @@ uint64_t madcmd_default_netns_of(void *ctx, pid_t pid);
 bool madcmd_default_netns_has_addr(void *ctx, pid_t pid, uint64_t netns, int family,
 				   const uint8_t *addr);
 
+/* asks.c: linked first on *list; NULL without memory. */
+struct madcmd_ask *madcmd_ask_new(struct madcmd_session *s, struct madcmd_ask **list, uint32_t seq);
+/* Off its list (if still on one), and freed. */
+void madcmd_ask_free(struct madcmd_ask *a);
+/* The session is going: the asks on *list still waiting get no answer. */
+void madcmd_asks_orphan(struct madcmd_ask **list);
+
 /* path_query.c */
 void madcmd_path_query(struct madcmd_session *s, const struct madcmd_path_query *m);
-/* Its asks still waiting get no answer: the session is going. */
-void madcmd_path_session_end(struct madcmd_session *s);
 /* The SA reported `gid` out of service: its cached paths go. */
 void madcmd_path_gid_gone(struct madcmd_served *p, const uint8_t gid[16]);
 
 /* service_query.c */
 void madcmd_service_query(struct madcmd_session *s, const struct madcmd_service_query *m);
-/* The session closes: its asks still in flight are answered to nobody. */
-void madcmd_service_session_end(struct madcmd_session *s);
 /* The SA reported `gid` out of service: its cached ServiceRecord answers go. */
 void madcmd_service_gid_gone(struct madcmd_served *p, const uint8_t gid[16]);
 /* A program's Set or Delete of `sv` passes the proxy: cached answers it may change go. */

@@ -19,23 +19,6 @@
 #include "madcmd/madcmd_int.h"
 #include "sa/client.h"
 
-struct madcmd_path_ask {
-	struct madcmd_path_ask *next, **pprev; /* the session's list */
-	struct madcmd_session *s;	       /* NULL: orphaned */
-	uint32_t seq;
-};
-
-static void ask_unlink(struct madcmd_path_ask *a)
-{
-	if (!a->pprev)
-		return;
-	*a->pprev = a->next;
-	if (a->next)
-		a->next->pprev = a->pprev;
-	a->pprev = NULL;
-	a->next = NULL;
-}
-
 static void answer(struct madcmd_session *s, uint32_t seq, int status, const struct sa_path *paths,
 		   unsigned n)
 {
@@ -58,19 +41,18 @@ static void answer(struct madcmd_session *s, uint32_t seq, int status, const str
 
 static void path_done(void *arg, int status, const struct sa_path *paths, unsigned n)
 {
-	struct madcmd_path_ask *a = arg;
+	struct madcmd_ask *a = arg;
 
 	if (a->s && !a->s->closing)
 		answer(a->s, a->seq, status, paths, n);
-	ask_unlink(a);
-	free(a);
+	madcmd_ask_free(a);
 }
 
 void madcmd_path_query(struct madcmd_session *s, const struct madcmd_path_query *m)
 {
 	struct madcmd_served *p = s->port;
 	struct sa_client *sa = p && p->rt ? cm_runtime_sa(p->rt) : NULL;
-	struct madcmd_path_ask *a;
+	struct madcmd_ask *a;
 	struct sa_path_query q;
 	int rc;
 
@@ -83,34 +65,16 @@ void madcmd_path_query(struct madcmd_session *s, const struct madcmd_path_query 
 	sa_path_decode(m->rec, &q.rec);
 	q.comp_mask = m->comp_mask;
 	q.table = m->table;
-	a = calloc(1, sizeof(*a));
+	a = madcmd_ask_new(s, &s->path_asks, m->h.seq);
 	if (!a) {
 		answer(s, m->h.seq, -ENOMEM, NULL, 0);
 		return;
 	}
-	a->s = s;
-	a->seq = m->h.seq;
-	a->next = s->path_asks;
-	if (a->next)
-		a->next->pprev = &a->next;
-	a->pprev = &s->path_asks;
-	s->path_asks = a;
 	/* A cache hit answers here, before this returns. */
 	rc = sa_path_query_async(sa, &q, path_done, a);
 	if (rc) {
-		ask_unlink(a);
-		free(a);
+		madcmd_ask_free(a);
 		answer(s, m->h.seq, rc, NULL, 0);
-	}
-}
-
-void madcmd_path_session_end(struct madcmd_session *s)
-{
-	while (s->path_asks) {
-		struct madcmd_path_ask *a = s->path_asks;
-
-		ask_unlink(a);
-		a->s = NULL;
 	}
 }
 

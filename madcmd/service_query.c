@@ -20,23 +20,6 @@
 #include "madcmd/madcmd_int.h"
 #include "sa/client.h"
 
-struct madcmd_service_ask {
-	struct madcmd_service_ask *next, **pprev; /* the session's list */
-	struct madcmd_session *s;		  /* NULL: orphaned */
-	uint32_t seq;
-};
-
-static void ask_unlink(struct madcmd_service_ask *a)
-{
-	if (!a->pprev)
-		return;
-	*a->pprev = a->next;
-	if (a->next)
-		a->next->pprev = a->pprev;
-	a->pprev = NULL;
-	a->next = NULL;
-}
-
 static void answer(struct madcmd_session *s, uint32_t seq, int status,
 		   const struct sa_service *recs, unsigned n)
 {
@@ -59,19 +42,18 @@ static void answer(struct madcmd_session *s, uint32_t seq, int status,
 
 static void service_done(void *arg, int status, const struct sa_service *recs, unsigned n)
 {
-	struct madcmd_service_ask *a = arg;
+	struct madcmd_ask *a = arg;
 
 	if (a->s && !a->s->closing)
 		answer(a->s, a->seq, status, recs, n);
-	ask_unlink(a);
-	free(a);
+	madcmd_ask_free(a);
 }
 
 void madcmd_service_query(struct madcmd_session *s, const struct madcmd_service_query *m)
 {
 	struct madcmd_served *p = s->port;
 	struct sa_client *sa = p && p->rt ? cm_runtime_sa(p->rt) : NULL;
-	struct madcmd_service_ask *a;
+	struct madcmd_ask *a;
 	struct sa_service q;
 	int rc;
 
@@ -81,34 +63,16 @@ void madcmd_service_query(struct madcmd_session *s, const struct madcmd_service_
 		return;
 	}
 	sa_service_decode(m->rec, &q);
-	a = calloc(1, sizeof(*a));
+	a = madcmd_ask_new(s, &s->service_asks, m->h.seq);
 	if (!a) {
 		answer(s, m->h.seq, -ENOMEM, NULL, 0);
 		return;
 	}
-	a->s = s;
-	a->seq = m->h.seq;
-	a->next = s->service_asks;
-	if (a->next)
-		a->next->pprev = &a->next;
-	a->pprev = &s->service_asks;
-	s->service_asks = a;
 	/* A cache hit answers here, before this returns. */
 	rc = sa_service_query_async(sa, &q, m->comp_mask, service_done, a);
 	if (rc) {
-		ask_unlink(a);
-		free(a);
+		madcmd_ask_free(a);
 		answer(s, m->h.seq, rc, NULL, 0);
-	}
-}
-
-void madcmd_service_session_end(struct madcmd_session *s)
-{
-	while (s->service_asks) {
-		struct madcmd_service_ask *a = s->service_asks;
-
-		ask_unlink(a);
-		a->s = NULL;
 	}
 }
 

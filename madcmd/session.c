@@ -49,8 +49,8 @@ static void session_free(struct madcmd_session *s)
 
 	switch (s->kind) {
 	case MADCMD_SESSION_CM:
-		madcmd_path_session_end(s);
-		madcmd_service_session_end(s);
+		madcmd_asks_orphan(&s->path_asks);
+		madcmd_asks_orphan(&s->service_asks);
 		madcmd_cm_session_end(s);
 		break;
 	case MADCMD_SESSION_MAD:
