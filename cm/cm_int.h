@@ -158,6 +158,15 @@ struct cm_listen {
 	bool used;
 };
 
+/* A REQ or SIDR_REQ waiting for a listen on its way (held.c). */
+#define CM_HELD_MAX 32
+struct cm_held {
+	uint8_t mad[CM_MAD_SIZE];
+	struct mad_addr from;
+	enum cm_stat_msg type; /* CM_STAT_REQ or CM_STAT_SIDR_REQ */
+	uint64_t deadline;     /* on cfg.timers' clock */
+};
+
 struct cm_engine {
 	struct cm_engine_config cfg;
 	struct cm_stat_counters st;
@@ -183,6 +192,11 @@ struct cm_engine {
 	uint32_t reserved_cap, reserved_n, reserved_used;
 	struct mad_timer stat_timer;
 	char *stat_file;
+	/* Held REQs (held.c): CM_HELD_MAX slots from the first, nheld used. */
+	struct cm_held *held;
+	unsigned nheld;
+	struct mad_timer held_timer;
+	bool held_replay; /* handling a held one: answer, do not hold again */
 	/*
 	 * The next connection's memory, zeroed ahead (cm_conn_spare).  A
 	 * connection lives on in TimeWait for seconds, so a new one is
@@ -265,6 +279,16 @@ enum cm_stat_msg cm_stat_of_attr(uint16_t attr_id);
 uint64_t cm_packet_life_ns(const struct cm_conn *c);
 struct cm_listen *cm_listen_find(struct cm_engine *e, uint64_t service_id, int *id);
 void cm_mad_addr_from_path(struct mad_addr *a, const struct cm_path *p, uint16_t pkey_index);
+
+/*
+ * held.c: a REQ (or SIDR_REQ) rx no listener takes, for service ID sid:
+ * true if it is kept for a listen on its way (or is a retransmission of
+ * one kept), false if the caller answers it now.
+ */
+bool cm_held_keep(struct cm_engine *e, const struct cm_rx *rx, uint64_t sid);
+/* A listener was added: look at the held ones on the next timer pass. */
+void cm_held_listened(struct cm_engine *e);
+void cm_held_destroy(struct cm_engine *e);
 
 /* Responses without a connection (REJ, DREP, SIDR_REP) to a received message. */
 void cm_issue_rej(struct cm_engine *e, const struct cm_rx *rx, uint16_t reason,

@@ -299,6 +299,8 @@ int cm_on_req(struct cm_engine *e, const struct cm_rx *rx)
 		return 0;
 	}
 	l = cm_listen_find(e, mad_get(msg, cm_req_fields, CM_REQ_SERVICE_ID), &listen_id);
+	if (!l && cm_held_keep(e, rx, mad_get(msg, cm_req_fields, CM_REQ_SERVICE_ID)))
+		return 0;
 	if (!l) {
 		cm_issue_rej(e, rx, CM_REJ_INVALID_SERVICE_ID, CM_MSG_REF_REQ, NULL, 0);
 		return 0;

@@ -94,6 +94,7 @@ void cm_engine_destroy(struct cm_engine *e)
 		mad_timer_cancel(e->cfg.timers, &e->stat_timer);
 		free(e->stat_file);
 	}
+	cm_held_destroy(e);
 	for (uint32_t b = 0; b <= e->hash_mask; b++) {
 		while (e->by_local[b]) {
 			struct cm_conn *c = e->by_local[b];
@@ -698,6 +699,7 @@ int cm_engine_listen(struct cm_engine *e, uint64_t service_id, uint64_t mask, ui
 		e->nlistens++;
 	}
 	e->listens[i] = (struct cm_listen){service_id & mask, mask, user, true};
+	cm_held_listened(e);
 	return i;
 }
 

@@ -327,6 +327,15 @@ struct cm_engine_config {
 	void *ctx; /* first argument of ops callbacks */
 	/* Optional: source of random comm IDs (tests); NULL = mad_random_bytes. */
 	uint32_t (*random32)(void *ctx);
+	/*
+	 * Optional: whether the host's port space has service_id's port
+	 * bound (by a program that may listen on it next).  A REQ or
+	 * SIDR_REQ no listener takes then waits up to a second for the
+	 * listen instead of its REJ (cm/held.c says why).  Called on the
+	 * engine's loop; must not call the engine.  NULL: never.
+	 */
+	bool (*service_bound)(void *arg, uint64_t service_id);
+	void *service_bound_arg;
 };
 
 struct cm_engine;

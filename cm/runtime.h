@@ -96,6 +96,13 @@ struct cm_runtime_params {
 	bool (*on_loop_event)(void *arg, struct cm_runtime *rt, const struct cm_event *ev);
 	void *on_loop_event_arg;
 	/*
+	 * Optional (in-process engine only): whether the caller's port
+	 * space has the service ID's port bound, so that a REQ arriving
+	 * just before its listen waits for it (cm_engine_config).
+	 */
+	bool (*service_bound)(void *arg, uint64_t service_id);
+	void *service_bound_arg;
+	/*
 	 * Non-zero: for every REQ and REP it delivers, the runtime first arms
 	 * the delayed MRA with this service timeout (cm_engine_mra), as the
 	 * kernel's rdma_cm does for each one it hands to user space; served

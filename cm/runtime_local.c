@@ -171,6 +171,8 @@ static int local_open(struct cm_runtime *rt, const struct cm_runtime_params *p)
 	up.ctx = rt;
 	up.max_conns = p->max_conns;
 	up.ca_guid = p->ca_guid;
+	up.service_bound = p->service_bound;
+	up.service_bound_arg = p->service_bound_arg;
 	rc = cm_umad_open(&up, &rt->cmu);
 	if (rc)
 		goto fail;

@@ -101,6 +101,8 @@ int cm_on_sidr_req(struct cm_engine *e, const struct cm_rx *rx)
 		return 0;
 	}
 	l = cm_listen_find(e, sid, &listen_id);
+	if (!l && cm_held_keep(e, rx, sid))
+		return 0;
 	if (!l) {
 		issue_sidr_rep(e, rx, CM_SIDR_UNSUPPORTED);
 		return 0;

@@ -84,6 +84,7 @@ int cm_stat_write(const struct cm_engine *e, FILE *f, size_t max_conns)
 		(unsigned long long)s->table_full, e->max_conns);
 	fprintf(f, "errors timeouts %llu send_errors %llu\n", (unsigned long long)s->timeouts,
 		(unsigned long long)s->send_errors);
+	fprintf(f, "held reqs %llu\n", (unsigned long long)s->held);
 	fprintf(f, "# msg NAME sent rcvd retried dropped duplicates\n");
 	for (int m = 0; m < CM_STAT_MSG_COUNT; m++)
 		fprintf(f, "msg %s %llu %llu %llu %llu %llu\n", cm_stat_msg_name(m),

@@ -100,6 +100,8 @@ int cm_umad_open(const struct cm_umad_params *p, struct cm_umad **out)
 	cfg.timers = p->timers;
 	cfg.ops = &u->ops;
 	cfg.ctx = u;
+	cfg.service_bound = p->service_bound;
+	cfg.service_bound_arg = p->service_bound_arg;
 	ret = cm_engine_create(&cfg, &u->engine);
 	if (ret) {
 		free(u);

@@ -23,6 +23,9 @@ struct cm_umad_params {
 	void *ctx;
 	uint32_t max_conns; /* 0: engine default */
 	uint64_t ca_guid;   /* LocalCAGUID; 0: the port GUID */
+	/* cm_engine_config's (held REQs); NULL: none. */
+	bool (*service_bound)(void *arg, uint64_t service_id);
+	void *service_bound_arg;
 };
 
 int cm_umad_open(const struct cm_umad_params *p, struct cm_umad **out);

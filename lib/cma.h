@@ -412,6 +412,12 @@ static inline bool cma_channel_inherited(const struct rdma_event_channel *ch)
 /* The child's forgetting of the parent's state (cma_fork.c's helpers). */
 void cma_ids_forget(void);
 void cma_ports_forget(void);
+/*
+ * Whether an id of this process holds the service ID's port (takes
+ * cma.lock): the runtime's service_bound, so that a REQ arriving between
+ * a program's bind and its listen waits for the listen (cm/held.c).
+ */
+bool cma_ports_service_bound(void *arg, uint64_t service_id);
 void cma_mc_forget(void);
 void cma_daemon_forget(void);
 void cma_addr_forget(void);

@@ -321,6 +321,7 @@ static int port_runtime_open(struct cma_port *p, struct cm_runtime **out)
 	rp.sa = true;
 	rp.on_loop_event = cma_on_cm_event;
 	rp.on_loop_event_arg = p;
+	rp.service_bound = cma_ports_service_bound;
 	/* rdma_cm's delayed MRA for each REQ and REP: armed as it is delivered. */
 	rp.mra_on_delivery = CMA_MRA_SERVICE_TIMEOUT;
 	rp.daemon = cma.daemon;		 /* madcmd's port, or NULL: this process's */

@@ -23,6 +23,7 @@
 #include <linux/capability.h>
 #include <sys/syscall.h>
 
+#include "cm/ip_pdata.h"
 #include "lib/cma.h"
 
 #define EPHEMERAL_LO 32768
@@ -212,6 +213,21 @@ struct cma_id *cma_ports_listeners(enum rdma_port_space ps, uint16_t port)
 
 	cma_assert_locked();
 	return b ? b->owners : NULL;
+}
+
+bool cma_ports_service_bound(void *arg, uint64_t service_id)
+{
+	unsigned ps;
+	uint16_t port;
+	bool bound;
+
+	(void)arg;
+	if (cm_sid_to_ps_port(service_id, &ps, &port))
+		return false;
+	cma_lock();
+	bound = find((enum rdma_port_space)ps, port) != NULL;
+	cma_unlock();
+	return bound;
 }
 
 void cma_ports_forget(void)

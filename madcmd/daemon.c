@@ -54,6 +54,8 @@ static int open_served(struct madcmd *d, struct madcmd_served *p, const struct m
 	rp.sa_timeout_ms = d->p.sa_timeout_ms;
 	rp.on_loop_event = madcmd_cm_event;
 	rp.on_loop_event_arg = p;
+	rp.service_bound = madcmd_ps_service_bound;
+	rp.service_bound_arg = d;
 	rc = cm_runtime_open(&p->rt, &rp);
 	if (rc) {
 		p->gone = !fresh; /* still a released slot, tried again */

@@ -349,6 +349,8 @@ void madcmd_mad_session_end(struct madcmd_session *s);
 /* portspace.c */
 void madcmd_port_msg(struct madcmd_session *s, const struct madcmd_port *m, int type);
 void madcmd_ps_session_end(struct madcmd_session *s);
+/* Any namespace's binding of the service ID's port (arg: the madcmd). */
+bool madcmd_ps_service_bound(void *arg, uint64_t service_id);
 /* The kernel's rule for two ids on one port (cma_check_port): 0 or -errno. */
 int madcmd_ps_conflict(const struct madcmd_bind *me, const struct madcmd_bind *other,
 		       bool reuseaddr);

@@ -28,6 +28,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "cm/ip_pdata.h"
 #include "mad/random.h"
 #include "madcmd/madcmd_int.h"
 
@@ -100,6 +101,27 @@ static bool port_used(const struct madcmd *d, uint64_t ns, uint32_t ps, uint16_t
 	for (const struct madcmd_bind *b = d->ps[ps_bucket(ns, ps, port)]; b; b = b->hnext)
 		if (same_space(b, ns, ps, port))
 			return true;
+	return false;
+}
+
+/*
+ * Whether a program of any namespace holds the service ID's port: the
+ * engine's service_bound (a REQ just before its listen waits for it,
+ * cm/held.c).  Asked only for a REQ no listener takes, so every bucket
+ * is looked at rather than a second index kept.
+ */
+bool madcmd_ps_service_bound(void *arg, uint64_t service_id)
+{
+	const struct madcmd *d = arg;
+	unsigned ps;
+	uint16_t port;
+
+	if (cm_sid_to_ps_port(service_id, &ps, &port))
+		return false;
+	for (unsigned i = 0; i < MADCMD_PS_BUCKETS; i++)
+		for (const struct madcmd_bind *b = d->ps[i]; b; b = b->hnext)
+			if (b->ps == ps && b->port == port)
+				return true;
 	return false;
 }
 

@@ -51,6 +51,7 @@ struct cm_stat_counters {
 	uint64_t conns_freed;
 	uint64_t conns_live;
 	uint64_t table_full; /* REQ rejected / connect refused: no resources */
+	uint64_t held;	     /* REQs that waited for a listen (port bound) */
 };
 
 /* One live connection. */

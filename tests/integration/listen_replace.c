@@ -14,6 +14,10 @@
  *            at once: "destroyed"
  *         2. listen again: "listening again"
  *         3. return from main, destroying nothing: "exiting"
+ *   listen_replace late PORT
+ *       bind to PORT ("bound"), listen only at SIGUSR1 ("listening"),
+ *       accept one request: "accepted" once it is ESTABLISHED (a REQ
+ *       that came between the bind and the listen waited for the listen).
  *   listen_replace client ADDR PORT N
  *       N times: connect a new id (an RC QP each) to ADDR, PORT and
  *       PORT + 1 in turn, as soon as the last one is ESTABLISHED, keeping
@@ -160,6 +164,40 @@ static int server(int port, int n)
 	return 0; /* l, the channel and the connections are the exit's */
 }
 
+static int late(int port)
+{
+	struct rdma_conn_param cp = {.responder_resources = 1, .initiator_depth = 1};
+	struct rdma_cm_id *l = bound(port);
+	struct rdma_cm_event *ev;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	say("bound");
+	wait_usr1(&set);
+	if (rdma_listen(l, 16))
+		die("rdma_listen");
+	say("listening");
+	for (int want = RDMA_CM_EVENT_CONNECT_REQUEST;;) {
+		ev = next_event();
+		if ((int)ev->event != want) {
+			fprintf(stderr, "listen_replace: late: %s (status %d)\n",
+				rdma_event_str(ev->event), ev->status);
+			exit(2);
+		}
+		if (want == RDMA_CM_EVENT_ESTABLISHED)
+			break;
+		make_qp(ev->id);
+		if (rdma_accept(ev->id, &cp))
+			die("rdma_accept");
+		rdma_ack_cm_event(ev);
+		want = RDMA_CM_EVENT_ESTABLISHED;
+	}
+	rdma_ack_cm_event(ev);
+	say("accepted");
+	return 0;
+}
+
 static void addr_of(const char *host, int port, struct sockaddr_storage *ss)
 {
 	struct addrinfo hints = {.ai_flags = AI_NUMERICHOST}, *res;
@@ -233,8 +271,10 @@ int main(int argc, char **argv)
 		die("rdma_create_event_channel");
 	if (argc == 4 && !strcmp(argv[1], "server"))
 		return server(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "late"))
+		return late(atoi(argv[2]));
 	if (argc == 5 && !strcmp(argv[1], "client"))
 		return client(argv[2], atoi(argv[3]), atoi(argv[4]));
-	fprintf(stderr, "usage: listen_replace server PORT N | client ADDR PORT N\n");
+	fprintf(stderr, "usage: listen_replace server PORT N | late PORT | client ADDR PORT N\n");
 	return 2;
 }

@@ -18,6 +18,12 @@
 #    destroyed at once: the Delete follows the Set),
 #  - there again after it listens again, and gone once it returned from
 #    main without destroying anything (the exit waits for the Deletes).
+# And a REQ that comes between a server's bind and its listen (qperf -cm1
+# tells its client the port, then listens) waits for the listen
+# (cm/held.c): the server binds, the client connects, and once the REQ is
+# in the trace of the CM that serves h1 (its write precedes the REQ's
+# handling, which a listen waits for), the server listens; the client is
+# ESTABLISHED, h1 sent no REJ.
 # In-process, then the same through madcmd (fabsim madcmd HOST start), where the
 # program's SA client registers through the daemon's MAD proxy and the
 # daemon deletes what a closed session left.
@@ -69,15 +75,38 @@ run() {
 	echo "ok: $mode: the ServiceRecord is there while listening, gone after destroy"
 }
 
+# late MODE PORT TRACE: TRACE is the pcap of h1's CM (the server's, or madcmd's).
+late() {
+	mode=$1 port=$2 trace=$3
+	out=$FABSIM_DIR/late.$mode
+	on_bg h1 env MADCM_TRACE="$FABSIM_DIR/late.pcap" "$MADCM" run "$PROG" late "$port" >"$out" 2>&1
+	sp=$!
+	bg_pids="$bg_pids $sp"
+	said bound
+	on_bg h2 "$MADCM" run "$PROG" client $H1 "$port" 1 >"$FABSIM_DIR/late_client.$mode" 2>&1
+	cp=$!
+	bg_pids="$bg_pids $cp"
+	wait_for "'$MADCM' decode '$trace' 2>/dev/null | grep -q 'dst_port: *$port '" 60 ||
+		{ "$MADCM" decode "$trace" >&2; fail "$mode: no REQ in $trace"; }
+	kill -USR1 "$sp"
+	wait "$cp" || { cat "$FABSIM_DIR/late_client.$mode" "$out" >&2; fail "$mode: late: client"; }
+	wait "$sp" || { cat "$out" >&2; fail "$mode: late: server exit"; }
+	said accepted
+	! "$MADCM" decode "$trace" | grep -q 'REJ (ConnectReject)' || fail "$mode: late: h1 sent a REJ"
+	echo "ok: $mode: a REQ between bind and listen waited for the listen"
+}
+
 fs up --gen b2b >"$FABSIM_DIR/up.log" 2>&1 || { cat "$FABSIM_DIR/up.log"; fail "fabsim up"; }
 run in-process 7700
 # In-process the exit waited for the SA's answers: gone now.
 has_record && fail "in-process: the ServiceRecord outlived the process"
 echo "ok: in-process: gone after exit"
-fs madcmd h1 start >/dev/null || fail "madcmd start h1"
+late in-process 7720 "$FABSIM_DIR/late.pcap"
+MADCM_TRACE="$FABSIM_DIR/madcmd.pcap" fs madcmd h1 start >/dev/null || fail "madcmd start h1"
 fs madcmd h2 start >/dev/null || fail "madcmd start h2"
 run madcmd 7710
 # madcmd deletes what the closed session left, after the session ends.
 absent || fail "madcmd: the ServiceRecord outlived the process"
 echo "ok: madcmd: gone after exit"
+late madcmd 7730 "$FABSIM_DIR/madcmd.pcap"
 exit 0

@@ -104,8 +104,10 @@ grep -q "latency  *=" "$out/qperf.c" || { cat "$out/qperf.c"; fail "qperf: no la
 
 # qperf in its RDMA CM mode (-cm1) on madcm's librdmacm: the server's
 # child for each test binds, tells the client the port over TCP and only
-# then listens (Debian's qperf 0.4.11), so a listen that was not at once
-# REJected the client's REQ (2-3 connects in 10).  10 rc_lat and 3 rc_bw
+# then listens (Debian's qperf 0.4.11): a listen that was not at once
+# REJected the client's REQ (2-3 connects in 10), and on a loaded host a
+# REQ could still come before the listen (1 run in 10 of check-repeat)
+# until such a REQ waited for it (cm/held.c).  10 rc_lat and 3 rc_bw
 # (QPs of 0 receive / 0 send WRs) in a row, in-process, then through
 # madcmd.
 MADCM=$top_builddir/tools/madcm

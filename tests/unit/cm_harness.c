@@ -96,6 +96,13 @@ static void on_event(void *ctx, const struct cm_event *ev)
 
 uint32_t cmh_max_conns[2];
 
+static bool bound(void *arg, uint64_t service_id)
+{
+	struct cmh_node *nd = arg;
+
+	return nd->h->bound_sid[nd->idx] && nd->h->bound_sid[nd->idx] == service_id;
+}
+
 static const struct cm_engine_ops ops = {fake_send, on_event};
 
 void cmh_init(struct cmh *h)
@@ -114,6 +121,8 @@ void cmh_init(struct cmh *h)
 		    .timers = &h->timers,
 		    .ops = &ops,
 		    .ctx = nd,
+		    .service_bound = bound,
+		    .service_bound_arg = nd,
 		};
 
 		nd->h = h;

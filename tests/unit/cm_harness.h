@@ -64,6 +64,8 @@ struct cmh {
 	uint32_t src_qpn[2];
 	struct cmh_log log[CMH_MAX_LOG];
 	int nlog;
+	/* A service ID node i's port space has bound (service_bound); 0: none. */
+	uint64_t bound_sid[2];
 };
 
 /* Table bound of each node's engine for the next cmh_init (0 = default). */

@@ -437,6 +437,93 @@ static void test_invalid_service(void **state)
 	assert_int_equal(cm_engine_conn_count(H.n[B].e), 0);
 }
 
+/*
+ * A REQ for a bound port no one listens on yet waits for the listen
+ * (cm/held.c): taken by it when it comes, its retransmission dropped.
+ */
+static void test_held_req_listen(void **state)
+{
+	struct cm_connect_cmd cmd;
+	uint8_t req[256];
+	uint32_t a;
+
+	(void)state;
+	H.bound_sid[B] = 0x1234;
+	cmh_connect_cmd(&H, &cmd, 0x1001);
+	cmd.service_id = 0x1234;
+	assert_int_equal(cm_engine_connect(H.n[A].e, &cmd, &a), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REJ), 0);
+	assert_int_equal(H.n[B].nev, 0);
+	assert_int_equal(cmh_stats(B).held, 1);
+	/* The same REQ again (a retransmission): one is held. */
+	memcpy(req, cmh_last_mad(&H, A, CM_ATTR_REQ), 256);
+	assert_int_equal(cmh_inject(&H, B, req), 0);
+	assert_int_equal(cmh_stats(B).held, 1);
+	assert_int_equal(cmh_stats(B).duplicates[CM_STAT_REQ], 1);
+	cmh_advance(&H, SEC / 2);
+	assert_int_equal(H.n[B].nev, 0);
+	assert_true(cm_engine_listen(H.n[B].e, 0x1234, ~0ull, 7) >= 0);
+	cmh_advance(&H, 0);
+	assert_int_equal(cmh_count(&H, B, CM_EV_REQ_RCVD), 1);
+	assert_non_null(cmh_event(&H, A, CM_EV_REP_RCVD));
+	assert_int_equal(cmh_state(&H, A, a), CM_ST_ESTABLISHED);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REJ), 0);
+}
+
+/* ... and REJected "invalid service ID" when no listen comes in time. */
+static void test_held_req_expires(void **state)
+{
+	struct cm_connect_cmd cmd;
+	const struct cm_event *ev;
+	uint32_t a;
+
+	(void)state;
+	H.bound_sid[B] = 0x1234;
+	cmh_connect_cmd(&H, &cmd, 0x1001);
+	cmd.service_id = 0x1234;
+	assert_int_equal(cm_engine_connect(H.n[A].e, &cmd, &a), 0);
+	cmh_deliver(&H);
+	assert_null(cmh_event(&H, A, CM_EV_REJ_RCVD));
+	cmh_advance(&H, SEC / 2);
+	assert_null(cmh_event(&H, A, CM_EV_REJ_RCVD));
+	cmh_advance(&H, SEC / 2);
+	ev = cmh_event(&H, A, CM_EV_REJ_RCVD);
+	assert_non_null(ev);
+	assert_int_equal(ev->rej.reason, CM_REJ_INVALID_SERVICE_ID);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REJ), 1);
+	assert_int_equal(H.n[B].nev, 0);
+	/* An unbound port's REQ is answered at once, as before. */
+	H.bound_sid[B] = 0;
+	cmh_connect_cmd(&H, &cmd, 0x1002);
+	cmd.service_id = 0x1234;
+	assert_int_equal(cm_engine_connect(H.n[A].e, &cmd, &a), 0);
+	cmh_deliver(&H);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REJ), 2);
+	assert_int_equal(cmh_stats(B).held, 1);
+}
+
+/* At most CM_HELD_MAX wait; the next is answered at once. */
+static void test_held_req_bounded(void **state)
+{
+	struct cm_connect_cmd cmd;
+	uint32_t a;
+
+	(void)state;
+	H.bound_sid[B] = 0x1234;
+	for (uint32_t i = 0; i < 33; i++) {
+		cmh_connect_cmd(&H, &cmd, 0x1001 + i);
+		cmd.service_id = 0x1234;
+		assert_int_equal(cm_engine_connect(H.n[A].e, &cmd, &a), 0);
+	}
+	cmh_deliver(&H);
+	assert_int_equal(cmh_stats(B).held, 32);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REJ), 1);
+	cmh_advance(&H, SEC);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REJ), 33);
+	assert_int_equal(cmh_count(&H, A, CM_EV_REJ_RCVD), 33);
+}
+
 /* A REQ the passive side cannot honour is rejected with the reason why. */
 static void test_req_semantic_rej(void **state)
 {
@@ -1168,6 +1255,9 @@ int main(void)
 	    T(test_req_timeout),
 	    T(test_rep_timeout),
 	    T(test_invalid_service),
+	    T(test_held_req_listen),
+	    T(test_held_req_expires),
+	    T(test_held_req_bounded),
 	    T(test_req_semantic_rej),
 	    T(test_rej_req_sent),
 	    T(test_rej_mra_req_rcvd),
