@@ -140,6 +140,31 @@ static void test_sidr_unsupported(void **state)
 	assert_int_equal(ev->sidr_rep.status, CM_SIDR_UNSUPPORTED);
 }
 
+/* A bound port's SIDR_REQ waits for the listen (cm/held.c), or answers late. */
+static void test_sidr_held(void **state)
+{
+	const struct cm_event *ev;
+
+	(void)state;
+	H.bound_sid[B] = 0x4242;
+	sidr_start(0x4242);
+	assert_int_equal(H.n[B].nev, 0);
+	assert_int_equal(cmh_sent(&H, B, CM_ATTR_SIDR_REP), 0);
+	assert_true(cm_engine_listen(H.n[B].e, 0x4242, ~0ull, 0x42) >= 0);
+	cmh_advance(&H, 0);
+	assert_int_equal(cmh_count(&H, B, CM_EV_SIDR_REQ_RCVD), 1);
+	assert_int_equal(cmh_stats(B).held, 1);
+	/* Bound, never listened to: "unsupported", a second later. */
+	H.bound_sid[B] = 0x4343;
+	sidr_start(0x4343);
+	assert_null(cmh_event(&H, A, CM_EV_SIDR_REP_RCVD));
+	cmh_advance(&H, SEC);
+	ev = cmh_event(&H, A, CM_EV_SIDR_REP_RCVD);
+	assert_non_null(ev);
+	assert_int_equal(ev->sidr_rep.status, CM_SIDR_UNSUPPORTED);
+	assert_int_equal(cmh_count(&H, B, CM_EV_SIDR_REQ_RCVD), 1);
+}
+
 static void test_sidr_lost_and_dup(void **state)
 {
 	struct cm_sidr_rep_cmd rep = {.status = CM_SIDR_SUCCESS, .qpn = 5};
@@ -322,10 +347,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_udp, cmh_teardown)
-	    T(test_sidr_success),      T(test_sidr_each_status), T(test_sidr_unsupported),
-	    T(test_sidr_lost_and_dup), T(test_sidr_rep_lost),	 T(test_sidr_timeout),
-	    T(test_lap_accepted),      T(test_lap_rejected),	 T(test_lap_mra_and_dup),
-	    T(test_lap_timeout),       T(test_lap_then_dreq),
+	    T(test_sidr_success),    T(test_sidr_each_status),	T(test_sidr_unsupported),
+	    T(test_sidr_held),	     T(test_sidr_lost_and_dup), T(test_sidr_rep_lost),
+	    T(test_sidr_timeout),    T(test_lap_accepted),	T(test_lap_rejected),
+	    T(test_lap_mra_and_dup), T(test_lap_timeout),	T(test_lap_then_dreq),
 #undef T
 	};
 
