@@ -437,22 +437,31 @@ static void test_invalid_service(void **state)
 	assert_int_equal(cm_engine_conn_count(H.n[B].e), 0);
 }
 
+/* A connect from A to B's service ID 0x1234, which B's port space holds. */
+static uint32_t held_connect(uint32_t qpn)
+{
+	struct cm_connect_cmd cmd;
+	uint32_t a;
+
+	H.bound_sid[B] = 0x1234;
+	cmh_connect_cmd(&H, &cmd, qpn);
+	cmd.service_id = 0x1234;
+	assert_int_equal(cm_engine_connect(H.n[A].e, &cmd, &a), 0);
+	cmh_deliver(&H);
+	return a;
+}
+
 /*
  * A REQ for a bound port no one listens on yet waits for the listen
  * (cm/held.c): taken by it when it comes, its retransmission dropped.
  */
 static void test_held_req_listen(void **state)
 {
-	struct cm_connect_cmd cmd;
 	uint8_t req[256];
 	uint32_t a;
 
 	(void)state;
-	H.bound_sid[B] = 0x1234;
-	cmh_connect_cmd(&H, &cmd, 0x1001);
-	cmd.service_id = 0x1234;
-	assert_int_equal(cm_engine_connect(H.n[A].e, &cmd, &a), 0);
-	cmh_deliver(&H);
+	a = held_connect(0x1001);
 	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REJ), 0);
 	assert_int_equal(H.n[B].nev, 0);
 	assert_int_equal(cmh_stats(B).held, 1);
@@ -479,11 +488,7 @@ static void test_held_req_expires(void **state)
 	uint32_t a;
 
 	(void)state;
-	H.bound_sid[B] = 0x1234;
-	cmh_connect_cmd(&H, &cmd, 0x1001);
-	cmd.service_id = 0x1234;
-	assert_int_equal(cm_engine_connect(H.n[A].e, &cmd, &a), 0);
-	cmh_deliver(&H);
+	a = held_connect(0x1001);
 	assert_null(cmh_event(&H, A, CM_EV_REJ_RCVD));
 	cmh_advance(&H, SEC / 2);
 	assert_null(cmh_event(&H, A, CM_EV_REJ_RCVD));
@@ -506,17 +511,9 @@ static void test_held_req_expires(void **state)
 /* At most CM_HELD_MAX wait; the next is answered at once. */
 static void test_held_req_bounded(void **state)
 {
-	struct cm_connect_cmd cmd;
-	uint32_t a;
-
 	(void)state;
-	H.bound_sid[B] = 0x1234;
-	for (uint32_t i = 0; i < 33; i++) {
-		cmh_connect_cmd(&H, &cmd, 0x1001 + i);
-		cmd.service_id = 0x1234;
-		assert_int_equal(cm_engine_connect(H.n[A].e, &cmd, &a), 0);
-	}
-	cmh_deliver(&H);
+	for (uint32_t i = 0; i < 33; i++)
+		held_connect(0x1001 + i);
 	assert_int_equal(cmh_stats(B).held, 32);
 	assert_int_equal(cmh_sent(&H, B, CM_ATTR_REJ), 1);
 	cmh_advance(&H, SEC);
