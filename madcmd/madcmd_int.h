@@ -224,8 +224,9 @@ struct madcmd_service {
 
 /* A port-space reservation (HOST sessions). */
 struct madcmd_bind {
-	struct madcmd_bind *hnext; /* daemon bucket of (ps, port) */
-	struct madcmd_bind *snext; /* the session's list */
+	struct madcmd_bind *hnext;	    /* daemon bucket of (ps, port) */
+	struct madcmd_bind *snext, **sprev; /* the session's list */
+	struct madcmd_bind *tnext;	    /* daemon bucket of (session, token) */
 	struct madcmd_session *s;
 	uint64_t token;
 	uint64_t netns; /* the session's: one port space per network namespace */
@@ -297,6 +298,7 @@ struct madcmd {
 	unsigned nsessions;
 	int listen_fd;
 	struct madcmd_bind *ps[MADCMD_PS_BUCKETS];
+	struct madcmd_bind *ps_tokens[MADCMD_PS_BUCKETS]; /* by (session, token) */
 	struct madcmd_counters c;
 	/* Sessions to reap: closed inside hooks, freed from the loop. */
 	struct mad_loop_cmd reap_cmd;
