@@ -322,6 +322,14 @@ void madcmd_send(struct madcmd_session *s, const void *msg, size_t len);
  * with the others of this turn of the loop in one packet (a batch).
  */
 void madcmd_send_batched(struct madcmd_session *s, const void *msg, size_t len);
+/*
+ * Room for a len-byte message at the end of s's batch, which the caller
+ * fills at once, before anything else is sent to s: no message built
+ * first and copied.  NULL when s is closing, has no batch buffer, or len
+ * is not a multiple of 8 (then madcmd_send_batched): every message of a
+ * batch being so long, the room is aligned for the message structs.
+ */
+void *madcmd_batch_reserve(struct madcmd_session *s, size_t len);
 /* Send every session's batch: the loop's turn end (mad_loop_set_turn_end). */
 void madcmd_send_batches(void *d);
 /* Stop a session now; its cleanup runs from the loop (madcmd_reap). */
