@@ -336,7 +336,8 @@ static void path_rep(struct rt_remote *r, const struct madcmd_path_rep *rep)
 	struct rt_path_wait *w = wait_of(r, rep->h.seq, false);
 
 	if (w) {
-		w->rep = *rep;
+		/* The header, rc, n and the n records (n checked, madcmd_check): what is read. */
+		memcpy(&w->rep, rep, offsetof(struct madcmd_path_rep, recs) + rep->n * SA_PR_SIZE);
 		w->answered = true;
 	}
 }
@@ -346,7 +347,8 @@ static void service_rep(struct rt_remote *r, const struct madcmd_service_rep *re
 	struct rt_path_wait *w = wait_of(r, rep->h.seq, true);
 
 	if (w) {
-		w->srep = *rep;
+		memcpy(&w->srep, rep,
+		       offsetof(struct madcmd_service_rep, recs) + rep->n * SA_SR_SIZE);
 		w->answered = true;
 	}
 }
@@ -370,8 +372,7 @@ static int query_send(struct rt_remote *r, enum madcmd_type type, struct madcmd_
 	/* A wait for the daemon starts: its silence counts from here. */
 	if (!rt_remote_waiting(r))
 		r->heard_ns = r->now_ns(r->clock_ctx);
-	memset(&w->rep, 0, sizeof(w->rep));
-	memset(&w->srep, 0, sizeof(w->srep));
+	/* rep and srep are written by the answer (or the loss): rc and n first. */
 	w->seq = h->seq;
 	w->answered = false;
 	w->service = type == MADCMD_SERVICE_QUERY;
