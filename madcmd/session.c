@@ -432,16 +432,20 @@ static void readable(struct madcmd_session *s)
 	 * the rest; recvmmsg takes what is queued in one system call, and a
 	 * short count means the queue is empty (no recv just to see EAGAIN).
 	 */
-	for (int round = 0; round < 4 && !s->closing; round++) {
-		int n;
-
+	/*
+	 * Set up once: the kernel writes back only msg_len and msg_hdr's
+	 * msg_flags (no name, no control data), which each receive sets anew.
+	 */
+	if (!iov[0].iov_base)
 		for (int i = 0; i < RECV_BATCH; i++) {
 			iov[i].iov_base = buf[i];
 			iov[i].iov_len = sizeof(buf[i]);
-			memset(&mm[i].msg_hdr, 0, sizeof(mm[i].msg_hdr));
 			mm[i].msg_hdr.msg_iov = &iov[i];
 			mm[i].msg_hdr.msg_iovlen = 1;
 		}
+	for (int round = 0; round < 4 && !s->closing; round++) {
+		int n;
+
 		n = recvmmsg(s->fd, mm, RECV_BATCH, MSG_DONTWAIT | MSG_TRUNC, NULL);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
