@@ -355,61 +355,77 @@ static bool may_end(enum cm_event_type t)
 
 /*
  * The QP attributes of connection `id` in `n` states, as the program's
- * auto QP will ask for them next (rtproto/rt_proto.h): those the engine gives.
+ * auto QP will ask for them next (rtproto/rt_proto.h): those the engine
+ * gives, written into out[] (zeroed here: n entries and the rest of
+ * MADCMD_QP_ATTRS).  The runtime's engine answers directly on the
+ * daemon's loop (cm_runtime_init_qp_attr), no command built.
  */
 static uint32_t qp_attrs(struct madcmd_served *p, uint32_t id, const enum ibv_qp_state *st,
 			 unsigned n, struct madcmd_qp_attr *out)
 {
 	uint32_t k = 0;
 
+	memset(out, 0, MADCMD_QP_ATTRS * sizeof(*out));
 	for (unsigned i = 0; i < n && i < MADCMD_QP_ATTRS; i++) {
-		struct cm_rt_cmd c;
+		int mask = 0;
 
-		memset(&c, 0, sizeof(c));
-		c.op = CM_RT_INIT_QP_ATTR;
-		c.id = id;
-		c.qp.state = st[i];
-		if (cm_runtime_exec(p->rt, &c))
+		if (cm_runtime_init_qp_attr(p->rt, id, st[i], &out[k].attr, &mask)) {
+			memset(&out[k], 0, sizeof(out[k]));
 			break;
+		}
 		out[k].state = st[i];
-		out[k].mask = c.qp.mask;
-		out[k].attr = c.qp.attr;
+		out[k].mask = mask;
 		k++;
 	}
 	return k;
 }
 
-static void forward(struct madcmd_session *s, const struct cm_event *ev)
+/* The EVENT of ev for s, written at m. */
+static void event_fill(struct madcmd_session *s, const struct cm_event *ev, struct madcmd_event *m)
 {
 	static const enum ibv_qp_state req[] = {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS};
-	struct madcmd_event m;
-
-	memset(&m, 0, sizeof(m));
-	madcmd_hdr_init(&m.h, MADCMD_EVENT, sizeof(m), 0);
 	/*
 	 * Up to the private data's end: the engine leaves the rest of an
 	 * event (cm_event_init) and its tail padding unset, and those bytes
 	 * of the daemon's stack must not reach the program.
 	 */
-	memcpy(&m.ev, ev,
-	       offsetof(struct cm_event, private_data) +
+	size_t n = offsetof(struct cm_event, private_data) +
 		   (ev->private_data_len < sizeof(ev->private_data) ? ev->private_data_len
-								    : sizeof(ev->private_data)));
-	if (ev->type == CM_EV_REQ_RCVD || ev->type == CM_EV_REP_RCVD) {
-		/* lib/ moves INIT again on a REP */
-		m.nqp = qp_attrs(s->port, ev->id, req, 3, m.qp);
-		if (s->mra_on_delivery) {
-			/* What the program would ask for at once (HELLO): no command. */
-			struct cm_rt_cmd c;
+								    : sizeof(ev->private_data));
 
-			memset(&c, 0, sizeof(c));
-			c.op = CM_RT_MRA;
-			c.id = ev->id;
-			c.mra.service_timeout = s->mra_on_delivery;
-			cm_runtime_exec(s->port->rt, &c);
-		}
+	madcmd_hdr_init(&m->h, MADCMD_EVENT, sizeof(*m), 0);
+	memcpy(&m->ev, ev, n);
+	memset((uint8_t *)&m->ev + n, 0, sizeof(m->ev) - n);
+	m->reserved = 0;
+	/* lib/ moves INIT again on a REP */
+	m->nqp = ev->type == CM_EV_REQ_RCVD || ev->type == CM_EV_REP_RCVD
+		     ? qp_attrs(s->port, ev->id, req, 3, m->qp)
+		     : qp_attrs(s->port, ev->id, req, 0, m->qp);
+}
+
+static void forward(struct madcmd_session *s, const struct cm_event *ev)
+{
+	struct madcmd_event *m = madcmd_batch_reserve(s, sizeof(*m));
+
+	/* Written in the batch (no event built first and copied), else sent as one. */
+	if (m) {
+		event_fill(s, ev, m);
+	} else if (!s->closing) {
+		struct madcmd_event local;
+
+		event_fill(s, ev, &local);
+		madcmd_send_batched(s, &local, sizeof(local));
 	}
-	madcmd_send_batched(s, &m, sizeof(m));
+	if ((ev->type == CM_EV_REQ_RCVD || ev->type == CM_EV_REP_RCVD) && s->mra_on_delivery) {
+		/* What the program would ask for at once (HELLO): no command. */
+		struct cm_rt_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.op = CM_RT_MRA;
+		c.id = ev->id;
+		c.mra.service_timeout = s->mra_on_delivery;
+		cm_runtime_exec(s->port->rt, &c);
+	}
 }
 
 /* A request to a listener: the new connection is its session's. */
@@ -569,15 +585,42 @@ static bool grant_take(struct madcmd_session *s, uint32_t id)
 
 /* ---- commands ---- */
 
+/*
+ * The REPLY of `in`, run as c, written at out: the whole struct goes back,
+ * result and every output field, and the rest of the CMD as it came.
+ */
+static void reply_fill(struct madcmd_served *p, const struct madcmd_cmd *in,
+		       const struct cm_rt_cmd *c, struct madcmd_cmd *out)
+{
+	madcmd_hdr_init(&out->h, MADCMD_REPLY, sizeof(*out), in->h.seq);
+	out->h.flags = in->h.flags & MADCMD_F_ASYNC;
+	out->cmd = *c;
+	memset(&out->cmd.auto_qp, 0, sizeof(out->cmd.auto_qp));
+	out->nqp = 0;
+	out->reserved = in->reserved;
+	memcpy(out->qp, in->qp, sizeof(out->qp));
+	if (c->op == CM_RT_CONNECT && c->result == 0) {
+		struct ibv_qp_attr a;
+		int mask = 0;
+
+		if (!cm_runtime_init_qp_attr(p->rt, c->id, IBV_QPS_INIT, &a, &mask)) {
+			out->qp[0].state = IBV_QPS_INIT;
+			out->qp[0].mask = mask;
+			out->qp[0].attr = a;
+			out->nqp = 1;
+		}
+	}
+}
+
 void madcmd_cm_cmd(struct madcmd_session *s, const struct madcmd_cmd *in)
 {
 	struct madcmd_served *p = s->port;
-	struct madcmd_cmd out;
-	struct cm_rt_cmd *c = &out.cmd;
+	struct cm_rt_cmd cmd = in->cmd;
+	struct cm_rt_cmd *c = &cmd;
+	struct madcmd_cmd *out;
 	struct madcmd_id *x = NULL;
 	int rc;
 
-	out = *in;
 	/* A pointer from another process means nothing here: never used. */
 	memset(&c->auto_qp, 0, sizeof(c->auto_qp));
 	p->c.commands++;
@@ -699,17 +742,16 @@ reply:
 		madcmd_cm_grant(s);
 	if ((in->h.flags & MADCMD_F_NOREPLY) || ((in->h.flags & MADCMD_F_ASYNC) && !c->result))
 		return;
-	/* The whole struct goes back: result and every output field. */
-	madcmd_hdr_init(&out.h, MADCMD_REPLY, sizeof(out), in->h.seq);
-	out.h.flags = in->h.flags & MADCMD_F_ASYNC;
-	memset(&c->auto_qp, 0, sizeof(c->auto_qp));
-	out.nqp = 0;
-	if (c->op == CM_RT_CONNECT && c->result == 0) {
-		static const enum ibv_qp_state init = IBV_QPS_INIT;
+	/* Written in the batch (no REPLY built first and copied), else sent as one. */
+	out = madcmd_batch_reserve(s, sizeof(*out));
+	if (out) {
+		reply_fill(p, in, c, out);
+	} else if (!s->closing) {
+		struct madcmd_cmd local;
 
-		out.nqp = qp_attrs(p, c->id, &init, 1, out.qp);
+		reply_fill(p, in, c, &local);
+		madcmd_send_batched(s, &local, sizeof(local));
 	}
-	madcmd_send_batched(s, &out, sizeof(out));
 }
 
 /*

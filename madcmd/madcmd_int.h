@@ -224,8 +224,9 @@ struct madcmd_service {
 
 /* A port-space reservation (HOST sessions). */
 struct madcmd_bind {
-	struct madcmd_bind *hnext; /* daemon bucket of (ps, port) */
-	struct madcmd_bind *snext; /* the session's list */
+	struct madcmd_bind *hnext;	    /* daemon bucket of (ps, port) */
+	struct madcmd_bind *snext, **sprev; /* the session's list */
+	struct madcmd_bind *tnext;	    /* daemon bucket of (session, token) */
 	struct madcmd_session *s;
 	uint64_t token;
 	uint64_t netns; /* the session's: one port space per network namespace */
@@ -297,6 +298,7 @@ struct madcmd {
 	unsigned nsessions;
 	int listen_fd;
 	struct madcmd_bind *ps[MADCMD_PS_BUCKETS];
+	struct madcmd_bind *ps_tokens[MADCMD_PS_BUCKETS]; /* by (session, token) */
 	struct madcmd_counters c;
 	/* Sessions to reap: closed inside hooks, freed from the loop. */
 	struct mad_loop_cmd reap_cmd;
@@ -320,6 +322,14 @@ void madcmd_send(struct madcmd_session *s, const void *msg, size_t len);
  * with the others of this turn of the loop in one packet (a batch).
  */
 void madcmd_send_batched(struct madcmd_session *s, const void *msg, size_t len);
+/*
+ * Room for a len-byte message at the end of s's batch, which the caller
+ * fills at once, before anything else is sent to s: no message built
+ * first and copied.  NULL when s is closing, has no batch buffer, or len
+ * is not a multiple of 8 (then madcmd_send_batched): every message of a
+ * batch being so long, the room is aligned for the message structs.
+ */
+void *madcmd_batch_reserve(struct madcmd_session *s, size_t len);
 /* Send every session's batch: the loop's turn end (mad_loop_set_turn_end). */
 void madcmd_send_batches(void *d);
 /* Stop a session now; its cleanup runs from the loop (madcmd_reap). */

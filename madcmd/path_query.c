@@ -19,24 +19,40 @@
 #include "madcmd/madcmd_int.h"
 #include "sa/client.h"
 
-static void answer(struct madcmd_session *s, uint32_t seq, int status, const struct sa_path *paths,
-		   unsigned n)
+/* The PATH_REP written at r: the unused records zeroed, not the whole first. */
+static void answer_fill(struct madcmd_path_rep *r, uint32_t seq, int status,
+			const struct sa_path *paths, unsigned n)
 {
-	struct madcmd_path_rep r;
-
-	memset(&r, 0, sizeof(r));
-	madcmd_hdr_init(&r.h, MADCMD_PATH_REP, sizeof(r), seq);
-	r.rc = status > 0 ? -EPROTO : status;
+	madcmd_hdr_init(&r->h, MADCMD_PATH_REP, sizeof(*r), seq);
+	r->rc = status > 0 ? -EPROTO : status;
+	r->n = 0;
 	if (!status) {
-		r.n = n < MADCMD_PATH_MAX ? n : MADCMD_PATH_MAX;
-		for (unsigned i = 0; i < r.n; i++)
-			if (sa_path_encode(&paths[i], r.recs[i])) {
-				r.rc = -EPROTO;
-				r.n = 0;
+		r->n = n < MADCMD_PATH_MAX ? n : MADCMD_PATH_MAX;
+		for (unsigned i = 0; i < r->n; i++)
+			if (sa_path_encode(&paths[i], r->recs[i])) {
+				r->rc = -EPROTO;
+				r->n = 0;
 				break;
 			}
 	}
-	madcmd_send_batched(s, &r, sizeof(r));
+	memset((uint8_t *)r->recs + r->n * sizeof(r->recs[0]), 0,
+	       (MADCMD_PATH_MAX - r->n) * sizeof(r->recs[0]));
+}
+
+static void answer(struct madcmd_session *s, uint32_t seq, int status, const struct sa_path *paths,
+		   unsigned n)
+{
+	/* Written in the batch (no answer built first and copied), else sent as one. */
+	struct madcmd_path_rep *r = madcmd_batch_reserve(s, sizeof(*r));
+
+	if (r) {
+		answer_fill(r, seq, status, paths, n);
+	} else if (!s->closing) {
+		struct madcmd_path_rep local;
+
+		answer_fill(&local, seq, status, paths, n);
+		madcmd_send_batched(s, &local, sizeof(local));
+	}
 }
 
 static void path_done(void *arg, int status, const struct sa_path *paths, unsigned n)

@@ -125,17 +125,31 @@ bool madcmd_ps_service_bound(void *arg, uint64_t service_id)
 	return false;
 }
 
+/* A binding is found by its session and token in one step, not a walk of the session's. */
+static unsigned token_bucket(const struct madcmd_session *s, uint64_t token)
+{
+	uint64_t h = (token ^ (uint64_t)(uintptr_t)s) * 0x9e3779b97f4a7c15ull;
+
+	return (unsigned)(h >> 32) % MADCMD_PS_BUCKETS;
+}
+
 static void link_bind(struct madcmd *d, struct madcmd_bind *b)
 {
 	struct madcmd_bind **pp = &d->ps[ps_bucket(b->netns, b->ps, b->port)];
+	unsigned t = token_bucket(b->s, b->token);
 
 	while (*pp)
 		pp = &(*pp)->hnext;
 	b->hnext = NULL;
 	*pp = b;
 	b->snext = b->s->binds;
+	if (b->snext)
+		b->snext->sprev = &b->snext;
+	b->sprev = &b->s->binds;
 	b->s->binds = b;
 	b->s->nbinds++;
+	b->tnext = d->ps_tokens[t];
+	d->ps_tokens[t] = b;
 }
 
 static void unlink_bind(struct madcmd *d, struct madcmd_bind *b)
@@ -146,19 +160,22 @@ static void unlink_bind(struct madcmd *d, struct madcmd_bind *b)
 		pp = &(*pp)->hnext;
 	if (*pp)
 		*pp = b->hnext;
-	for (pp = &b->s->binds; *pp; pp = &(*pp)->snext)
+	for (pp = &d->ps_tokens[token_bucket(b->s, b->token)]; *pp; pp = &(*pp)->tnext)
 		if (*pp == b) {
-			*pp = b->snext;
+			*pp = b->tnext;
 			break;
 		}
+	*b->sprev = b->snext;
+	if (b->snext)
+		b->snext->sprev = b->sprev;
 	b->s->nbinds--;
 	free(b);
 }
 
 static struct madcmd_bind *by_token(struct madcmd_session *s, uint64_t token)
 {
-	for (struct madcmd_bind *b = s->binds; b; b = b->snext)
-		if (b->token == token)
+	for (struct madcmd_bind *b = s->d->ps_tokens[token_bucket(s, token)]; b; b = b->tnext)
+		if (b->s == s && b->token == token)
 			return b;
 	return NULL;
 }

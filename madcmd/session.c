@@ -187,26 +187,46 @@ void madcmd_send(struct madcmd_session *s, const void *msg, size_t len)
 	send_packet(s, msg, len, 1);
 }
 
-void madcmd_send_batched(struct madcmd_session *s, const void *msg, size_t len)
+/* len bytes at the end of s's batch, counted as one message; NULL: closing or no memory. */
+static uint8_t *batch_room(struct madcmd_session *s, size_t len)
 {
 	struct madcmd *d = s->d;
+	uint8_t *p;
 
-	if (s->closing)
-		return;
+	if (s->closing || len > MADCMD_BATCH_MAX)
+		return NULL;
 	if (s->batch_len + len > MADCMD_BATCH_MAX)
 		batch_send(s);
-	if (!s->batch && !(s->batch = malloc(MADCMD_BATCH_MAX))) {
-		send_packet(s, msg, len, 1);
-		return;
-	}
+	if (s->closing || (!s->batch && !(s->batch = malloc(MADCMD_BATCH_MAX))))
+		return NULL;
 	if (!s->batch_listed) {
 		s->next_batch = d->batches;
 		d->batches = s;
 		s->batch_listed = true;
 	}
-	memcpy(s->batch + s->batch_len, msg, len);
+	p = s->batch + s->batch_len;
 	s->batch_len += len;
 	s->batch_n++;
+	return p;
+}
+
+void *madcmd_batch_reserve(struct madcmd_session *s, size_t len)
+{
+	/* A length of 8s keeps the batch's messages aligned (its buffer is malloc's). */
+	return len % 8 ? NULL : batch_room(s, len);
+}
+
+void madcmd_send_batched(struct madcmd_session *s, const void *msg, size_t len)
+{
+	void *p;
+
+	if (s->closing)
+		return;
+	p = batch_room(s, len);
+	if (p)
+		memcpy(p, msg, len);
+	else if (!s->closing)
+		send_packet(s, msg, len, 1); /* no batch buffer: on its own */
 }
 
 void madcmd_send_batches(void *arg)
@@ -412,16 +432,20 @@ static void readable(struct madcmd_session *s)
 	 * the rest; recvmmsg takes what is queued in one system call, and a
 	 * short count means the queue is empty (no recv just to see EAGAIN).
 	 */
-	for (int round = 0; round < 4 && !s->closing; round++) {
-		int n;
-
+	/*
+	 * Set up once: the kernel writes back only msg_len and msg_hdr's
+	 * msg_flags (no name, no control data), which each receive sets anew.
+	 */
+	if (!iov[0].iov_base)
 		for (int i = 0; i < RECV_BATCH; i++) {
 			iov[i].iov_base = buf[i];
 			iov[i].iov_len = sizeof(buf[i]);
-			memset(&mm[i].msg_hdr, 0, sizeof(mm[i].msg_hdr));
 			mm[i].msg_hdr.msg_iov = &iov[i];
 			mm[i].msg_hdr.msg_iovlen = 1;
 		}
+	for (int round = 0; round < 4 && !s->closing; round++) {
+		int n;
+
 		n = recvmmsg(s->fd, mm, RECV_BATCH, MSG_DONTWAIT | MSG_TRUNC, NULL);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)

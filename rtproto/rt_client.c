@@ -46,10 +46,13 @@ static int wait_fd(int fd, short events)
 	}
 }
 
-int madcmd_client_send(int fd, const void *m, size_t len)
+/* One packet of len bytes gathered from iov (sendmsg: no copy into one buffer). */
+static int client_sendv(int fd, struct iovec *iov, size_t niov, size_t len)
 {
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = niov};
+
 	for (;;) {
-		ssize_t n = send(fd, m, len, MSG_NOSIGNAL);
+		ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
 
 		if (n == (ssize_t)len)
 			return 0;
@@ -64,6 +67,13 @@ int madcmd_client_send(int fd, const void *m, size_t len)
 		if (rc)
 			return rc;
 	}
+}
+
+int madcmd_client_send(int fd, const void *m, size_t len)
+{
+	struct iovec iov = {.iov_base = (void *)m, .iov_len = len};
+
+	return client_sendv(fd, &iov, 1, len);
 }
 
 int madcmd_client_recv_packets(int fd, uint8_t *const *bufs, size_t cap, size_t *lens, int k,
@@ -326,7 +336,8 @@ static void path_rep(struct rt_remote *r, const struct madcmd_path_rep *rep)
 	struct rt_path_wait *w = wait_of(r, rep->h.seq, false);
 
 	if (w) {
-		w->rep = *rep;
+		/* The header, rc, n and the n records (n checked, madcmd_check): what is read. */
+		memcpy(&w->rep, rep, offsetof(struct madcmd_path_rep, recs) + rep->n * SA_PR_SIZE);
 		w->answered = true;
 	}
 }
@@ -336,7 +347,8 @@ static void service_rep(struct rt_remote *r, const struct madcmd_service_rep *re
 	struct rt_path_wait *w = wait_of(r, rep->h.seq, true);
 
 	if (w) {
-		w->srep = *rep;
+		memcpy(&w->srep, rep,
+		       offsetof(struct madcmd_service_rep, recs) + rep->n * SA_SR_SIZE);
 		w->answered = true;
 	}
 }
@@ -360,8 +372,7 @@ static int query_send(struct rt_remote *r, enum madcmd_type type, struct madcmd_
 	/* A wait for the daemon starts: its silence counts from here. */
 	if (!rt_remote_waiting(r))
 		r->heard_ns = r->now_ns(r->clock_ctx);
-	memset(&w->rep, 0, sizeof(w->rep));
-	memset(&w->srep, 0, sizeof(w->srep));
+	/* rep and srep are written by the answer (or the loss): rc and n first. */
 	w->seq = h->seq;
 	w->answered = false;
 	w->service = type == MADCMD_SERVICE_QUERY;
@@ -434,7 +445,7 @@ static void async_failed(struct rt_remote *r, const struct cm_rt_cmd *c)
 static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len, struct cm_rt_cmd *want,
 		    uint32_t seq)
 {
-	union {
+	union msg {
 		struct madcmd_hdr h;
 		struct madcmd_cmd c;
 		struct madcmd_event e;
@@ -442,30 +453,39 @@ static int take_msg(struct rt_remote *r, int t, const void *msg, size_t len, str
 		struct madcmd_path_rep p;
 		struct madcmd_service_rep sr;
 		uint8_t b[MADCMD_MSG_MAX];
-	} in;
+	} copy;
+	const union msg *m = msg;
 
-	memcpy(&in, msg, len < sizeof(in) ? len : sizeof(in)); /* aligned for the structs */
+	/*
+	 * Read in place: every message of a batch is as long as its struct,
+	 * a multiple of 8, so each sits aligned in the receive buffer; a copy
+	 * only for one that does not.
+	 */
+	if ((uintptr_t)msg % _Alignof(union msg)) {
+		memcpy(&copy, msg, len < sizeof(copy) ? len : sizeof(copy));
+		m = &copy;
+	}
 	if (t == MADCMD_EVENT) {
 		/* Dropped with the connection's end (runtime_remote.c, ahead_on_event). */
-		ahead_put(r, in.e.ev.id, in.e.nqp, in.e.qp);
-		keep(r, &in.e.ev);
+		ahead_put(r, m->e.ev.id, m->e.nqp, m->e.qp);
+		keep(r, &m->e.ev);
 	} else if (t == MADCMD_GRANT) {
-		grants_put(r, &in.g);
+		grants_put(r, &m->g);
 	} else if (t == MADCMD_PATH_REP) {
-		path_rep(r, &in.p);
+		path_rep(r, &m->p);
 	} else if (t == MADCMD_SERVICE_REP) {
-		service_rep(r, &in.sr);
+		service_rep(r, &m->sr);
 	} else if (t == MADCMD_PONG) {
 		r->ping_out = false; /* heard_ns moved with the packet (take) */
-	} else if (t == MADCMD_REPLY && (in.h.flags & MADCMD_F_ASYNC)) {
-		async_failed(r, &in.c.cmd);
-	} else if (t == MADCMD_REPLY && want && in.h.seq == seq) {
+	} else if (t == MADCMD_REPLY && (m->h.flags & MADCMD_F_ASYNC)) {
+		async_failed(r, &m->c.cmd);
+	} else if (t == MADCMD_REPLY && want && m->h.seq == seq) {
 		struct cm_rt_auto_qp aq = want->auto_qp;
 
-		*want = in.c.cmd;
+		*want = m->c.cmd;
 		want->auto_qp = aq;
 		if (want->op == CM_RT_CONNECT && want->result == 0)
-			ahead_put(r, want->id, in.c.nqp, in.c.qp);
+			ahead_put(r, want->id, m->c.nqp, m->c.qp);
 		return 1;
 	} else {
 		r->malformed++; /* a message this session never asked for */
@@ -517,21 +537,35 @@ static int take(struct rt_remote *r, bool wait, struct cm_rt_cmd *want, uint32_t
 	return got;
 }
 
-/* Send one CMD (flags MADCMD_F_*; auto_qp never travels): 0, -ENOTCONN or -ETIMEDOUT. */
+/*
+ * Send one CMD (flags MADCMD_F_*; auto_qp never travels): 0, -ENOTCONN or
+ * -ETIMEDOUT.  Gathered from the header, the caller's command and zeros
+ * (auto_qp, and the REPLY's fields): no 1416-byte message built first.
+ */
 static int send_cmd(struct rt_remote *r, const struct cm_rt_cmd *c, uint32_t flags)
 {
-	struct madcmd_cmd m;
-
+	static const uint8_t zeros[sizeof(struct madcmd_cmd) - offsetof(struct madcmd_cmd, nqp)];
+	const size_t aq = offsetof(struct cm_rt_cmd, auto_qp), aq_end = aq + sizeof(c->auto_qp);
+	struct madcmd_hdr h;
+	struct iovec iov[5] = {
+	    {.iov_base = &h, .iov_len = sizeof(h)},
+	    {.iov_base = (void *)c, .iov_len = aq},
+	    {.iov_base = (void *)zeros, .iov_len = sizeof(c->auto_qp)},
+	    {.iov_base = (uint8_t *)c + aq_end, .iov_len = sizeof(*c) - aq_end},
+	    {.iov_base = (void *)zeros, .iov_len = sizeof(zeros)},
+	};
 	int rc;
 
+	_Static_assert(offsetof(struct madcmd_cmd, cmd) == sizeof(struct madcmd_hdr) &&
+			   offsetof(struct madcmd_cmd, nqp) ==
+			       offsetof(struct madcmd_cmd, cmd) + sizeof(struct cm_rt_cmd) &&
+			   sizeof(zeros) >= sizeof(((struct cm_rt_cmd *)0)->auto_qp),
+		       "a CMD is its header, the command, then the REPLY's fields");
 	if (r->lost)
 		return MADCMD_ERR_LOST;
-	memset(&m, 0, sizeof(m));
-	madcmd_hdr_init(&m.h, MADCMD_CMD, sizeof(m), ++r->seq);
-	m.h.flags = flags;
-	m.cmd = *c;
-	memset(&m.cmd.auto_qp, 0, sizeof(m.cmd.auto_qp));
-	if ((rc = madcmd_client_send(r->fd, &m, sizeof(m)))) {
+	madcmd_hdr_init(&h, MADCMD_CMD, sizeof(struct madcmd_cmd), ++r->seq);
+	h.flags = flags;
+	if ((rc = client_sendv(r->fd, iov, 5, sizeof(struct madcmd_cmd)))) {
 		rc = rc == MADCMD_ERR_STALLED ? rc : MADCMD_ERR_LOST;
 		rt_remote_lose(r, rc);
 		return rc;

@@ -136,70 +136,97 @@ size_t madcmd_msg_size(int type)
 }
 
 /*
+ * A field of a raw message, read in place (a message may sit at any
+ * offset of a batch): no copy of the whole struct just to look at a few
+ * fields.
+ */
+#define RD(base, type, member)                                                                     \
+	({                                                                                         \
+		__typeof__(((type *)0)->member) v_;                                                \
+		memcpy(&v_, (const uint8_t *)(base) + offsetof(type, member), sizeof(v_));         \
+		v_;                                                                                \
+	})
+
+/*
  * A bool of a raw struct as the peer sent it: read as a byte, since a
  * value other than 0 or 1 in a bool is undefined behaviour to load.
  */
 static bool bool_ok(const void *base, size_t off)
 {
-	uint8_t b;
-
-	memcpy(&b, (const uint8_t *)base + off, 1);
-	return b <= 1;
+	return ((const uint8_t *)base)[off] <= 1;
 }
 
-static bool qp_attrs_ok(uint32_t n, const struct madcmd_qp_attr *qp)
+/* n entries of qp[] at qp (raw struct madcmd_qp_attr) */
+static bool qp_attrs_ok(uint32_t n, const uint8_t *qp)
 {
 	if (n > MADCMD_QP_ATTRS)
 		return false;
-	for (uint32_t i = 0; i < n; i++)
-		if (qp[i].state != IBV_QPS_INIT && qp[i].state != IBV_QPS_RTR &&
-		    qp[i].state != IBV_QPS_RTS)
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t st =
+		    RD(qp + i * sizeof(struct madcmd_qp_attr), struct madcmd_qp_attr, state);
+
+		if (st != IBV_QPS_INIT && st != IBV_QPS_RTR && st != IBV_QPS_RTS)
 			return false;
+	}
 	return true;
 }
 
-static bool cmd_ok(const struct cm_rt_cmd *c)
+/* c: a raw struct cm_rt_cmd */
+static bool cmd_ok(const uint8_t *c)
 {
-	if ((unsigned)c->op >= CM_RT__COUNT || c->private_data_len > CM_PRIVATE_MAX)
+	unsigned op = (unsigned)RD(c, struct cm_rt_cmd, op);
+
+#define C(m) RD(c, struct cm_rt_cmd, m)
+#define SZ(m) sizeof(((struct cm_rt_cmd *)0)->m)
+	if (op >= CM_RT__COUNT || C(private_data_len) > CM_PRIVATE_MAX)
 		return false;
-	switch (c->op) {
+	switch (op) {
 	case CM_RT_CONNECT:
 	case CM_RT_CONNECT_AS:
-		return c->connect.private_data_len <= sizeof(c->connect.private_data) &&
+		return C(connect.private_data_len) <= SZ(connect.private_data) &&
 		       bool_ok(c, offsetof(struct cm_rt_cmd, connect.has_alternate));
 	case CM_RT_ACCEPT:
-		return c->accept.private_data_len <= sizeof(c->accept.private_data);
+		return C(accept.private_data_len) <= SZ(accept.private_data);
 	case CM_RT_REJECT:
-		return c->reject.private_data_len <= sizeof(c->reject.private_data) &&
-		       c->reject.ari_len <= sizeof(c->reject.ari);
+		return C(reject.private_data_len) <= SZ(reject.private_data) &&
+		       C(reject.ari_len) <= SZ(reject.ari);
 	case CM_RT_SIDR_REQ:
-		return c->sidr_req.private_data_len <= sizeof(c->sidr_req.private_data) &&
+		return C(sidr_req.private_data_len) <= SZ(sidr_req.private_data) &&
 		       bool_ok(c, offsetof(struct cm_rt_cmd, sidr_req.to.grh_present));
 	case CM_RT_SIDR_REP:
-		return c->sidr_rep.private_data_len <= sizeof(c->sidr_rep.private_data) &&
-		       c->sidr_rep.info_len <= sizeof(c->sidr_rep.info);
+		return C(sidr_rep.private_data_len) <= SZ(sidr_rep.private_data) &&
+		       C(sidr_rep.info_len) <= SZ(sidr_rep.info);
 	default:
 		return true;
 	}
+#undef C
+#undef SZ
 }
 
-static bool event_ok(const struct cm_event *ev)
+/* ev: a raw struct cm_event */
+static bool event_ok(const uint8_t *ev)
 {
-	if ((unsigned)ev->type >= CM_EV__COUNT || ev->private_data_len > CM_PRIVATE_MAX ||
+	unsigned type = (unsigned)RD(ev, struct cm_event, type);
+
+#define E(m) RD(ev, struct cm_event, m)
+#define SZ(m) sizeof(((struct cm_event *)0)->m)
+	if (type >= CM_EV__COUNT || E(private_data_len) > CM_PRIVATE_MAX ||
 	    !bool_ok(ev, offsetof(struct cm_event, from.grh_present)))
 		return false;
-	switch (ev->type) {
+	switch (type) {
 	case CM_EV_REQ_RCVD:
 		return bool_ok(ev, offsetof(struct cm_event, req.has_alternate));
 	case CM_EV_REJ_RCVD:
-		return ev->rej.ari_len <= sizeof(ev->rej.ari);
+		return E(rej.ari_len) <= SZ(rej.ari);
 	case CM_EV_APR_RCVD:
-		return ev->apr.info_len <= sizeof(ev->apr.info);
+		return E(apr.info_len) <= SZ(apr.info);
 	case CM_EV_SIDR_REP_RCVD:
-		return ev->sidr_rep.info_len <= sizeof(ev->sidr_rep.info);
+		return E(sidr_rep.info_len) <= SZ(sidr_rep.info);
 	default:
 		return true;
 	}
+#undef E
+#undef SZ
 }
 
 int madcmd_batch_next(const void *pkt, size_t len, size_t *off, const void **msg, size_t *msg_len)
@@ -228,6 +255,7 @@ int madcmd_batch_next(const void *pkt, size_t len, size_t *off, const void **msg
 
 int madcmd_check(const void *buf, size_t len)
 {
+	const uint8_t *b = buf;
 	struct madcmd_hdr h;
 	size_t need;
 
@@ -238,107 +266,98 @@ int madcmd_check(const void *buf, size_t len)
 	if (!need || h.version != MADCMD_PROTO_VERSION || h.len != len || len < need)
 		return -EPROTO;
 	if (h.type == MADCMD_MAD_SEND || h.type == MADCMD_MAD_RECV) {
-		struct madcmd_mad m;
+		uint32_t mlen = RD(b, struct madcmd_mad, len);
 
-		memcpy(&m, buf, sizeof(m));
-		if (m.len > MADCMD_MAD_MAX || len != sizeof(m) + m.len || m.len < 24 ||
+		if (mlen > MADCMD_MAD_MAX || len != sizeof(struct madcmd_mad) + mlen || mlen < 24 ||
 		    !bool_ok(buf, offsetof(struct madcmd_mad, addr.grh_present)))
 			return -EPROTO;
 		return h.type;
 	}
 	if (len != need)
 		return -EPROTO;
+	/* Each field read in place (RD): only what the checks look at. */
 	switch (h.type) {
 	case MADCMD_HELLO: {
-		struct madcmd_hello m;
+		uint32_t kind = RD(b, struct madcmd_hello, kind);
+		int32_t port = RD(b, struct madcmd_hello, port);
 
-		memcpy(&m, buf, sizeof(m));
-		if (m.kind < MADCMD_SESSION_HOST || m.kind > MADCMD_SESSION_MAD ||
-		    memchr(m.ca, 0, sizeof(m.ca)) == NULL || m.port < 0 || m.port > 255)
+		if (kind < MADCMD_SESSION_HOST || kind > MADCMD_SESSION_MAD ||
+		    memchr(b + offsetof(struct madcmd_hello, ca), 0, MAD_CA_NAME_MAX) == NULL ||
+		    port < 0 || port > 255)
 			return -EPROTO;
 		break;
 	}
-	case MADCMD_HELLO_REP: {
-		struct madcmd_hello_rep m;
-
-		memcpy(&m, buf, sizeof(m));
-		if (memchr(m.port.ca_name, 0, sizeof(m.port.ca_name)) == NULL)
+	case MADCMD_HELLO_REP:
+		if (memchr(b + offsetof(struct madcmd_hello_rep, port.ca_name), 0,
+			   sizeof(((struct madcmd_hello_rep *)0)->port.ca_name)) == NULL)
 			return -EPROTO;
 		break;
-	}
 	case MADCMD_CMD:
 	case MADCMD_REPLY: {
-		struct madcmd_cmd m;
+		uint32_t flags = h.flags;
 
-		memcpy(&m, buf, sizeof(m));
-		if (!cmd_ok(&m.cmd) || !qp_attrs_ok(m.nqp, m.qp) ||
-		    (m.h.flags & ~(MADCMD_F_NOREPLY | MADCMD_F_ASYNC)) ||
-		    m.h.flags == (MADCMD_F_NOREPLY | MADCMD_F_ASYNC))
+		if (!cmd_ok(b + offsetof(struct madcmd_cmd, cmd)) ||
+		    !qp_attrs_ok(RD(b, struct madcmd_cmd, nqp),
+				 b + offsetof(struct madcmd_cmd, qp)) ||
+		    (flags & ~(MADCMD_F_NOREPLY | MADCMD_F_ASYNC)) ||
+		    flags == (MADCMD_F_NOREPLY | MADCMD_F_ASYNC))
 			return -EPROTO;
 		break;
 	}
-	case MADCMD_EVENT: {
-		struct madcmd_event m;
-
-		memcpy(&m, buf, sizeof(m));
-		if (!event_ok(&m.ev) || !qp_attrs_ok(m.nqp, m.qp))
+	case MADCMD_EVENT:
+		if (!event_ok(b + offsetof(struct madcmd_event, ev)) ||
+		    !qp_attrs_ok(RD(b, struct madcmd_event, nqp),
+				 b + offsetof(struct madcmd_event, qp)))
 			return -EPROTO;
 		break;
-	}
 	case MADCMD_PORT_BIND:
 	case MADCMD_PORT_LISTEN:
 	case MADCMD_PORT_UNBIND:
-	case MADCMD_STAT: {
-		struct madcmd_port m;
-
-		memcpy(&m, buf, sizeof(m));
-		if (m.ps > 0xffff || m.any > 1 || m.reuseaddr > 1 || m.afonly > 1)
+	case MADCMD_STAT:
+		if (RD(b, struct madcmd_port, ps) > 0xffff || RD(b, struct madcmd_port, any) > 1 ||
+		    RD(b, struct madcmd_port, reuseaddr) > 1 ||
+		    RD(b, struct madcmd_port, afonly) > 1)
 			return -EPROTO;
 		break;
-	}
 	case MADCMD_GRANT: {
-		struct madcmd_grant m;
+		uint32_t n = RD(b, struct madcmd_grant, n);
 
-		memcpy(&m, buf, sizeof(m));
-		if (!m.n || m.n > MADCMD_GRANT_MAX)
+		if (!n || n > MADCMD_GRANT_MAX)
 			return -EPROTO;
-		for (uint32_t i = 0; i < m.n; i++)
-			if (!m.ids[i])
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t id;
+
+			memcpy(&id, b + offsetof(struct madcmd_grant, ids) + i * sizeof(id),
+			       sizeof(id));
+			if (!id)
 				return -EPROTO;
+		}
 		break;
 	}
-	case MADCMD_PATH_QUERY: {
-		struct madcmd_path_query m;
-
-		memcpy(&m, buf, sizeof(m));
-		if (m.table > 1)
+	case MADCMD_PATH_QUERY:
+		if (RD(b, struct madcmd_path_query, table) > 1)
 			return -EPROTO;
 		break;
-	}
 	case MADCMD_PATH_REP: {
-		struct madcmd_path_rep m;
+		int32_t rc = RD(b, struct madcmd_path_rep, rc);
+		uint32_t n = RD(b, struct madcmd_path_rep, n);
 
-		memcpy(&m, buf, sizeof(m));
-		if (m.n > MADCMD_PATH_MAX || m.rc > 0 || (m.rc && m.n))
+		if (n > MADCMD_PATH_MAX || rc > 0 || (rc && n))
 			return -EPROTO;
 		break;
 	}
 	case MADCMD_SERVICE_REP: {
-		struct madcmd_service_rep m;
+		int32_t rc = RD(b, struct madcmd_service_rep, rc);
+		uint32_t n = RD(b, struct madcmd_service_rep, n);
 
-		memcpy(&m, buf, sizeof(m));
-		if (m.n > MADCMD_SERVICE_MAX || m.rc > 0 || (m.rc && m.n))
+		if (n > MADCMD_SERVICE_MAX || rc > 0 || (rc && n))
 			return -EPROTO;
 		break;
 	}
-	case MADCMD_STAT_REP: {
-		struct madcmd_stat_rep m;
-
-		memcpy(&m, buf, sizeof(m));
-		if (memchr(m.ca, 0, sizeof(m.ca)) == NULL)
+	case MADCMD_STAT_REP:
+		if (memchr(b + offsetof(struct madcmd_stat_rep, ca), 0, MAD_CA_NAME_MAX) == NULL)
 			return -EPROTO;
 		break;
-	}
 	default:
 		break;
 	}
