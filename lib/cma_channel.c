@@ -23,6 +23,7 @@
 
 #include "cm/runtime.h"
 #include "lib/cma.h"
+#include "mad/eintr.h"
 #include "mad/zalloc.h"
 
 struct cma_channel *cma_channel_of(struct rdma_cm_id *id)
@@ -341,8 +342,11 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 						   has_events, ch, -1);
 			self_wait = NULL;
 		} else if (poll(&pfd, 1, -1) < 0) {
-			rc = -errno; /* EINTR too, as librdmacm's read(2) of the fd */
+			rc = -errno;
 		}
+		/* EINTR where librdmacm's read(2) of the fd would end (mad/eintr.h). */
+		if (rc == -EINTR && mad_eintr_restarts())
+			rc = 0;
 		cma_lock();
 		ch->waiters--;
 		if (ch->dead) {

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mad/eintr.h"
 #include "sim/verbs_direct.h"
 #include "sim/verbs_priv.h"
 #include "sim/verbs_proto.h"
@@ -44,7 +45,7 @@ static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
  * runs the HCA thread leaves the socket alone and only wakes to check the
  * lease, so an application that stops calling verbs has its packets served
  * again at most VERBS_LEASE_NS later: far below the smallest ACK timeout
- * (1 ms, MIN_TIMEOUT_NS), so no requester ever notices.  Nobody kicks the
+ * (67 ms, MIN_TIMEOUT_NS), so no requester ever notices.  Nobody kicks the
  * HCA thread on the fast path; a watcher that was blocked for long (the
  * HCA thread backed off meanwhile) kicks it once when it leaves.
  */
@@ -965,37 +966,6 @@ static struct ibv_cq *local_event(struct vchannel *vch)
 	return p;
 }
 
-/*
- * Would the kernel have restarted a read() that a signal handler
- * interrupted?  Only with SA_RESTART; ppoll never restarts, and which
- * signal it was is not told, so: yes unless a handler of a signal this
- * thread does not block lacks SA_RESTART (qperf's SIGALRM, which ends its
- * test by failing the wait; perftest's signal() handlers restart).  The
- * fault signals are left out: raised by the faulting thread itself, they
- * never interrupt a wait, and sanitizers catch them without SA_RESTART.
- */
-static bool eintr_restarts(void)
-{
-	sigset_t blocked;
-
-	if (pthread_sigmask(SIG_BLOCK, NULL, &blocked))
-		return true;
-	for (int sig = 1; sig < NSIG; sig++) {
-		struct sigaction sa;
-
-		if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS ||
-		    sig == SIGFPE || sig == SIGILL || sig == SIGTRAP || sig == SIGSYS ||
-		    sigismember(&blocked, sig) == 1 || sigaction(sig, NULL, &sa))
-			continue;
-		if (!(sa.sa_flags & SA_SIGINFO) &&
-		    (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN))
-			continue;
-		if (!(sa.sa_flags & SA_RESTART))
-			return false;
-	}
-	return true;
-}
-
 int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context)
 {
 	struct vchannel *vch = to_vchannel(ch);
@@ -1033,7 +1003,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 			}
 			r = ppoll(pfd, 2, tsp, NULL);
 			if (r < 0) {
-				if (errno == EINTR && eintr_restarts())
+				if (errno == EINTR && mad_eintr_restarts())
 					continue;
 				if (errno == EINTR) {
 					/* as the kernel's read() of the channel */

@@ -31,7 +31,17 @@
 
 #include "sim/verbs_priv.h"
 
-#define MIN_TIMEOUT_NS 1000000ull /* floor for tiny local ACK timeouts */
+/*
+ * Floor of the ACK timeout: 4.096 us * 2^14, 67 ms.  This HCA is software
+ * in a process that waits for a CPU like any other: a responder whose
+ * process is not running (a loaded host, SIGSTOP) cannot ACK.  A path to
+ * the port itself has PacketLifeTime 0 at OpenSM, so rdma_cm asks for 16
+ * us (timeout 2): with a 1 ms floor retry_cnt 7 gave up after 8 ms of the
+ * peer not running, which a loaded 2-CPU host reached now and then
+ * (IBV_WC_RETRY_EXC_ERR in a same-host rping; sim_rc_stall.sh).  67 ms
+ * gives half a second; a timeout of 14 or more is untouched.
+ */
+#define MIN_TIMEOUT_NS (4096ull << 14)
 
 uint64_t verbs_now_ns(void)
 {
