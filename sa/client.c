@@ -589,14 +589,14 @@ int sa_client_stats(struct sa_client *c, struct sa_client_stats *out)
 		return rc;
 	*out = a.st;
 	if (c->cache) {
-		struct sa_path_cache_stats cs;
+		struct sa_record_cache_stats cs;
 
 		sa_path_cache_stats(c->cache, &cs);
 		out->cache_hits = cs.hits;
 		out->cache_misses = cs.misses;
 	}
 	if (c->scache) {
-		struct sa_service_cache_stats ss;
+		struct sa_record_cache_stats ss;
 
 		sa_service_cache_stats(c->scache, &ss);
 		out->service_cache_hits = ss.hits;
