@@ -26,11 +26,9 @@ struct sa_client {
 	struct mad_agent *agent;
 	struct mad_send_opts opts;
 	struct sa_path_cache *cache;
-	/* PathRecord queries in flight that later asks for the same path join (loop side). */
-	struct async_cmd *inflight;
-	/* ServiceRecord answers (resolution queries) and their queries in flight, the same way. */
-	struct sa_service_cache *scache;
-	struct svc_cmd *svc_inflight;
+	struct sa_service_cache *scache; /* ServiceRecord answers of resolution queries */
+	/* PathRecord and ServiceRecord asks in flight that later ones join (loop side). */
+	struct joint_ask *inflight;
 	bool own_transport; /* opened here (else borrowed) */
 	/* Loop-side state. */
 	struct mad_addr dst; /* the SA: SM LID/SL, or a redirect */
@@ -589,14 +587,14 @@ int sa_client_stats(struct sa_client *c, struct sa_client_stats *out)
 		return rc;
 	*out = a.st;
 	if (c->cache) {
-		struct sa_path_cache_stats cs;
+		struct sa_record_cache_stats cs;
 
 		sa_path_cache_stats(c->cache, &cs);
 		out->cache_hits = cs.hits;
 		out->cache_misses = cs.misses;
 	}
 	if (c->scache) {
-		struct sa_service_cache_stats ss;
+		struct sa_record_cache_stats ss;
 
 		sa_service_cache_stats(c->scache, &ss);
 		out->service_cache_hits = ss.hits;
@@ -672,26 +670,78 @@ int sa_path_query(struct sa_client *c, const struct sa_path_query *q, struct sa_
 }
 
 /*
- * An asynchronous PathRecord query.  Asks for the same path (same key)
- * while one is in flight wait on it (waiters) instead of sending their
- * own: one SA query however many ask at once.
+ * An asynchronous ask for records, of PathRecords or (svc) ServiceRecords
+ * (a resolution query).  Asks with the same key while one is in flight
+ * wait on it (waiters) instead of sending their own: one SA query however
+ * many ask at once.  Answers with records are cached (`cache`), unless a
+ * flush or drop came since the query was sent.
  */
-struct async_cmd {
+struct joint_ask {
 	struct mad_loop_cmd cmd;
 	struct sa_query q;
-	struct sa_path_key key;
-	bool cache, keyed;
-	uint64_t gen;		   /* the cache's when sent: a flush since makes the answer stale */
-	struct async_cmd *next;	   /* c->inflight */
-	struct async_cmd *waiters; /* joined this one (next_waiter) */
-	struct async_cmd *next_waiter;
-	sa_path_cb cb;
+	union {
+		struct sa_path_key path;
+		struct sa_service_key svc;
+	} key; /* zeroed past the kind's key: compared whole */
+	bool svc, cache, keyed;
+	uint64_t gen; /* the cache's when sent: a flush or drop since makes the answer stale */
+	struct joint_ask *next;	   /* c->inflight */
+	struct joint_ask *waiters; /* joined this one (next_waiter) */
+	struct joint_ask *next_waiter;
+	union {
+		sa_path_cb path;
+		sa_service_cb svc;
+	} cb;
 	void *arg;
 };
 
-static void unlink_inflight(struct async_cmd *a)
+static void joint_call(struct joint_ask *a, int status, const void *recs, unsigned n)
 {
-	for (struct async_cmd **pp = &a->q.c->inflight; *pp; pp = &(*pp)->next)
+	if (a->svc)
+		a->cb.svc(a->arg, status, recs, n);
+	else
+		a->cb.path(a->arg, status, recs, n);
+}
+
+static uint64_t joint_gen(struct joint_ask *a)
+{
+	return a->svc ? sa_service_cache_gen(a->q.c->scache) : sa_path_cache_gen(a->q.c->cache);
+}
+
+static void joint_keep(struct joint_ask *a, const void *recs, unsigned n)
+{
+	if (a->svc)
+		sa_service_cache_insert_gen(a->q.c->scache, &a->key.svc, recs, n, a->gen);
+	else
+		sa_path_cache_insert_gen(a->q.c->cache, &a->key.path, recs, n, a->gen);
+}
+
+/*
+ * Answer `a` if its cache holds its key now (answered while `a` waited
+ * for the loop): true if it did.  A path hit hands up to ASYNC_HIT_MAX.
+ */
+static bool joint_late_hit(struct joint_ask *a)
+{
+	struct sa_client *c = a->q.c;
+	struct sa_path paths[ASYNC_HIT_MAX];
+	struct sa_service *recs = NULL;
+	unsigned n;
+
+	if (a->svc ? sa_service_cache_peek(c->scache, &a->key.svc, &recs, &n)
+		   : sa_path_cache_peek(c->cache, &a->key.path, paths, ASYNC_HIT_MAX, &n))
+		return false;
+	if (a->svc)
+		c->st.service_hits_late++;
+	else
+		c->st.cache_hits_late++;
+	joint_call(a, 0, a->svc ? (const void *)recs : paths, n);
+	free(recs);
+	return true;
+}
+
+static void unlink_inflight(struct joint_ask *a)
+{
+	for (struct joint_ask **pp = &a->q.c->inflight; *pp; pp = &(*pp)->next)
 		if (*pp == a) {
 			*pp = a->next;
 			return;
@@ -699,94 +749,112 @@ static void unlink_inflight(struct async_cmd *a)
 }
 
 /* Run a's callback and its waiters', then free them all. */
-static void async_answer(struct async_cmd *a, int status, const struct sa_path *paths, unsigned n)
+static void joint_answer(struct joint_ask *a, int status, const void *recs, unsigned n)
 {
-	struct async_cmd *w = a->waiters;
-
-	a->cb(a->arg, status, paths, n);
-	free(a);
-	while (w) {
-		struct async_cmd *next = w->next_waiter;
-
-		w->cb(w->arg, status, paths, n);
+	a->next_waiter = a->waiters;
+	for (struct joint_ask *w = a, *next; w; w = next) {
+		next = w->next_waiter;
+		joint_call(w, status, recs, n);
 		free(w);
-		w = next;
 	}
 }
 
-static void async_done(struct sa_query *q, int status, uint16_t mad_status, const uint8_t *recs,
+static void joint_done(struct sa_query *q, int status, uint16_t mad_status, const uint8_t *recs,
 		       unsigned n, size_t rec_size)
 {
-	struct async_cmd *a = (struct async_cmd *)((char *)q - offsetof(struct async_cmd, q));
-	struct sa_path one, *paths = &one;
+	struct joint_ask *a = (struct joint_ask *)((char *)q - offsetof(struct joint_ask, q));
+	size_t size = a->svc ? sizeof(struct sa_service) : sizeof(struct sa_path);
+	union {
+		struct sa_path path;
+		struct sa_service svc;
+	} one;
+	uint8_t *all = (uint8_t *)&one;
 
 	(void)mad_status;
 	if (a->keyed)
 		unlink_inflight(a);
+	/* No record is not cached: a peer may register one a moment later. */
 	if (status || n == 0) {
-		async_answer(a, status, NULL, 0);
+		joint_answer(a, status, NULL, 0);
 		return;
 	}
 	if (n > 1) {
-		paths = calloc(n, sizeof(*paths));
-		if (!paths) {
-			async_answer(a, -ENOMEM, NULL, 0);
+		all = calloc(n, size);
+		if (!all) {
+			joint_answer(a, -ENOMEM, NULL, 0);
 			return;
 		}
 	}
 	for (unsigned i = 0; i < n; i++)
-		sa_path_decode(recs + i * rec_size, &paths[i]);
+		if (a->svc)
+			sa_service_decode(recs + i * rec_size, (struct sa_service *)all + i);
+		else
+			sa_path_decode(recs + i * rec_size, (struct sa_path *)all + i);
 	if (a->cache)
-		sa_path_cache_insert_gen(q->c->cache, &a->key, paths, n, a->gen);
-	async_answer(a, 0, paths, n);
-	if (paths != &one)
-		free(paths);
+		joint_keep(a, all, n);
+	joint_answer(a, 0, all, n);
+	if (all != (uint8_t *)&one)
+		free(all);
 }
 
-static void async_run(struct mad_loop *l, struct mad_loop_cmd *cmd)
+static void joint_run(struct mad_loop *l, struct mad_loop_cmd *cmd)
 {
-	struct async_cmd *a = (struct async_cmd *)cmd;
+	struct joint_ask *a = (struct joint_ask *)cmd;
 	struct sa_client *c = a->q.c;
 
 	(void)l;
 	if (c->closed) {
-		async_answer(a, -ECANCELED, NULL, 0);
+		joint_answer(a, -ECANCELED, NULL, 0);
 		client_unref(c);
 		return;
 	}
 	client_unref(c); /* the owner's reference holds it while this runs */
 	if (a->keyed) {
-		struct sa_path hit[ASYNC_HIT_MAX];
-		unsigned n;
-
 		/* Answered while this waited for the loop: no second query. */
-		if (a->cache &&
-		    sa_path_cache_peek(c->cache, &a->key, hit, ASYNC_HIT_MAX, &n) == 0) {
-			c->st.cache_hits_late++;
-			a->cb(a->arg, 0, hit, n);
+		if (a->cache && joint_late_hit(a)) {
 			free(a);
 			return;
 		}
-		for (struct async_cmd *f = c->inflight; f; f = f->next)
-			if (!memcmp(f->key.b, a->key.b, SA_PATH_KEY_LEN)) {
+		for (struct joint_ask *f = c->inflight; f; f = f->next)
+			if (f->svc == a->svc && !memcmp(&f->key, &a->key, sizeof(a->key))) {
 				a->next_waiter = f->waiters;
 				f->waiters = a;
-				c->st.path_coalesced++;
+				if (a->svc)
+					c->st.service_coalesced++;
+				else
+					c->st.path_coalesced++;
 				return;
 			}
 		if (a->cache)
-			a->gen = sa_path_cache_gen(c->cache);
+			a->gen = joint_gen(a);
 		a->next = c->inflight;
 		c->inflight = a;
 	}
-	c->st.path_queries++;
+	if (a->svc)
+		c->st.service_queries++;
+	else
+		c->st.path_queries++;
 	query_start(&a->q);
 }
 
+/* Hand `a` (key, query and callback set) to the loop: 0, or an error and `a` freed. */
+static int joint_post(struct sa_client *c, struct joint_ask *a)
+{
+	int rc;
+
+	a->cmd.run = joint_run;
+	a->q.done = joint_done;
+	rc = client_post(c, &a->cmd);
+	if (rc)
+		free(a);
+	return rc;
+}
+
+/* Without the cache (no_cache), an ask neither joins nor is joined. */
 int sa_path_query_async(struct sa_client *c, const struct sa_path_query *q, sa_path_cb cb,
 			void *arg)
 {
-	struct async_cmd *a;
+	struct joint_ask *a;
 	int rc;
 
 	if (!c || !q || !cb)
@@ -800,33 +868,28 @@ int sa_path_query_async(struct sa_client *c, const struct sa_path_query *q, sa_p
 		return rc;
 	}
 	if (!q->no_cache) {
-		sa_path_key_make(&a->key, q);
+		sa_path_key_make(&a->key.path, q);
 		a->keyed = true;
 	}
 	if (c->cache && !q->no_cache) {
 		struct sa_path hit[ASYNC_HIT_MAX];
 		unsigned n;
 
-		if (sa_path_cache_lookup(c->cache, &a->key, hit, ASYNC_HIT_MAX, &n) == 0) {
+		if (sa_path_cache_lookup(c->cache, &a->key.path, hit, ASYNC_HIT_MAX, &n) == 0) {
 			free(a);
 			cb(arg, 0, hit, n);
 			return 0;
 		}
 		a->cache = true;
 	}
-	a->cmd.run = async_run;
 	a->q.c = c;
 	a->q.method = path_method(q);
 	a->q.attr = SA_ATTR_PATH_RECORD;
 	a->q.comp_mask = q->comp_mask;
 	a->q.rec_len = SA_PR_SIZE;
-	a->q.done = async_done;
-	a->cb = cb;
+	a->cb.path = cb;
 	a->arg = arg;
-	rc = client_post(c, &a->cmd);
-	if (rc)
-		free(a);
-	return rc;
+	return joint_post(c, a);
 }
 
 unsigned sa_client_path_gid_gone(struct sa_client *c, const uint8_t gid[16])
@@ -1137,107 +1200,13 @@ int sa_service_query(struct sa_client *c, const struct sa_service *sr, uint64_t 
 }
 
 /*
- * An asynchronous ServiceRecord GetTable (a resolution query): asks for
- * the same records while one is in flight join it, as PathRecord asks
- * do, and answers with records are cached.
+ * An asynchronous ServiceRecord GetTable (a resolution query): its key is
+ * the template with only the masked fields, what the SA sees.
  */
-struct svc_cmd {
-	struct mad_loop_cmd cmd;
-	struct sa_query q;
-	struct sa_service_key key;
-	uint64_t gen;		 /* the cache's when sent: a drop since makes the answer stale */
-	struct svc_cmd *next;	 /* c->svc_inflight */
-	struct svc_cmd *waiters; /* joined this one (next_waiter) */
-	struct svc_cmd *next_waiter;
-	sa_service_cb cb;
-	void *arg;
-};
-
-static void svc_answer(struct svc_cmd *a, int status, const struct sa_service *recs, unsigned n)
-{
-	struct svc_cmd *w = a->waiters;
-
-	a->cb(a->arg, status, recs, n);
-	free(a);
-	while (w) {
-		struct svc_cmd *next = w->next_waiter;
-
-		w->cb(w->arg, status, recs, n);
-		free(w);
-		w = next;
-	}
-}
-
-static void svc_done(struct sa_query *q, int status, uint16_t mad_status, const uint8_t *recs,
-		     unsigned n, size_t rec_size)
-{
-	struct svc_cmd *a = (struct svc_cmd *)((char *)q - offsetof(struct svc_cmd, q));
-	struct sa_service *all;
-
-	(void)mad_status;
-	for (struct svc_cmd **pp = &q->c->svc_inflight; *pp; pp = &(*pp)->next)
-		if (*pp == a) {
-			*pp = a->next;
-			break;
-		}
-	/* No record is not cached: a peer may register one a moment later. */
-	if (status || n == 0) {
-		svc_answer(a, status, NULL, 0);
-		return;
-	}
-	all = calloc(n, sizeof(*all));
-	if (!all) {
-		svc_answer(a, -ENOMEM, NULL, 0);
-		return;
-	}
-	for (unsigned i = 0; i < n; i++)
-		sa_service_decode(recs + i * rec_size, &all[i]);
-	if (q->c->scache)
-		sa_service_cache_insert_gen(q->c->scache, &a->key, all, n, a->gen);
-	svc_answer(a, 0, all, n);
-	free(all);
-}
-
-static void svc_run(struct mad_loop *l, struct mad_loop_cmd *cmd)
-{
-	struct svc_cmd *a = (struct svc_cmd *)cmd;
-	struct sa_client *c = a->q.c;
-	struct sa_service *hit;
-	unsigned n;
-
-	(void)l;
-	if (c->closed) {
-		svc_answer(a, -ECANCELED, NULL, 0);
-		client_unref(c);
-		return;
-	}
-	client_unref(c); /* the owner's reference holds it while this runs */
-	/* Answered while this waited for the loop: no second query. */
-	if (c->scache && sa_service_cache_peek(c->scache, &a->key, &hit, &n) == 0) {
-		c->st.service_hits_late++;
-		a->cb(a->arg, 0, hit, n);
-		free(hit);
-		free(a);
-		return;
-	}
-	for (struct svc_cmd *f = c->svc_inflight; f; f = f->next)
-		if (!memcmp(f->key.b, a->key.b, SA_SERVICE_KEY_LEN)) {
-			a->next_waiter = f->waiters;
-			f->waiters = a;
-			c->st.service_coalesced++;
-			return;
-		}
-	a->gen = sa_service_cache_gen(c->scache);
-	a->next = c->svc_inflight;
-	c->svc_inflight = a;
-	c->st.service_queries++;
-	query_start(&a->q);
-}
-
 int sa_service_query_async(struct sa_client *c, const struct sa_service *sr, uint64_t comp_mask,
 			   sa_service_cb cb, void *arg)
 {
-	struct svc_cmd *a;
+	struct joint_ask *a;
 	struct sa_service *hit;
 	unsigned n;
 	int rc;
@@ -1247,27 +1216,25 @@ int sa_service_query_async(struct sa_client *c, const struct sa_service *sr, uin
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	rc = sa_service_key_make(&a->key, sr, comp_mask);
+	rc = sa_service_key_make(&a->key.svc, sr, comp_mask);
 	if (rc) {
 		free(a);
 		return rc;
 	}
-	if (c->scache && sa_service_cache_lookup(c->scache, &a->key, &hit, &n) == 0) {
+	if (c->scache && sa_service_cache_lookup(c->scache, &a->key.svc, &hit, &n) == 0) {
 		free(a);
 		cb(arg, 0, hit, n);
 		free(hit);
 		return 0;
 	}
-	a->cmd.run = svc_run;
-	/* The key is the record with only the masked fields: what the SA sees. */
-	query_init(&a->q, c, MAD_METHOD_GET_TABLE, SA_ATTR_SERVICE_RECORD, comp_mask, a->key.b,
-		   SA_SR_SIZE, svc_done);
-	a->cb = cb;
+	a->svc = true;
+	a->keyed = true;
+	a->cache = c->scache != NULL;
+	query_init(&a->q, c, MAD_METHOD_GET_TABLE, SA_ATTR_SERVICE_RECORD, comp_mask, a->key.svc.b,
+		   SA_SR_SIZE, joint_done);
+	a->cb.svc = cb;
 	a->arg = arg;
-	rc = client_post(c, &a->cmd);
-	if (rc)
-		free(a);
-	return rc;
+	return joint_post(c, a);
 }
 
 unsigned sa_client_service_gid_gone(struct sa_client *c, const uint8_t gid[16])

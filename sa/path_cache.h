@@ -5,9 +5,8 @@
  * a lifetime.  The SA client flushes it when the SM LID or the port state
  * changes, since paths may then differ.
  *
- * Unlike engine state, the cache is read from API threads (a hit must cost
- * well under a microsecond: no MAD, no syscall, no trip to the loop), so
- * it has its own mutex; entries are copied in and out, never shared.
+ * A typed face of a record cache (record_cache.h: bounded, own mutex,
+ * entries copied in and out): a hit costs well under a microsecond.
  */
 #ifndef MADCM_SA_PATH_CACHE_H
 #define MADCM_SA_PATH_CACHE_H
@@ -15,6 +14,7 @@
 #include <stdint.h>
 
 #include "sa/client.h"
+#include "sa/record_cache.h"
 
 #define SA_PATH_KEY_LEN 80
 
@@ -26,11 +26,6 @@ struct sa_path_key {
 void sa_path_key_make(struct sa_path_key *k, const struct sa_path_query *q);
 
 struct sa_path_cache;
-
-struct sa_path_cache_stats {
-	uint64_t hits, misses, expired, inserts, evictions, flushes, dropped, stale;
-	unsigned entries;
-};
 
 /* now_ns NULL: CLOCK_MONOTONIC (vDSO, no syscall). */
 int sa_path_cache_create(struct sa_path_cache **out, unsigned max_entries, uint64_t lifetime_ns,
@@ -63,6 +58,6 @@ void sa_path_cache_flush(struct sa_path_cache *c);
  * to it (the SA said the GID went out of service): how many.
  */
 unsigned sa_path_cache_drop_gid(struct sa_path_cache *c, const uint8_t gid[16]);
-void sa_path_cache_stats(struct sa_path_cache *c, struct sa_path_cache_stats *out);
+void sa_path_cache_stats(struct sa_path_cache *c, struct sa_record_cache_stats *out);
 
 #endif

@@ -10,7 +10,7 @@
  * Dropped: everything when the SA client's port changes (flush), the
  * answers naming a GID the SA reports out of service, and the answers a
  * record registered or deleted through the same client may change.
- * Own mutex, entries copied in and out, as the path cache.
+ * A typed face of a record cache (record_cache.h), as the path cache.
  */
 #ifndef MADCM_SA_SERVICE_CACHE_H
 #define MADCM_SA_SERVICE_CACHE_H
@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "sa/client.h"
+#include "sa/record_cache.h"
 
 #define SA_SERVICE_KEY_LEN (SA_SR_SIZE + 8)
 
@@ -29,11 +30,6 @@ struct sa_service_key {
 int sa_service_key_make(struct sa_service_key *k, const struct sa_service *s, uint64_t comp_mask);
 
 struct sa_service_cache;
-
-struct sa_service_cache_stats {
-	uint64_t hits, misses, expired, inserts, evictions, flushes, dropped, stale;
-	unsigned entries;
-};
 
 /* now_ns NULL: CLOCK_MONOTONIC. */
 int sa_service_cache_create(struct sa_service_cache **out, unsigned max_entries,
@@ -65,6 +61,6 @@ unsigned sa_service_cache_drop_gid(struct sa_service_cache *c, const uint8_t gid
  * of its ServiceID, and those whose query did not name another ServiceID.
  */
 unsigned sa_service_cache_drop_record(struct sa_service_cache *c, const struct sa_service *s);
-void sa_service_cache_stats(struct sa_service_cache *c, struct sa_service_cache_stats *out);
+void sa_service_cache_stats(struct sa_service_cache *c, struct sa_record_cache_stats *out);
 
 #endif

@@ -75,7 +75,7 @@ static void test_full_and_many(void **state)
 	struct sa_path_query q;
 	struct sa_path_key k;
 	struct sa_path p = {0}, out[1];
-	struct sa_path_cache_stats st;
+	struct sa_record_cache_stats st;
 	unsigned n;
 
 	(void)state;
@@ -97,6 +97,8 @@ static void test_full_and_many(void **state)
 	assert_int_equal(sa_path_cache_insert(c, &k, NULL, 0), 0);
 	assert_int_equal(sa_path_cache_lookup(c, &k, out, 1, &n), 0);
 	assert_int_equal(n, 0);
+	/* A caller with no room (max 0, no array) still learns of the hit. */
+	assert_int_equal(sa_path_cache_lookup(c, &k, NULL, 0, &n), 0);
 	assert_int_equal(sa_path_cache_create(NULL, 1, 1, NULL, NULL), -EINVAL);
 	sa_path_cache_destroy(c);
 }
@@ -148,7 +150,7 @@ static int present(struct sa_path_cache *c, uint16_t dlid, bool dgid_in_mask, ui
 static void test_drop_gid(void **state)
 {
 	struct sa_path_cache *c;
-	struct sa_path_cache_stats st;
+	struct sa_record_cache_stats st;
 	struct sa_path_query q;
 	struct sa_path_key k;
 	struct sa_path p = {0};

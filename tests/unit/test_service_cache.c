@@ -57,7 +57,7 @@ static void test_hit_expiry_negative(void **state)
 	struct sa_service_cache *c;
 	struct sa_service_key k;
 	struct sa_service r = {.id = 5, .pkey = 0x8001}, *out = NULL;
-	struct sa_service_cache_stats st;
+	struct sa_record_cache_stats st;
 	unsigned n = 0;
 
 	(void)state;
