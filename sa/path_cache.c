@@ -115,7 +115,7 @@ static bool leads_to(const uint8_t *key, const void *recs, unsigned n, const voi
 
 unsigned sa_path_cache_drop_gid(struct sa_path_cache *c, const uint8_t gid[16])
 {
-	return sa_record_cache_drop(rcache(c), leads_to, gid);
+	return sa_record_cache_drop(rcache(c), leads_to, gid, 16);
 }
 
 void sa_path_cache_flush(struct sa_path_cache *c)

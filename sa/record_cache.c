@@ -18,6 +18,20 @@ struct entry {
 	uint8_t key[];
 };
 
+/*
+ * The last drops, so that an answer in flight across one is refused only
+ * if the drop would have picked it (a program's own ServiceRecord Delete
+ * says nothing of another host's address: refusing every answer then
+ * made a second query for it).  A drop older than the log, or whose
+ * argument could not be kept, or any flush, refuses every answer.
+ */
+#define DROP_LOG 8
+struct drop_rec {
+	uint64_t gen; /* the cache's gen after this drop */
+	sa_record_pred pred;
+	void *arg; /* a copy */
+};
+
 struct sa_record_cache {
 	pthread_mutex_t lock;
 	struct entry **buckets;
@@ -25,7 +39,9 @@ struct sa_record_cache {
 	unsigned entries, max_entries;
 	size_t key_len, rec_size;
 	uint64_t lifetime_ns;
-	uint64_t gen; /* bumped by every flush and drop */
+	uint64_t gen;		       /* bumped by every flush and drop */
+	uint64_t hard_gen;	       /* gen after the last flush or unlogged drop */
+	struct drop_rec log[DROP_LOG]; /* drop of gen g in log[g % DROP_LOG] */
 	uint64_t (*now_ns)(void *);
 	void *clock_ctx;
 	struct sa_record_cache_stats st;
@@ -113,6 +129,8 @@ void sa_record_cache_destroy(struct sa_record_cache *c)
 	if (!c)
 		return;
 	drop_locked(c, UINT64_MAX, NULL, NULL);
+	for (unsigned i = 0; i < DROP_LOG; i++)
+		free(c->log[i].arg);
 	free(c->buckets);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
@@ -179,6 +197,23 @@ static void evict_locked(struct sa_record_cache *c, uint64_t now)
 		c->st.evictions += drop_locked(c, UINT64_MAX, NULL, NULL);
 }
 
+/* Would a flush or drop since `gen` have dropped this answer? */
+static bool stale_locked(const struct sa_record_cache *c, const uint8_t *key, const void *recs,
+			 unsigned n, uint64_t gen)
+{
+	if (gen == c->gen)
+		return false;
+	if (gen < c->hard_gen || c->gen - gen > DROP_LOG)
+		return true;
+	for (uint64_t g = gen + 1; g <= c->gen; g++) {
+		const struct drop_rec *d = &c->log[g % DROP_LOG];
+
+		if (d->gen != g || d->pred(key, recs, n, d->arg))
+			return true;
+	}
+	return false;
+}
+
 int sa_record_cache_insert(struct sa_record_cache *c, const void *key, const void *recs, unsigned n,
 			   bool check_gen, uint64_t gen)
 {
@@ -196,7 +231,7 @@ int sa_record_cache_insert(struct sa_record_cache *c, const void *key, const voi
 	}
 	now = c->now_ns(c->clock_ctx);
 	pthread_mutex_lock(&c->lock);
-	if (check_gen && gen != c->gen) {
+	if (check_gen && stale_locked(c, key, recs, n, gen)) {
 		c->st.stale++;
 		pthread_mutex_unlock(&c->lock);
 		free(copy);
@@ -247,20 +282,34 @@ void sa_record_cache_flush(struct sa_record_cache *c)
 	if (!c)
 		return;
 	pthread_mutex_lock(&c->lock);
-	c->gen++;
+	c->hard_gen = ++c->gen;
 	drop_locked(c, UINT64_MAX, NULL, NULL);
 	c->st.flushes++;
 	pthread_mutex_unlock(&c->lock);
 }
 
-unsigned sa_record_cache_drop(struct sa_record_cache *c, sa_record_pred pred, const void *arg)
+unsigned sa_record_cache_drop(struct sa_record_cache *c, sa_record_pred pred, const void *arg,
+			      size_t arg_len)
 {
+	void *copy;
+	struct drop_rec *d;
 	unsigned n;
 
 	if (!c || !pred || !arg)
 		return 0;
+	copy = malloc(arg_len ? arg_len : 1);
+	if (copy)
+		memcpy(copy, arg, arg_len);
 	pthread_mutex_lock(&c->lock);
-	c->gen++;			  /* an answer in flight may say what was just dropped */
+	/* An answer in flight may say what was just dropped: logged, so that it is refused. */
+	c->gen++;
+	d = &c->log[c->gen % DROP_LOG];
+	free(d->arg);
+	d->gen = copy ? c->gen : 0;
+	d->pred = pred;
+	d->arg = copy;
+	if (!copy)
+		c->hard_gen = c->gen;
 	n = drop_locked(c, 0, pred, arg); /* expires_ns > 0 */
 	c->st.dropped += n;
 	pthread_mutex_unlock(&c->lock);

@@ -7,7 +7,8 @@
  *
  * Bounded: when full, an insert drops the expired entries, else (rarely)
  * everything.  A generation counts flushes and drops, so that the answer
- * of a query sent before one is not inserted (insert with check_gen).
+ * of a query sent before a flush, or before a drop that picks it, is not
+ * inserted (insert with check_gen).
  *
  * Read from API threads (a hit must cost well under a microsecond: no
  * MAD, no syscall, no trip to the loop), so it has its own mutex; records
@@ -56,8 +57,13 @@ void sa_record_cache_flush(struct sa_record_cache *c);
 /* Picks an entry to drop from its key and records. */
 typedef bool (*sa_record_pred)(const uint8_t *key, const void *recs, unsigned n, const void *arg);
 
-/* Drop the entries `pred` picks (arg non-NULL): how many. */
-unsigned sa_record_cache_drop(struct sa_record_cache *c, sa_record_pred pred, const void *arg);
+/*
+ * Drop the entries `pred` picks (arg non-NULL, arg_len bytes): how many.
+ * An answer in flight is refused by a later insert (check_gen) if `pred`
+ * picks it too: the drop is logged with a copy of arg.
+ */
+unsigned sa_record_cache_drop(struct sa_record_cache *c, sa_record_pred pred, const void *arg,
+			      size_t arg_len);
 void sa_record_cache_stats(struct sa_record_cache *c, struct sa_record_cache_stats *out);
 
 #endif

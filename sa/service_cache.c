@@ -108,7 +108,7 @@ static bool names_gid(const uint8_t *key, const void *recs, unsigned n, const vo
 
 unsigned sa_service_cache_drop_gid(struct sa_service_cache *c, const uint8_t gid[16])
 {
-	return sa_record_cache_drop(rcache(c), names_gid, gid);
+	return sa_record_cache_drop(rcache(c), names_gid, gid, 16);
 }
 
 static bool may_change(const uint8_t *key, const void *recs, unsigned n, const void *arg)
@@ -119,6 +119,9 @@ static bool may_change(const uint8_t *key, const void *recs, unsigned n, const v
 	if (!(key_mask(key) & SA_SR_COMP_SERVICE_ID))
 		return true;
 	sa_service_decode(key, &q);
+	/* A query by name is answered by records of that name alone. */
+	if ((key_mask(key) & SA_SR_COMP_SERVICE_NAME) && strncmp(q.name, s->name, sizeof(q.name)))
+		return false;
 	if (q.id == s->id)
 		return true;
 	for (unsigned i = 0; i < n; i++)
@@ -129,7 +132,7 @@ static bool may_change(const uint8_t *key, const void *recs, unsigned n, const v
 
 unsigned sa_service_cache_drop_record(struct sa_service_cache *c, const struct sa_service *s)
 {
-	return sa_record_cache_drop(rcache(c), may_change, s);
+	return sa_record_cache_drop(rcache(c), may_change, s, sizeof(*s));
 }
 
 void sa_service_cache_stats(struct sa_service_cache *c, struct sa_record_cache_stats *out)

@@ -125,8 +125,54 @@ static void test_drops_and_gen(void **state)
 	assert_int_equal(sa_service_cache_lookup(c, &k5, &out, &n), 0);
 	free(out);
 
+	/*
+	 * Answers in flight across drops: refused only where the drop would
+	 * have picked them (the GID 0x55 dropped above is logged too).
+	 */
+	gen = sa_service_cache_gen(c);
+	assert_int_equal(sa_service_cache_drop_record(c, &r6), 0);
+	assert_int_equal(sa_service_cache_insert_gen(c, &k5, &r5, 1, gen), 0);
+	assert_int_equal(sa_service_cache_insert_gen(c, &k6, &r6, 1, gen), -ESTALE);
+	gen = sa_service_cache_gen(c);
+	memset(gid, 0x55, 16);
+	sa_service_cache_drop_gid(c, gid);
+	assert_int_equal(sa_service_cache_insert_gen(c, &k6, &r6, 1, gen), 0);
+	assert_int_equal(sa_service_cache_insert_gen(c, &k5, &r5, 1, gen), -ESTALE);
+	/* Past the drop log (8), and after a flush: every one is refused. */
+	gen = sa_service_cache_gen(c);
+	for (int i = 0; i < 9; i++)
+		sa_service_cache_drop_record(c, &r6);
+	assert_int_equal(sa_service_cache_insert_gen(c, &k5, &r5, 1, gen), -ESTALE);
+	gen = sa_service_cache_gen(c);
 	sa_service_cache_flush(c);
+	assert_int_equal(sa_service_cache_insert_gen(c, &k5, &r5, 1, gen), -ESTALE);
 	assert_int_equal(sa_service_cache_lookup(c, &k5, &out, &n), -ENOENT);
+	sa_service_cache_destroy(c);
+}
+
+/* A query by name: a Set or Delete of another name of its ServiceID leaves it. */
+static void test_drop_by_name(void **state)
+{
+	struct sa_service_cache *c;
+	struct sa_service_key ka;
+	struct sa_service a = {.id = 9}, b = {.id = 9}, *out;
+	uint64_t gen;
+	unsigned n;
+
+	(void)state;
+	now_ns = 1000;
+	strcpy(a.name, "madcm:ip:198.18.0.1");
+	strcpy(b.name, "madcm:ip:198.18.0.4");
+	assert_int_equal(sa_service_cache_create(&c, 16, 1000000, fake_clock, NULL), 0);
+	assert_int_equal(
+	    sa_service_key_make(&ka, &a, SA_SR_COMP_SERVICE_ID | SA_SR_COMP_SERVICE_NAME), 0);
+	gen = sa_service_cache_gen(c);
+	assert_int_equal(sa_service_cache_drop_record(c, &b), 0);
+	assert_int_equal(sa_service_cache_insert_gen(c, &ka, &a, 1, gen), 0);
+	assert_int_equal(sa_service_cache_drop_record(c, &b), 0);
+	assert_int_equal(sa_service_cache_lookup(c, &ka, &out, &n), 0);
+	free(out);
+	assert_int_equal(sa_service_cache_drop_record(c, &a), 1);
 	sa_service_cache_destroy(c);
 }
 
@@ -136,6 +182,7 @@ int main(void)
 	    cmocka_unit_test(test_key),
 	    cmocka_unit_test(test_hit_expiry_negative),
 	    cmocka_unit_test(test_drops_and_gen),
+	    cmocka_unit_test(test_drop_by_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
