@@ -287,8 +287,18 @@ static int server(void)
 	unsigned long reqs = 0, est = 0, disc = 0, errs = 0, qp_fail = 0, acc_fail = 0;
 	pthread_t th;
 
-	signal(SIGTERM, on_term);
-	signal(SIGINT, on_term);
+	/*
+	 * Without SA_RESTART (signal() sets it), so that a blocking
+	 * rdma_get_cm_event ends with EINTR: the kernel restarts librdmacm's
+	 * read(2) of the rdma_cm fd otherwise, and so does madcm.
+	 */
+	{
+		struct sigaction sa = {.sa_handler = on_term};
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+	}
 	alarm(SERVER_WATCHDOG_S);
 	chan_open();
 	if (pthread_create(&th, NULL, bench_ping_responder, &stop))
