@@ -92,7 +92,8 @@ static void channel_free(struct cma_channel *ch)
 		free(ch); /* no application thread knows it */
 		return;
 	}
-	ch->ch.fd = -1;
+	/* Atomic: rdma_get_cm_event reads it before cma.lock (a caller racing the destroy). */
+	__atomic_store_n(&ch->ch.fd, -1, __ATOMIC_RELAXED);
 	bury(ch);
 }
 
@@ -308,7 +309,7 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 	 * next CONNECT_REQUEST (docs/results/kernel-bed.md).
 	 */
 	if (!has_events(ch))
-		nonblock = fd_nonblock(ch->ch.fd);
+		nonblock = fd_nonblock(__atomic_load_n(&ch->ch.fd, __ATOMIC_RELAXED));
 	cma_lock();
 	if (ch->dead) {
 		cma_unlock();

@@ -67,8 +67,13 @@ done
 for nm in $servers $clients; do
 	wait_line "$out/$nm.out" " listening " 60 || fail "$nm does not listen"
 done
-heap0=$(heap_kib) rss0=$(rss_kib)
-[ -n "$heap0" ] && [ -n "$rss0" ] || fail "no heap_kib or VmRSS: $(tail -2 "$out/stat")"
+# A sanitizer build's allocator (redzones, quarantine; mallinfo2 answers
+# nothing) is not what a host runs: memory is measured in plain builds.
+measure=${MADCM_SANITIZED:+no}
+if [ -z "$measure" ]; then
+	heap0=$(heap_kib) rss0=$(rss_kib)
+	[ -n "$heap0" ] && [ -n "$rss0" ] || fail "no heap_kib or VmRSS: $(tail -2 "$out/stat")"
+fi
 k=0
 while [ $k -lt "$W" ]; do
 	touch "$out/go$k"
@@ -82,13 +87,21 @@ for nm in $servers; do
 	grep -q "^summary $nm active 0/0 passive $PER/$PER " "$out/$nm.out" ||
 		fail "$nm: $(grep '^summary' "$out/$nm.out")"
 done
-heap1=$(heap_kib) rss1=$(rss_kib)
+if [ -z "$measure" ]; then
+	heap1=$(heap_kib) rss1=$(rss_kib)
+else
+	stat_h2
+fi
 held=$(grep -c ' conn .* ESTABLISHED ' "$out/stat")
 [ "$held" = "$N" ] || fail "h2's madcmd holds $held established connections, not $N"
-hb=$(((heap1 - heap0) * 1024 / N)) rb=$(((rss1 - rss0) * 1024 / N))
-echo "madcmd h2: $held connections held; heap ${heap0} -> ${heap1} KiB ($hb B/conn), VmRSS ${rss0} -> ${rss1} KiB ($rb B/conn)"
-[ "$hb" -le "$LIMIT" ] || fail "madcmd heap grows $hb bytes per connection (limit $LIMIT)"
-[ "$rb" -le "$LIMIT" ] || fail "madcmd VmRSS grows $rb bytes per connection (limit $LIMIT)"
+if [ -z "$measure" ]; then
+	hb=$(((heap1 - heap0) * 1024 / N)) rb=$(((rss1 - rss0) * 1024 / N))
+	echo "madcmd h2: $held connections held; heap ${heap0} -> ${heap1} KiB ($hb B/conn), VmRSS ${rss0} -> ${rss1} KiB ($rb B/conn)"
+	[ "$hb" -le "$LIMIT" ] || fail "madcmd heap grows $hb bytes per connection (limit $LIMIT)"
+	[ "$rb" -le "$LIMIT" ] || fail "madcmd VmRSS grows $rb bytes per connection (limit $LIMIT)"
+else
+	echo "madcmd h2: $held connections held (memory not measured: a sanitizer build)"
+fi
 touch "$out/end1"
 # shellcheck disable=SC2086
 reap $clients $servers
