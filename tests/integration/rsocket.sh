@@ -113,7 +113,9 @@ timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$MADCM" run rstream -s $H1 
 	-S 65536 -k 1 >"$out/kill.c" 2>&1 &
 cp=$!
 bg_pids="$bg_pids $cp"
-sleep 2
+# Killed once connected (rstream's port 7471): killed during the connect,
+# the client's REQ retries would take longer than the timeout above.
+wait_id $cp 60 cm-state ESTABLISHED dst-port 7471 || fail "the rstream client did not connect"
 kill -9 $sp
 wait $cp
 crc=$?
