@@ -4,9 +4,10 @@
 #   scripts/dev.sh demo   install what is missing, build, run the demo
 #   scripts/dev.sh test   install what is missing, build, run every test:
 #                         make check (-Werror), unit tests and some
-#                         integration tests again under ASan+UBSan, fuzz
-#                         targets (clang), make distcheck
-# Builds go to build/ (and build-asan/) beside the sources.
+#                         integration tests again under ASan+UBSan, the
+#                         threaded tests under TSan, fuzz targets (clang),
+#                         make distcheck
+# Builds go to build/ (and build-asan/, build-tsan/) beside the sources.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -87,6 +88,12 @@ test)
 	(cd build-asan && make -j"$jobs" check-asan-ci) ||
 		{ cat build-asan/test-suite.log 2>/dev/null | tail -100; exit 1; }
 	tally build-asan
+	echo "== threaded unit tests and two threaded integration tests under ThreadSanitizer"
+	# The rest of make check-tsan (rdmacm_utils.sh, madcmd.sh) is in check-long.
+	build build-tsan --enable-werror --disable-lto --enable-debug --enable-sanitize=thread CFLAGS="-O1 -g"
+	(cd build-tsan && make -j"$jobs" check-tsan-ci) ||
+		{ cat build-tsan/test-suite.log 2>/dev/null | tail -100; exit 1; }
+	tally build-tsan
 	if command -v clang >/dev/null; then
 		echo "== fuzz targets (libFuzzer)"
 		(cd build && make -j"$jobs" fuzz-run FUZZ_RUNS="${FUZZ_RUNS:-200000}")
@@ -94,7 +101,7 @@ test)
 	echo "== make distcheck (the tarball; its tests: unit, fuzz, one integration test per area)"
 	(cd build && make -j"$jobs" distcheck-quick DISTCHECK_CONFIGURE_FLAGS='--enable-werror --enable-quick-check') ||
 		exit 1
-	echo "all test stages passed (make check, ASan+UBSan tests, libFuzzer, distcheck)"
+	echo "all test stages passed (make check, ASan+UBSan tests, TSan tests, libFuzzer, distcheck)"
 	echo "tests: $passed passed, $failed failed"
 	;;
 *)
