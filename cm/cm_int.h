@@ -217,6 +217,17 @@ struct cm_rx {
 	enum cm_stat_msg type;
 };
 
+/* rx describes mad (already checked by cm_msg_check) received from from. */
+static inline void cm_rx_init(struct cm_rx *rx, const struct mad_addr *from, const uint8_t *mad,
+			      enum cm_stat_msg type)
+{
+	rx->from = from;
+	rx->mad = mad;
+	rx->msg = mad + CM_MSG_OFFSET;
+	rx->tid = mad_get(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
+	rx->type = type;
+}
+
 /* ids.c: comm IDs and hash tables, flat cost whatever the count. */
 int cm_ids_init(struct cm_engine *e);
 void cm_ids_destroy(struct cm_engine *e);

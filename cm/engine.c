@@ -578,11 +578,7 @@ int cm_engine_recv(struct cm_engine *e, const struct mad_addr *from, const void 
 		e->st.dropped[CM_STAT_OTHER]++;
 		return ret;
 	}
-	rx.from = from;
-	rx.mad = mad;
-	rx.msg = rx.mad + CM_MSG_OFFSET;
-	rx.tid = mad_get(mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
-	rx.type = cm_stat_of_attr(layout->attr_id);
+	cm_rx_init(&rx, from, mad, cm_stat_of_attr(layout->attr_id));
 	e->st.rcvd[rx.type]++;
 	in = input_of(&rx);
 	if (in == CM_IN__COUNT) {

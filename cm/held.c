@@ -83,11 +83,7 @@ static void replay(struct cm_engine *e, const struct cm_held *h)
 {
 	struct cm_rx rx;
 
-	rx.from = &h->from;
-	rx.mad = h->mad;
-	rx.msg = h->mad + CM_MSG_OFFSET;
-	rx.tid = mad_get(h->mad, mad_hdr_fields, MAD_HDR_TRANSACTION_ID);
-	rx.type = h->type;
+	cm_rx_init(&rx, &h->from, h->mad, h->type);
 	e->held_replay = true;
 	if (h->type == CM_STAT_REQ)
 		cm_on_req(e, &rx);
