@@ -123,6 +123,14 @@ struct rsock {
 	bool cq_armed;
 	bool cm_check; /* read the CM channel at the next progress */
 	/*
+	 * A keepalive came due while another thread held lock (the keepalive
+	 * thread only tries it): that thread's next progress posts it.  A
+	 * program that spins on a non-blocking rsend holds lock nearly all
+	 * the time, and with nothing of its own in flight only a keepalive
+	 * tells it that its peer is gone.
+	 */
+	atomic_bool ka_due;
+	/*
 	 * Several threads blocked on one socket (one in rsend waiting for
 	 * credits, one in rrecv): a completion wakes every thread asleep on
 	 * the CQ channel, but the first to get the lock reads its event and
@@ -898,10 +906,15 @@ static void rs_wake_others(struct rsock *rs)
  * its CM channel only when told it has something (cm_check: its fd woke a
  * wait, or rpoll asks): the data path then costs no extra system call.
  */
+static void rs_keepalive_post(struct rsock *rs);
+
 static void rs_progress(struct rsock *rs)
 {
 	int n = 0;
 
+	if (atomic_load_explicit(&rs->ka_due, memory_order_relaxed) &&
+	    atomic_exchange(&rs->ka_due, false))
+		rs_keepalive_post(rs);
 	if (rs->state != RS_CONNECTED || rs->cm_check)
 		n += rs_cm_events(rs);
 	if (rs->cq) {
@@ -2067,21 +2080,35 @@ CMA_EXPORT int rsetsockopt(int socket, int level, int optname, const void *optva
 }
 
 /*
- * From the keepalive thread: a zero-length RDMA WRITE, as rdma-core sends
- * (RS_CTRL_KEEPALIVE marks it as a control message of our own).  A socket
- * whose lock is taken is busy, not idle: it is skipped this time.
+ * A zero-length RDMA WRITE, as rdma-core sends (RS_CTRL_KEEPALIVE marks it
+ * as a control message of our own); lock held.
  */
-void rs_keepalive_send(int fd)
+static void rs_keepalive_post(struct rsock *rs)
 {
-	struct rsock *rs = rs_get(fd);
-
-	if (!rs || pthread_mutex_trylock(&rs->lock))
-		return;
 	if (rs->state == RS_CONNECTED && rs->id->qp && rs_ctrl_avail(rs)) {
 		rs->ctrl_seq++;
 		if (rs_post_write(rs, NULL, rs_msg(RS_OP_CTRL, RS_CTRL_KEEPALIVE), 0, 0, 0))
 			rs_fail(rs, errno);
 	}
+}
+
+/*
+ * From the keepalive thread, which must not wait behind a busy socket:
+ * when another thread holds the lock, that thread posts the keepalive at
+ * its next progress (ka_due).
+ */
+void rs_keepalive_send(int fd)
+{
+	struct rsock *rs = rs_get(fd);
+
+	if (!rs)
+		return;
+	if (pthread_mutex_trylock(&rs->lock)) {
+		atomic_store(&rs->ka_due, true);
+		return;
+	}
+	atomic_store_explicit(&rs->ka_due, false, memory_order_relaxed);
+	rs_keepalive_post(rs);
 	pthread_mutex_unlock(&rs->lock);
 }
 

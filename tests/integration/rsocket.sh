@@ -10,7 +10,8 @@
 #   a server killed mid-stream: the client (with a 1 s keepalive) fails
 #   instead of hanging;
 #   a peer killed while the other end blocks in rrecv with SO_KEEPALIVE
-#   (TCP_KEEPIDLE 1 s): a keepalive finds it gone, rrecv says ECONNRESET.
+#   (TCP_KEEPIDLE 1 s): a keepalive finds it gone, rrecv says ECONNRESET;
+#   the same while the other end spins on a non-blocking rsend.
 # MADCM_QUICK_CHECK=1 skips the long default series and the lossy runs;
 # RSOCKET_RIOSTREAM_DEFAULT=1 adds riostream's default series.
 . "$(dirname "$0")/sim_common.sh"
@@ -140,6 +141,30 @@ crc=$?
 [ $crc -eq 0 ] || { cat "$out/ka.c" >&2; fail "keepalive: client exit $crc"; }
 passed=$((passed + 1))
 echo "ok: keepalive found the killed peer ($(tail -1 "$out/ka.c"))"
+
+# The same for a client that spins on a non-blocking rsend, as rstream
+# does, and so holds its socket's lock nearly all the time: the
+# keepalive thread hands its write to that thread (lib/rsocket.c ka_due).
+# The server never reads: once the client's credits are spent and its
+# writes drained, only a keepalive can find the server gone.  (Writes
+# still in flight when it is killed would find it too, more slowly: the
+# pause below keeps the case from being that weaker one.)
+"$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$KA" -s $H1 7481 >"$out/kab.s" 2>&1 &
+sp=$!
+bg_pids="$bg_pids $sp"
+wait_listen $sp 7481
+timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$KA" -b $H1 7481 1 >"$out/kab.c" 2>&1 &
+cp=$!
+bg_pids="$bg_pids $cp"
+wait_for "grep -q accepted '$out/kab.s' && grep -q full '$out/kab.c'" 30 ||
+	{ cat "$out/kab.s" "$out/kab.c" >&2; fail "busy keepalive: no connection"; }
+sleep 1
+kill -9 $sp
+wait $cp
+crc=$?
+[ $crc -eq 0 ] || { cat "$out/kab.c" >&2; fail "busy keepalive: client exit $crc"; }
+passed=$((passed + 1))
+echo "ok: keepalive of a busy sender found the killed peer ($(tail -1 "$out/kab.c"))"
 
 echo "rsocket: $passed runs passed"
 exit 0

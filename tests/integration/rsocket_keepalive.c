@@ -7,14 +7,20 @@
  *   rsocket_keepalive -c ADDR PORT IDLE  connect, set SO_KEEPALIVE with
  *                                        TCP_KEEPIDLE IDLE seconds, say
  *                                        "connected", block in rrecv
+ *   rsocket_keepalive -b ADDR PORT IDLE  the same, then send with
+ *                                        MSG_DONTWAIT in a busy loop (as
+ *                                        rstream does by default) to a
+ *                                        server that never reads; says
+ *                                        "full" at the first EAGAIN
  *
- * The client exits 0 when rrecv fails with ECONNRESET (a keepalive found
- * the peer gone), 1 on any other outcome.
+ * A client exits 0 when rrecv or rsend fails with ECONNRESET (a keepalive
+ * found the peer gone), 1 on any other outcome.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +35,8 @@ int main(int argc, char **argv)
 	char b[64];
 	ssize_t n;
 
-	if (argc < 4 || (argv[1][1] == 'c' && argc < 5)) {
-		fprintf(stderr, "usage: %s -s ADDR PORT | -c ADDR PORT IDLE\n", argv[0]);
+	if (argc < 4 || (argv[1][1] != 's' && argc < 5)) {
+		fprintf(stderr, "usage: %s -s ADDR PORT | -c|-b ADDR PORT IDLE\n", argv[0]);
 		return 2;
 	}
 	if (inet_pton(AF_INET, argv[2], &sin.sin_addr) != 1)
@@ -72,6 +78,20 @@ int main(int argc, char **argv)
 	}
 	printf("connected\n");
 	fflush(stdout);
+	if (argv[1][1] == 'b') {
+		static char big[65536];
+		bool full = false;
+
+		/* Spins holding the socket's lock in every call but the last. */
+		while ((n = rsend(s, big, sizeof(big), MSG_DONTWAIT)) > 0 || errno == EAGAIN)
+			if (n < 0 && !full) {
+				full = true;
+				printf("full\n");
+				fflush(stdout);
+			}
+		printf("rsend: %zd (%s)\n", n, strerror(errno));
+		return n < 0 && errno == ECONNRESET ? 0 : 1;
+	}
 	n = rrecv(s, b, sizeof(b), 0);
 	printf("rrecv: %zd (%s)\n", n, n < 0 ? strerror(errno) : "data or EOF");
 	return n < 0 && errno == ECONNRESET ? 0 : 1;
