@@ -266,6 +266,14 @@ struct cma_id {
 	uint8_t responder_resources, initiator_depth;
 	uint32_t remote_qpn;
 	/*
+	 * The number of the QP rdma_create_qp gave id.qp, kept for the id
+	 * table (cma_publish.c, on the loop thread) under cma.lock: the
+	 * program may free the QP itself (rping calls ibv_destroy_qp), and
+	 * id.qp then points at freed memory until rdma_destroy_id.
+	 */
+	bool has_qp_num;
+	uint32_t qp_num;
+	/*
 	 * Passive ids: the INIT that the REQ fixed for the connection's QP,
 	 * asked of the engine by the REQ's hook (which holds the loop) for
 	 * rdma_create_qp, which then needs neither the loop nor the daemon.

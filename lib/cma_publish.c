@@ -117,7 +117,8 @@ static void copy_row(struct cma_id *id, void *arg)
 		snprintf(w->dev, sizeof(w->dev), "%s",
 			 ibv_get_device_name(id->port->dev->verbs->device));
 	w->port = id->port ? id->port->port_num : 0;
-	w->lqpn = id->id.qp ? (long)id->id.qp->qp_num : -1;
+	/* Not id.qp->qp_num: the program may have freed the QP (cma.h). */
+	w->lqpn = id->has_qp_num ? (long)id->qp_num : -1;
 	w->qpt = id->id.qp_type;
 	w->state = id->state;
 	w->ps = id->id.ps;

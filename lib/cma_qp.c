@@ -221,10 +221,11 @@ CMA_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *cm_id, struct ibv_qp_init_at
 			destroy_cqs(cm_id);
 		return cma_err(e ? e : ENOMEM);
 	}
-	/* Under cma.lock: the loop thread and the id table read it (cma_events.c, cma_publish.c).
-	 */
+	/* Under cma.lock: the loop thread reads it (cma_events.c), the id table its number. */
 	cma_lock();
 	cm_id->qp = qp;
+	id->qp_num = qp->qp_num;
+	id->has_qp_num = true;
 	cma_unlock();
 	rc = create_qp_init(id);
 	/* A datagram QP is ready at once: RTR, RTS (ucma_init_ud_qp). */
@@ -235,6 +236,7 @@ CMA_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *cm_id, struct ibv_qp_init_at
 	if (rc) {
 		cma_lock();
 		cm_id->qp = NULL;
+		id->has_qp_num = false;
 		cma_unlock();
 		ibv_destroy_qp(qp);
 		if (cm_id->qp_type != IBV_QPT_XRC_RECV)
@@ -279,6 +281,7 @@ CMA_EXPORT void rdma_destroy_qp(struct rdma_cm_id *cm_id)
 	cma_lock();
 	qp = cm_id->qp;
 	cm_id->qp = NULL;
+	cma_id_of(cm_id)->has_qp_num = false;
 	cma_unlock();
 	if (qp)
 		ibv_destroy_qp(qp);

@@ -142,6 +142,37 @@ wait "$cp" "$sp" 2>/dev/null
 [ ! -f "$MADCM_IDS_DIR/ids.$cp" ] || fail "the killed client's table was not removed"
 echo "ok: tables of killed processes ignored and removed"
 
+# A QP the program freed itself (ibv_destroy_qp, as rping does) leaves a
+# dangling id->qp until rdma_destroy_id; the table, written again while
+# that id is listed (a second id bound), must not read it: under
+# AddressSanitizer (make check-asan, CI's ASan stage) it was a
+# use-after-free.  The id still shows the QP number it had.
+on_bg h1 "$MADCM" run rping -s -a $H1 -p 7175 >"$out/qg.s" 2>&1
+sp=$!
+bg_pids="$bg_pids $sp"
+wait_listen $sp 7175
+mkfifo "$out/qg.in"
+# Not on_bg: a function's redirections are opened by this shell, and the
+# FIFO's would wait for a writer.
+"$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$MADCM" run "$top_builddir/tests/integration/ids_qp_gone" \
+	$H1 7175 7176 <"$out/qg.in" >"$out/qg.c" 2>&1 &
+qp=$!
+bg_pids="$bg_pids $qp"
+exec 3>"$out/qg.in"
+wait_for "grep -q bound '$out/qg.c'" 30 || { cat "$out/qg.c" >&2; fail "ids_qp_gone: not bound"; }
+wait_for "'$FABSIM' --dir '$FABSIM_DIR' run h2 -- '$MADCM' ids pid $qp src-port 7176 | grep -q ." 30 ||
+	{ ids h2 >&2; fail "ids_qp_gone: the table was not written again"; }
+l=$(ids h2 pid $qp dst-port 7175)
+case $(val "$l" lqpn) in
+"" | -*) echo "$l" >&2; fail "ids_qp_gone: no QP number" ;;
+esac
+echo >&3
+exec 3>&-
+wait $qp || { cat "$out/qg.c" >&2; fail "ids_qp_gone"; }
+kill -9 $sp 2>/dev/null
+wait $sp 2>/dev/null
+echo "ok: an id whose QP the program freed ($l)"
+
 # A process that exits removes its own.  ucmatose, not rping: on an error
 # rping calls exit() from its CM thread while main returns, and two
 # exits at once may end the process before every exit handler ran (its
