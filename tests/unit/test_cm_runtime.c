@@ -288,6 +288,7 @@ static void side_reopen_hooked(struct pair *p, int i,
 	struct cm_runtime_params rp = {0};
 
 	cm_runtime_close(p->s[i].rt);
+	p->s[i].rt = NULL; /* a failed open below leaves nothing for cleanup() to close again */
 	p->s[i].f.next_agent = 0;
 	rp.loop = p->loop;
 	rp.ops = &fake_umad_ops;
