@@ -125,46 +125,38 @@ passed=$((passed + 1))
 echo "ok: killed server, client exit $crc ($(tail -1 "$out/kill.c"))"
 
 # SO_KEEPALIVE: only a keepalive can tell a blocked reader its peer is gone.
+# ka_case NAME MODE PORT READY PAUSE: rsocket_keepalive's client in MODE
+# (-c blocks in rrecv, -b spins on rsend) against a server killed once the
+# client printed READY and PAUSE seconds passed; the client must say the
+# peer is gone (exit 0).
 KA=$top_builddir/tests/integration/rsocket_keepalive
-"$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$KA" -s $H1 7480 >"$out/ka.s" 2>&1 &
-sp=$!
-bg_pids="$bg_pids $sp"
-wait_listen $sp 7480
-timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$KA" -c $H1 7480 1 >"$out/ka.c" 2>&1 &
-cp=$!
-bg_pids="$bg_pids $cp"
-wait_for "grep -q accepted '$out/ka.s' && grep -q connected '$out/ka.c'" 30 ||
-	{ cat "$out/ka.s" "$out/ka.c" >&2; fail "keepalive: no connection"; }
-kill -9 $sp
-wait $cp
-crc=$?
-[ $crc -eq 0 ] || { cat "$out/ka.c" >&2; fail "keepalive: client exit $crc"; }
-passed=$((passed + 1))
-echo "ok: keepalive found the killed peer ($(tail -1 "$out/ka.c"))"
-
+ka_case() {
+	"$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$KA" -s $H1 "$3" >"$out/$1.s" 2>&1 &
+	sp=$!
+	bg_pids="$bg_pids $sp"
+	wait_listen $sp "$3"
+	timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$KA" "$2" $H1 "$3" 1 >"$out/$1.c" 2>&1 &
+	cp=$!
+	bg_pids="$bg_pids $cp"
+	wait_for "grep -q accepted '$out/$1.s' && grep -q $4 '$out/$1.c'" 30 ||
+		{ cat "$out/$1.s" "$out/$1.c" >&2; fail "$1: no connection"; }
+	[ "$5" = 0 ] || sleep "$5"
+	kill -9 $sp
+	wait $cp
+	crc=$?
+	[ $crc -eq 0 ] || { cat "$out/$1.c" >&2; fail "$1: client exit $crc"; }
+	passed=$((passed + 1))
+	echo "ok: $1: a keepalive found the killed peer ($(tail -1 "$out/$1.c"))"
+}
+ka_case keepalive -c 7480 connected 0
 # The same for a client that spins on a non-blocking rsend, as rstream
 # does, and so holds its socket's lock nearly all the time: the
 # keepalive thread hands its write to that thread (lib/rsocket.c ka_due).
 # The server never reads: once the client's credits are spent and its
 # writes drained, only a keepalive can find the server gone.  (Writes
 # still in flight when it is killed would find it too, more slowly: the
-# pause below keeps the case from being that weaker one.)
-"$FABSIM" --dir "$FABSIM_DIR" run h1 -- "$KA" -s $H1 7481 >"$out/kab.s" 2>&1 &
-sp=$!
-bg_pids="$bg_pids $sp"
-wait_listen $sp 7481
-timeout 120 "$FABSIM" --dir "$FABSIM_DIR" run h2 -- "$KA" -b $H1 7481 1 >"$out/kab.c" 2>&1 &
-cp=$!
-bg_pids="$bg_pids $cp"
-wait_for "grep -q accepted '$out/kab.s' && grep -q full '$out/kab.c'" 30 ||
-	{ cat "$out/kab.s" "$out/kab.c" >&2; fail "busy keepalive: no connection"; }
-sleep 1
-kill -9 $sp
-wait $cp
-crc=$?
-[ $crc -eq 0 ] || { cat "$out/kab.c" >&2; fail "busy keepalive: client exit $crc"; }
-passed=$((passed + 1))
-echo "ok: keepalive of a busy sender found the killed peer ($(tail -1 "$out/kab.c"))"
+# pause keeps the case from being that weaker one.)
+ka_case keepalive-busy -b 7481 full 1
 
 echo "rsocket: $passed runs passed"
 exit 0
