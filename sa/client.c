@@ -1023,40 +1023,36 @@ static int table_query(struct sa_client *c, const struct table_kind *k, const vo
 	return rc;
 }
 
-/*
- * sa_NAME_query(): a GetTable of ATTR whose records are TYPE, through
- * table_query; the codecs' typed arguments passed on as they are.
- */
-#define TABLE_QUERY(name, type, attr_id, wire_len)                                                 \
-	static int name##_encode(const void *tmpl, void *rec)                                      \
-	{                                                                                          \
-		return sa_##name##_encode(tmpl, rec);                                              \
-	}                                                                                          \
-	static void name##_decode(const void *rec, void *out)                                      \
-	{                                                                                          \
-		sa_##name##_decode(rec, out);                                                      \
-	}                                                                                          \
-	int sa_##name##_query(struct sa_client *c, const type *tmpl, uint64_t comp_mask,           \
-			      type **out, unsigned *n)                                             \
-	{                                                                                          \
-		static const struct table_kind k = {                                               \
-		    .attr = (attr_id),                                                             \
-		    .rec_len = (wire_len),                                                         \
-		    .size = sizeof(type),                                                          \
-		    .encode = name##_encode,                                                       \
-		    .decode = name##_decode,                                                       \
-		};                                                                                 \
-		void *all;                                                                         \
-		int rc;                                                                            \
-                                                                                                   \
-		if (!out)                                                                          \
-			return -EINVAL;                                                            \
-		rc = table_query(c, &k, tmpl, comp_mask, &all, n);                                 \
-		*out = all;                                                                        \
-		return rc;                                                                         \
-	}
+static int mcmember_encode(const void *tmpl, void *rec)
+{
+	return sa_mcmember_encode(tmpl, rec);
+}
 
-TABLE_QUERY(mcmember, struct sa_mcmember, SA_ATTR_MC_MEMBER_RECORD, SA_MCMR_SIZE)
+static void mcmember_decode(const void *rec, void *out)
+{
+	sa_mcmember_decode(rec, out);
+}
+
+static const struct table_kind mcmember_table = {
+    .attr = SA_ATTR_MC_MEMBER_RECORD,
+    .rec_len = SA_MCMR_SIZE,
+    .size = sizeof(struct sa_mcmember),
+    .encode = mcmember_encode,
+    .decode = mcmember_decode,
+};
+
+int sa_mcmember_query(struct sa_client *c, const struct sa_mcmember *m, uint64_t comp_mask,
+		      struct sa_mcmember **out, unsigned *n)
+{
+	void *all;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	rc = table_query(c, &mcmember_table, m, comp_mask, &all, n);
+	*out = all;
+	return rc;
+}
 
 /* ---- ServiceRecord ---- */
 
@@ -1172,7 +1168,36 @@ int sa_service_delete_async(struct sa_client *c, const struct sa_service *s, uin
 	return service_async(c, MAD_METHOD_DELETE, s, comp_mask, cb, arg);
 }
 
-TABLE_QUERY(service, struct sa_service, SA_ATTR_SERVICE_RECORD, SA_SR_SIZE)
+static int service_encode(const void *tmpl, void *rec)
+{
+	return sa_service_encode(tmpl, rec);
+}
+
+static void service_decode(const void *rec, void *out)
+{
+	sa_service_decode(rec, out);
+}
+
+static const struct table_kind service_table = {
+    .attr = SA_ATTR_SERVICE_RECORD,
+    .rec_len = SA_SR_SIZE,
+    .size = sizeof(struct sa_service),
+    .encode = service_encode,
+    .decode = service_decode,
+};
+
+int sa_service_query(struct sa_client *c, const struct sa_service *sr, uint64_t comp_mask,
+		     struct sa_service **out, unsigned *n)
+{
+	void *all;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	rc = table_query(c, &service_table, sr, comp_mask, &all, n);
+	*out = all;
+	return rc;
+}
 
 /*
  * An asynchronous ServiceRecord GetTable (a resolution query): its key is
