@@ -335,8 +335,7 @@ static void pub_fire(struct mad_timer *t, void *arg)
 		pub.rows_cap = n;
 	}
 	w = pub.rows;
-	if (n)
-		cma_ids_foreach(copy_row, &w);
+	cma_ids_foreach(copy_row, &w);
 	cma_unlock();
 	pub_write(pub.rows, n);
 }

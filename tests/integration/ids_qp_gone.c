@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 	    .responder_resources = 1, .initiator_depth = 1, .retry_count = 7, .rnr_retry_count = 7};
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id, *other;
-	struct ibv_cq *cq = NULL;
+	struct ibv_cq *cq;
 	char line[16];
 
 	if (argc != 4 || inet_pton(AF_INET, argv[1], &dst.sin_addr) != 1) {
@@ -56,10 +56,14 @@ int main(int argc, char **argv)
 	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
 	    rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 10000) ||
 	    expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED) || rdma_resolve_route(id, 10000) ||
-	    expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED) ||
-	    /* Its own CQ, as rping's: the library frees only those it made, in rdma_destroy_qp. */
-	    !(cq = ibv_create_cq(id->verbs, 2, NULL, NULL, 0)) || !(qa.send_cq = qa.recv_cq = cq) ||
-	    rdma_create_qp(id, NULL, &qa) || rdma_connect(id, &p) ||
+	    expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED)) {
+		perror("ids_qp_gone: route");
+		return 1;
+	}
+	/* Its own CQ, as rping's: the library frees only those it made, in rdma_destroy_qp. */
+	cq = ibv_create_cq(id->verbs, 2, NULL, NULL, 0);
+	qa.send_cq = qa.recv_cq = cq;
+	if (!cq || rdma_create_qp(id, NULL, &qa) || rdma_connect(id, &p) ||
 	    expect(ch, RDMA_CM_EVENT_ESTABLISHED) || rdma_disconnect(id) ||
 	    expect(ch, RDMA_CM_EVENT_DISCONNECTED)) {
 		perror("ids_qp_gone: connect");
